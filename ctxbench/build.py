@@ -1,0 +1,78 @@
+"""Turn a resolved Hydra config into the objects a replay needs: one place per decision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from ctxbench.errors import ConfigError
+from ctxbench.replay.provider import ModelSpec
+from ctxbench.strategies.base import Strategy
+from ctxbench.tokens.estimators import Estimator
+
+# Keys of a strategy config that are ctxbench's, not the strategy class's arguments.
+STRATEGY_META_KEYS = ("name", "estimator", "description")
+
+
+def to_plain(cfg: Any) -> Any:
+    return OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else cfg
+
+
+def build_model(cfg: DictConfig) -> ModelSpec:
+    data = to_plain(cfg.model)
+    try:
+        model = ModelSpec(**data)
+    except TypeError as exc:
+        raise ConfigError(f"model config: {exc}") from None
+    if model.prompt_budget <= 0:
+        raise ConfigError(f"model {model.name}: reserved_output_tokens must be below context_window")
+    return model
+
+
+def strategy_name(cfg: DictConfig) -> str:
+    return str(cfg.strategy.get("name") or cfg.strategy.get("_target_", "strategy").rsplit(".", 1)[-1])
+
+
+def build_strategy(cfg: DictConfig) -> Strategy:
+    """A fresh strategy object (one per transcript: strategies keep per-conversation state)."""
+    data = {k: v for k, v in to_plain(cfg.strategy).items() if k not in STRATEGY_META_KEYS}
+    if "_target_" not in data:
+        raise ConfigError(f"strategy {strategy_name(cfg)!r}: config has no _target_")
+    try:
+        strategy = instantiate(data, _convert_="all")
+    except Exception as exc:  # Hydra wraps import and argument errors in its own types
+        raise ConfigError(f"strategy {strategy_name(cfg)!r}: {exc}") from None
+    strategy.name = strategy_name(cfg)
+    return strategy
+
+
+def estimator_config(cfg: DictConfig) -> dict[str, Any]:
+    """The estimator the run uses: the estimator group if set, else the strategy's own,
+    else the model's exact tokenizer."""
+    chosen = to_plain(cfg.get("estimator")) or to_plain(cfg.strategy.get("estimator")) or {}
+    if not chosen:
+        chosen = {"_target_": "ctxbench.tokens.estimators.ExactEstimator", "tokenizer": cfg.model.tokenizer}
+    return chosen
+
+
+def build_estimator(cfg: DictConfig) -> Estimator:
+    try:
+        estimator = instantiate(estimator_config(cfg), _convert_="all")
+    except Exception as exc:
+        raise ConfigError(f"estimator: {exc}") from None
+    if not isinstance(estimator, Estimator):
+        raise ConfigError(f"estimator {type(estimator).__name__} is not a ctxbench Estimator")
+    return estimator
+
+
+def build_summariser(cfg: DictConfig, workdir: Path) -> Any:
+    """The summariser LLM-summary layers call (None until ctxbench.llm provides one)."""
+    try:
+        from ctxbench.llm import build_summariser as build
+    except ImportError:
+        return None
+    return build(to_plain(cfg.get("llm")) or {}, workdir)
+

@@ -1,0 +1,155 @@
+"""The replay engine: walk a recorded transcript call by call through a strategy.
+
+Before each recorded assistant message the strategy holds its working context plus what
+arrived since the last call; it may compact; the simulated provider counts the prompt
+with the real tokenizer and may reject it; the strategy may react and retry; then the
+recorded assistant message is appended. Every message is counted once (counts are cached
+on the message), so a replay costs O(total text), not O(calls x context).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ctxbench.replay.provider import ContextOverflowError, ModelSpec, SimulatedProvider, request_problems
+from ctxbench.strategies.base import Strategy, StrategyContext
+from ctxbench.tokens.counting import TokenCounter
+from ctxbench.tokens.estimators import Estimator
+from ctxbench.transcripts.model import Message, Transcript
+
+
+class ReplayObserver(Protocol):
+    """Watches a replay (probes at checkpoints, progress). Both methods are optional."""
+
+    def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None: ...
+
+    def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None: ...
+
+
+@dataclass
+class ReplayResult:
+    calls: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    summary: dict[str, Any]
+    working: list[Message] = field(default_factory=list)
+
+
+def replay(
+    transcript: Transcript,
+    strategy: Strategy,
+    estimator: Estimator,
+    model: ModelSpec,
+    counter: TokenCounter,
+    *,
+    workdir: Path | None = None,
+    summariser: Any = None,
+    observers: Sequence[ReplayObserver] = (),
+    on_progress: Callable[[int], None] | None = None,
+) -> ReplayResult:
+    provider = SimulatedProvider(model, counter)
+    ctx = StrategyContext(
+        model=model, estimator=estimator, transcript=transcript, workdir=workdir, summariser=summariser
+    )
+    calls: list[dict[str, Any]] = []
+    working: list[Message] = []
+    uncompacted = counter.tokenizer.per_request  # the full history's prompt size, kept incrementally
+    start = 0
+    for call_index, at in enumerate(transcript.call_indices):
+        new = transcript.messages[start:at]
+        uncompacted += sum(counter.message(m) for m in new)
+        working.extend(new)
+        ctx.call_index, ctx.new_messages, ctx.layers_applied, ctx.state = call_index, new, [], None
+        events_before = len(ctx.events)
+
+        working = strategy.before_call(working, ctx)
+        overflow_errors = retries = 0
+        accepted = False
+        while True:
+            try:
+                sent = provider.send(working)
+                accepted = True
+                break
+            except ContextOverflowError as error:
+                sent = error.prompt_tokens
+                overflow_errors += 1
+                ctx.emit({"type": "overflow_error", "prompt_tokens": error.prompt_tokens, "limit": error.limit})
+                if retries >= strategy.max_retries:
+                    break
+                smaller = strategy.on_overflow(working, error, ctx, retries)
+                if smaller is None:
+                    break
+                working = smaller
+                retries += 1
+        estimated = estimator.prompt(working)  # of what was finally sent, before calibration
+        if accepted:
+            strategy.after_call(working, sent, ctx)
+
+        record = {
+            "call": call_index,
+            "message_index": at,
+            "tokens_sent": sent,
+            "tokens_uncompacted": uncompacted,
+            "tokens_estimated": estimated,
+            "messages_sent": len(working),
+            "accepted": accepted,
+            "overflow_errors": overflow_errors,
+            "retries": retries,
+            "layers": list(ctx.layers_applied),
+            "state": ctx.state,
+            "request_problems": len(request_problems(working)),
+            "events": len(ctx.events) - events_before,
+            "cost_usd": sent * model.input_price_per_mtok / 1e6 if accepted else 0.0,
+        }
+        calls.append(record)
+        for observer in observers:
+            if hasattr(observer, "on_call"):
+                observer.on_call(record, working, ctx)
+        assistant = transcript.messages[at]
+        working.append(assistant)
+        uncompacted += counter.message(assistant)
+        start = at + 1
+        if on_progress is not None:
+            on_progress(1)
+
+    for observer in observers:
+        if hasattr(observer, "on_end"):
+            observer.on_end(working, ctx)
+    return ReplayResult(calls=calls, events=ctx.events, summary=summarise_calls(calls, estimator), working=working)
+
+
+def summarise_calls(calls: Sequence[dict[str, Any]], estimator: Estimator | None = None) -> dict[str, Any]:
+    """Totals over a replay's per-call records (the numbers a comparison table shows)."""
+    sent = [c["tokens_sent"] for c in calls]
+    full = [c["tokens_uncompacted"] for c in calls]
+    accepted = [c for c in calls if c["accepted"]]
+    layer_counts = Counter(layer for c in calls for layer in c["layers"])
+    total_full = sum(full)
+    summary = {
+        "calls": len(calls),
+        "tokens_sent_total": sum(sent),
+        "tokens_sent_peak": max(sent, default=0),
+        "tokens_accepted_total": sum(c["tokens_sent"] for c in accepted),
+        "tokens_uncompacted_total": total_full,
+        "tokens_uncompacted_peak": max(full, default=0),
+        "savings": round(1 - sum(sent) / total_full, 6) if total_full else 0.0,
+        "overflow_errors": sum(c["overflow_errors"] for c in calls),
+        "retries": sum(c["retries"] for c in calls),
+        "failed_calls": len(calls) - len(accepted),
+        "compacted_calls": sum(1 for c in calls if c["layers"]),
+        "layers": dict(sorted(layer_counts.items())),
+        "invalid_requests": sum(1 for c in calls if c["request_problems"]),
+        "agent_cost_usd": round(sum(c["cost_usd"] for c in calls), 6),
+        "estimate_mape": _mape(calls),
+    }
+    if estimator is not None:
+        summary["estimator"] = {"name": estimator.name, **estimator.state()}
+    return summary
+
+
+def _mape(calls: Sequence[dict[str, Any]]) -> float:
+    errors = [abs(c["tokens_estimated"] - c["tokens_sent"]) / c["tokens_sent"] for c in calls if c["tokens_sent"]]
+    return round(sum(errors) / len(errors), 6) if errors else 0.0

@@ -1,0 +1,94 @@
+"""The simulated provider: counts the prompt with the model's real tokenizer and rejects
+it, with the provider's own error text, when prompt + reserved output exceeds the window."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxbench.tokens.counting import TokenCounter
+from ctxbench.transcripts.model import Message
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The simulated model: window, output reserve, tokenizer, and price per 1M tokens."""
+
+    name: str = "gpt-4o"
+    context_window: int = 128_000
+    reserved_output_tokens: int = 4_096
+    tokenizer: str = "o200k_base"
+    input_price_per_mtok: float = 0.0
+    output_price_per_mtok: float = 0.0
+    error_style: str = "openai"
+
+    @property
+    def prompt_budget(self) -> int:
+        return self.context_window - self.reserved_output_tokens
+
+
+# Error texts as real providers word them; strategies match them with their own patterns.
+_ERROR_TEXTS = {
+    "openai": (
+        "Error code: 400 - This model's maximum context length is {window} tokens. However, you requested "
+        "{requested} tokens ({prompt} in the messages, {reserved} in the completion). Please reduce the length "
+        "of the messages or completion. (code: context_length_exceeded)"
+    ),
+    "anthropic": "Error code: 400 - prompt is too long: {prompt} tokens > {limit} maximum",
+    "dbgpt": "LLM error: context_too_long ({prompt} prompt tokens, budget {limit})",
+}
+
+
+class ContextOverflowError(Exception):
+    """The provider rejected a prompt that does not fit its window."""
+
+    def __init__(self, text: str, prompt_tokens: int, limit: int) -> None:
+        super().__init__(text)
+        self.text = text
+        self.prompt_tokens = prompt_tokens
+        self.limit = limit
+
+
+class SimulatedProvider:
+    def __init__(self, model: ModelSpec, counter: TokenCounter) -> None:
+        if model.error_style not in _ERROR_TEXTS:
+            raise ValueError(f"unknown error_style {model.error_style!r}; choose from {sorted(_ERROR_TEXTS)}")
+        self.model = model
+        self.counter = counter
+
+    def count(self, messages: Sequence[Message]) -> int:
+        return self.counter.prompt(messages)
+
+    def send(self, messages: Sequence[Message]) -> int:
+        """Return the prompt tokens the provider reports, or raise ``ContextOverflowError``."""
+        prompt = self.count(messages)
+        model = self.model
+        if prompt + model.reserved_output_tokens > model.context_window:
+            text = _ERROR_TEXTS[model.error_style].format(
+                window=model.context_window,
+                requested=prompt + model.reserved_output_tokens,
+                prompt=prompt,
+                reserved=model.reserved_output_tokens,
+                limit=model.prompt_budget,
+            )
+            raise ContextOverflowError(text, prompt, model.prompt_budget)
+        return prompt
+
+
+def request_problems(messages: Sequence[Message]) -> list[str]:
+    """What a real provider would reject in a request: tool results without their call,
+    tool calls without their result (unless the call is the last message)."""
+    problems: list[str] = []
+    open_calls: dict[str, int] = {}
+    for i, message in enumerate(messages):
+        if message.role == "tool":
+            if message.tool_call_id not in open_calls:
+                problems.append(f"message {i}: tool result {message.tool_call_id!r} has no preceding call")
+            else:
+                del open_calls[message.tool_call_id]
+        elif open_calls:
+            problems.extend(f"message {j}: tool call {cid!r} has no result" for cid, j in open_calls.items())
+            open_calls.clear()
+        if message.role == "assistant":
+            open_calls.update({c.id: i for c in message.tool_calls})
+    return problems

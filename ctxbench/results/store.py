@@ -1,0 +1,117 @@
+"""The results store: one directory per cell (transcript x strategy x model), written
+atomically with ``summary.json`` last, so a cell is either complete or absent and a
+re-run of the same config skips it (an interrupted sweep resumes)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ctxbench import __version__
+from ctxbench.atomic import write_json_atomic, write_jsonl_atomic
+
+SCHEMA_VERSION = "ctxbench.results/1"
+SUMMARY = "summary.json"
+
+
+def config_hash(data: Any) -> str:
+    """A stable short hash of JSON-able data (key order does not matter)."""
+    text = json.dumps(data, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "x"
+
+
+@functools.cache
+def git_revision() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Where one transcript x strategy x model result lives."""
+
+    root: Path
+    transcript: str
+    strategy: str
+    model: str
+    config_hash: str
+
+    @property
+    def path(self) -> Path:
+        return self.root / "cells" / _slug(self.strategy) / _slug(self.model) / f"{_slug(self.transcript)}-{self.config_hash}"
+
+    def is_complete(self) -> bool:
+        summary = self.path / SUMMARY
+        if not summary.exists():
+            return False
+        try:
+            return json.loads(summary.read_text("utf-8")).get("cell", {}).get("config_hash") == self.config_hash
+        except (OSError, json.JSONDecodeError):
+            return False
+
+    def write(
+        self,
+        *,
+        calls: list[dict[str, Any]],
+        events: list[dict[str, Any]],
+        metrics: dict[str, Any],
+        info: dict[str, Any],
+        extra_files: dict[str, list[dict[str, Any]]] | None = None,
+    ) -> Path:
+        """Write per-call records and events first, then the summary (the completion mark)."""
+        write_jsonl_atomic(self.path / "calls.jsonl", calls)
+        write_jsonl_atomic(self.path / "events.jsonl", events)
+        for name, rows in (extra_files or {}).items():
+            write_jsonl_atomic(self.path / name, rows)
+        summary = {
+            "schema_version": SCHEMA_VERSION,
+            "ctxbench_version": __version__,
+            "git_revision": git_revision(),
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "cell": {
+                "transcript": self.transcript,
+                "strategy": self.strategy,
+                "model": self.model,
+                "config_hash": self.config_hash,
+                **info,
+            },
+            "metrics": metrics,
+        }
+        write_json_atomic(self.path / SUMMARY, summary)
+        return self.path
+
+
+def iter_summaries(*roots: str | Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Every complete cell summary under the given result folders (runs, sweeps, roots)."""
+    seen: set[Path] = set()
+    for root in roots:
+        root = Path(root)
+        candidates = [root] if root.name == SUMMARY else sorted(root.rglob(SUMMARY))
+        for path in candidates:
+            resolved = path.resolve()
+            if resolved in seen:
+                continue
+            seen.add(resolved)
+            try:
+                data = json.loads(path.read_text("utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            if data.get("schema_version") == SCHEMA_VERSION:
+                yield path.parent, data

@@ -1,0 +1,164 @@
+"""``ctxbench run``: the Hydra app. One job replays every transcript of the dataset through
+one strategy on one model, cell by cell; a cell already complete is skipped."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+from tqdm import tqdm
+
+from ctxbench.build import (
+    build_estimator,
+    build_model,
+    build_strategy,
+    build_summariser,
+    estimator_config,
+    strategy_name,
+    to_plain,
+)
+from ctxbench.errors import CtxbenchError, InputError
+from ctxbench.replay.engine import replay
+from ctxbench.results.store import Cell, config_hash, iter_summaries
+from ctxbench.tokens.counting import TokenCounter
+from ctxbench.tokens.tokenizers import get_tokenizer
+from ctxbench.transcripts.canonical import find_canonical_files, read_transcripts
+from ctxbench.transcripts.model import Transcript
+
+log = logging.getLogger("ctxbench")
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+CELLS_FILE = "cells.json"
+
+
+def load_dataset(cfg: DictConfig) -> list[tuple[Transcript, str]]:
+    """The dataset's transcripts, each with a hash of the file it came from."""
+    paths = [Path(p) if Path(p).is_absolute() else Path(hydra.utils.get_original_cwd()) / p for p in cfg.dataset.paths]
+    files = find_canonical_files(paths)
+    if not files:
+        raise InputError(", ".join(map(str, paths)), None, "no canonical .jsonl transcripts found")
+    include = set(cfg.dataset.get("include") or ())
+    out: list[tuple[Transcript, str]] = []
+    for file in files:
+        file_hash = hashlib.sha256(file.read_bytes()).hexdigest()[:16]
+        for transcript in read_transcripts(file):
+            if include and transcript.id not in include:
+                continue
+            if not transcript.call_indices:
+                log.warning("%s: transcript %s has no assistant message; skipped", file, transcript.id)
+                continue
+            out.append((transcript, file_hash))
+    limit = cfg.dataset.get("limit")
+    return out[:limit] if limit else out
+
+
+def cell_config(cfg: DictConfig, data_hash: str) -> dict[str, Any]:
+    """Everything that changes a cell's numbers; its hash names the cell."""
+    return {
+        "strategy": to_plain(cfg.strategy),
+        "estimator": estimator_config(cfg),
+        "model": to_plain(cfg.model),
+        "llm": to_plain(cfg.get("llm")),
+        "judge": to_plain(cfg.get("judge")),
+        "data": data_hash,
+    }
+
+
+def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
+    """Replay the dataset through the configured strategy; return the cells' summaries."""
+    output_dir = Path(HydraConfig.get().runtime.output_dir)
+    root = Path(cfg.output.root)
+    if not root.is_absolute():
+        root = Path(hydra.utils.get_original_cwd()) / root
+    root = root / cfg.output.name
+    model = build_model(cfg)
+    counter = TokenCounter(get_tokenizer(model.tokenizer))
+    name = strategy_name(cfg)
+    overrides = list(HydraConfig.get().overrides.task)
+    dataset = load_dataset(cfg)
+    summaries: list[dict[str, Any]] = []
+    cells: list[str] = []
+    bar = tqdm(dataset, desc=f"{name} on {model.name}", unit="transcript", disable=not cfg.progress, leave=False)
+    for transcript, data_hash in bar:
+        cell_cfg = cell_config(cfg, f"{data_hash}:{transcript.id}")
+        cell = Cell(root, transcript.id, name, model.name, config_hash(cell_cfg))
+        cells.append(str(cell.path))
+        if cell.is_complete():
+            log.info("skip %s (complete)", cell.path.relative_to(root))
+            summaries.append(json.loads((cell.path / "summary.json").read_text("utf-8")))
+            continue
+        strategy, estimator = build_strategy(cfg), build_estimator(cfg)
+        calls_bar = tqdm(
+            total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not cfg.progress, leave=False
+        )
+        with calls_bar:
+            result = replay(
+                transcript,
+                strategy,
+                estimator,
+                model,
+                counter,
+                workdir=cell.path,
+                summariser=build_summariser(cfg, cell.path),
+                on_progress=calls_bar.update,
+            )
+        info = {
+            "tokenizer": model.tokenizer,
+            "estimator": estimator.name,
+            "dataset": cfg.dataset.name,
+            "data_hash": data_hash,
+            "overrides": overrides,
+            "context_window": model.context_window,
+            "source_format": transcript.source.get("format"),
+        }
+        cell.write(calls=result.calls, events=result.events, metrics=result.summary, info=info)
+        summaries.append(json.loads((cell.path / "summary.json").read_text("utf-8")))
+    (output_dir / CELLS_FILE).write_text(json.dumps(cells, indent=1), encoding="utf-8")
+    return summaries
+
+
+@hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")
+def hydra_main(cfg: DictConfig) -> None:
+    try:
+        run_job(cfg)
+    except CtxbenchError as exc:
+        log.error("%s", exc)
+        raise SystemExit(2) from None
+
+
+def comparison_table(summaries: Sequence[dict[str, Any]]) -> str:
+    """Per strategy (and model): tokens sent, peak, savings against `none`, errors, retries."""
+    from ctxbench.report.tables import comparison_frame, format_table
+
+    return format_table(comparison_frame(summaries))
+
+
+class PrintComparison(Callback):
+    """Print the comparison table after a run or a whole sweep."""
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        self._print([Path(HydraConfig.get().runtime.output_dir)])
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        self._print(sorted(Path(config.hydra.sweep.dir).glob(f"*/{CELLS_FILE}")), glob=False)
+
+    def _print(self, places: list[Path], glob: bool = True) -> None:
+        files = [p / CELLS_FILE for p in places] if glob else places
+        cells = [Path(c) for f in files if f.exists() for c in json.loads(f.read_text("utf-8"))]
+        summaries = [s for c in cells for _, s in iter_summaries(c / "summary.json") if (c / "summary.json").exists()]
+        if summaries:
+            print(comparison_table(summaries), flush=True)
+
+
+def cli(argv: Sequence[str]) -> int:
+    sys.argv = ["ctxbench run", *argv]
+    hydra_main()
+    return 0

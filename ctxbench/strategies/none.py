@@ -1,0 +1,10 @@
+"""``none``: send the full history every call (the baseline every saving is measured against)."""
+
+from __future__ import annotations
+
+from ctxbench.strategies.base import Strategy
+
+
+class FullHistory(Strategy):
+    name = "none"
+    max_retries = 0

@@ -1,0 +1,61 @@
+"""``sliding_window``: keep the system prompt (and the task), then the most recent whole
+rounds that fit in a share of the prompt budget; on overflow, shrink the share and retry."""
+
+from __future__ import annotations
+
+from ctxbench.replay.provider import ContextOverflowError
+from ctxbench.strategies.base import Strategy, StrategyContext
+from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.rounds import group_rounds
+
+
+class SlidingWindow(Strategy):
+    def __init__(
+        self,
+        budget_ratio: float = 0.8,
+        keep_first_user: bool = True,
+        max_retries: int = 3,
+        retry_shrink: float = 0.5,
+        name: str = "sliding_window",
+    ) -> None:
+        if not 0 < budget_ratio <= 1:
+            raise ValueError(f"budget_ratio must be in (0, 1], got {budget_ratio}")
+        self.budget_ratio = budget_ratio
+        self.keep_first_user = keep_first_user
+        self.max_retries = max_retries
+        self.retry_shrink = retry_shrink
+        self.name = name
+
+    def before_call(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
+        return self._fit(messages, ctx, int(ctx.model.prompt_budget * self.budget_ratio))
+
+    def on_overflow(
+        self, messages: list[Message], error: ContextOverflowError, ctx: StrategyContext, attempt: int
+    ) -> list[Message] | None:
+        budget = int(ctx.model.prompt_budget * self.budget_ratio * self.retry_shrink**attempt)
+        return self._fit(messages, ctx, budget)
+
+    def _fit(self, messages: list[Message], ctx: StrategyContext, budget: int) -> list[Message]:
+        estimate = ctx.estimator
+        if estimate.prompt(messages) <= budget:
+            return messages
+        head = [i for i, m in enumerate(messages) if m.role == "system" or m.pinned]
+        if self.keep_first_user:
+            first_user = next((i for i, m in enumerate(messages) if m.role == "user"), None)
+            if first_user is not None and first_user not in head:
+                head.append(first_user)
+        head_set = set(head)
+        used = sum(estimate.message(messages[i]) for i in head)
+        kept: list[int] = []
+        # Walk back over whole rounds so no tool call is separated from its result.
+        for round_ in reversed(group_rounds(messages)):
+            body = [i for i in round_ if i not in head_set]
+            cost = sum(estimate.message(messages[i]) for i in body)
+            if kept and used + cost > budget:
+                break
+            kept.extend(body)
+            used += cost
+        keep = head_set | set(kept)
+        ctx.mark_layer("sliding_window")
+        ctx.emit({"type": "sliding_window", "dropped": len(messages) - len(keep), "kept": len(keep)})
+        return [m for i, m in enumerate(messages) if i in keep]

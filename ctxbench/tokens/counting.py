@@ -1,0 +1,29 @@
+"""Per-message token counts, cached on the message so each message is counted once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ctxbench.tokens.tokenizers import Tokenizer
+from ctxbench.transcripts.model import Message
+
+
+class TokenCounter:
+    """Counts messages with one tokenizer, caching each message's count on the message."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.key = f"exact:{tokenizer.name}"
+        self.tokenized_chars = 0  # how much text was actually tokenized (cache misses)
+
+    def message(self, message: Message) -> int:
+        cached = message.token_cache.get(self.key)
+        if cached is None:
+            cached = self.tokenizer.count_message(message)
+            message.token_cache[self.key] = cached
+            self.tokenized_chars += message.char_count
+        return cached
+
+    def prompt(self, messages: Sequence[Message]) -> int:
+        """Tokens of a whole request: every message plus the per-request framing."""
+        return sum(self.message(m) for m in messages) + self.tokenizer.per_request

@@ -1,0 +1,90 @@
+"""Estimators: how a strategy guesses the prompt size before the provider counts it.
+
+In replay the strategy decides with its estimator while the simulated provider judges
+with the real tokenizer, so estimate error becomes overflow errors and retries.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from ctxbench.tokens.counting import TokenCounter
+from ctxbench.tokens.tokenizers import get_tokenizer
+from ctxbench.transcripts.model import Message
+
+
+class Estimator(ABC):
+    name: str
+
+    @abstractmethod
+    def message(self, message: Message) -> int:
+        """Estimated tokens of one message."""
+
+    def prompt(self, messages: Sequence[Message]) -> int:
+        return sum(self.message(m) for m in messages)
+
+    def observe(self, messages: Sequence[Message], reported_prompt_tokens: int) -> None:
+        """Learn from the provider's reported usage after a successful call (default: no-op)."""
+
+    def state(self) -> dict[str, float]:
+        return {}
+
+
+class ExactEstimator(Estimator):
+    """The real tokenizer (what DB-GPT does when tiktoken knows the model)."""
+
+    def __init__(self, tokenizer: str = "cl100k_base") -> None:
+        self.counter = TokenCounter(get_tokenizer(tokenizer))
+        self.name = f"exact:{self.counter.tokenizer.name}"
+
+    def message(self, message: Message) -> int:
+        return self.counter.message(message)
+
+    def prompt(self, messages: Sequence[Message]) -> int:
+        return self.counter.prompt(messages)
+
+
+class FixedRatioEstimator(Estimator):
+    """``len(text) / chars_per_token``: DB-GPT's fallback and the 5-layer default (4)."""
+
+    def __init__(self, chars_per_token: float = 4.0) -> None:
+        self.chars_per_token = float(chars_per_token)
+        self.name = f"ratio:{self.chars_per_token:g}"
+
+    def message(self, message: Message) -> int:
+        return int(message.char_count // self.chars_per_token)
+
+
+class EmaEstimator(Estimator):
+    """Chars-per-token calibrated after each call from the provider's reported usage:
+    ``cpt <- alpha * chars/prompt_tokens + (1 - alpha) * cpt``; the first sample is taken
+    as is; samples outside ``[min_cpt, max_cpt]`` are rejected (reference.md 1b)."""
+
+    def __init__(
+        self, alpha: float = 0.3, initial_cpt: float = 4.0, min_cpt: float = 1.0, max_cpt: float = 8.0
+    ) -> None:
+        self.alpha, self.min_cpt, self.max_cpt = float(alpha), float(min_cpt), float(max_cpt)
+        self.cpt = float(initial_cpt)
+        self.samples = 0
+        self.rejected = 0
+        self.name = f"ema:{self.alpha:g}"
+
+    def message(self, message: Message) -> int:
+        return int(message.char_count / self.cpt)
+
+    def prompt(self, messages: Sequence[Message]) -> int:
+        return int(sum(m.char_count for m in messages) / self.cpt)
+
+    def observe(self, messages: Sequence[Message], reported_prompt_tokens: int) -> None:
+        if reported_prompt_tokens <= 0:
+            return
+        sample = sum(m.char_count for m in messages) / reported_prompt_tokens
+        if not self.min_cpt <= sample <= self.max_cpt:
+            self.rejected += 1
+            return
+        self.cpt = sample if self.samples == 0 else self.alpha * sample + (1 - self.alpha) * self.cpt
+        self.samples += 1
+
+    def state(self) -> dict[str, float]:
+        return {"cpt": round(self.cpt, 4), "samples": self.samples, "rejected": self.rejected}

@@ -1,0 +1,180 @@
+"""The canonical transcript model: messages, tool calls, probes, transcripts.
+
+Messages are immutable: a compaction layer that shortens a message makes a new one with
+``message.replace(content=...)``. That keeps per-message token counts valid for the
+lifetime of a message object (see ``ctxbench.tokens.counting``), which is what makes a
+replay cost O(total text) instead of O(calls x context).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+ProbeKind = Literal["recall", "artifact", "continuation", "decision"]
+PROBE_KINDS: tuple[str, ...] = ("recall", "artifact", "continuation", "decision")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call an assistant message makes; ``arguments`` is the raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(id=str(data["id"]), name=str(data.get("name") or ""), arguments=str(data.get("arguments") or ""))
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat message in provider-neutral form.
+
+    ``tool_call_id`` links a ``tool`` message to the ``ToolCall`` it answers; ``name`` is
+    the tool's name on tool results. ``metadata`` holds what importers keep from the
+    source (e.g. ``usage`` with the provider's reported ``prompt_tokens`` on assistant
+    messages) and what layers add (``snapshot`` path, ``compacted_by``).
+    """
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    pinned: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False)
+    # Token counts keyed by counter name; never copied by ``replace`` (init=False),
+    # so a changed message is always counted afresh.
+    token_cache: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def replace(self, **changes: Any) -> Message:
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def char_count(self) -> int:
+        """Characters the provider sees: content plus tool-call names and arguments."""
+        return len(self.content) + sum(len(c.name) + len(c.arguments) for c in self.tool_calls)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "content": self.content,
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "tool_call_id": self.tool_call_id,
+            "name": self.name,
+            "pinned": self.pinned,
+            "metadata": self.metadata,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        role = data.get("role")
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}")
+        content = data.get("content")
+        if not isinstance(content, str):
+            raise ValueError(f"content must be text, got {type(content).__name__}")
+        return cls(
+            role=role,
+            content=content,
+            tool_calls=tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ()),
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+            pinned=bool(data.get("pinned", False)),
+            metadata=dict(data.get("metadata") or {}),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """A question about a fact stated once in the transcript, with its gold answer.
+
+    ``message_index`` is the index of the message that states the fact; ``needed_at`` the
+    index of the message where the agent needs it again (if known). ``answer`` is the
+    exact gold value; ``aliases`` are other accepted spellings.
+    """
+
+    id: str
+    question: str
+    answer: str
+    kind: ProbeKind = "recall"
+    message_index: int = 0
+    needed_at: int | None = None
+    aliases: tuple[str, ...] = ()
+    source: str = "planted"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "question": self.question,
+            "answer": self.answer,
+            "kind": self.kind,
+            "message_index": self.message_index,
+            "needed_at": self.needed_at,
+            "aliases": list(self.aliases),
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Probe:
+        kind = data.get("kind", "recall")
+        if kind not in PROBE_KINDS:
+            raise ValueError(f"unknown probe kind {kind!r}")
+        return cls(
+            id=str(data["id"]),
+            question=str(data["question"]),
+            answer=str(data["answer"]),
+            kind=kind,
+            message_index=int(data.get("message_index", 0)),
+            needed_at=data.get("needed_at"),
+            aliases=tuple(data.get("aliases") or ()),
+            source=str(data.get("source", "planted")),
+        )
+
+
+@dataclass(slots=True)
+class Transcript:
+    """A recorded agent conversation: messages in order, probes, and where it came from."""
+
+    id: str
+    messages: list[Message]
+    probes: list[Probe] = field(default_factory=list)
+    source: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def call_indices(self) -> list[int]:
+        """Indices of assistant messages: each one is a recorded LLM call."""
+        return [i for i, m in enumerate(self.messages) if m.role == "assistant"]
+
+    @property
+    def char_count(self) -> int:
+        return sum(m.char_count for m in self.messages)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "format": "ctxbench.transcript/1",
+            "source": self.source,
+            "metadata": self.metadata,
+            "messages": [m.to_dict() for m in self.messages],
+            "probes": [p.to_dict() for p in self.probes],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Transcript:
+        return cls(
+            id=str(data["id"]),
+            messages=[Message.from_dict(m) for m in data.get("messages") or ()],
+            probes=[Probe.from_dict(p) for p in data.get("probes") or ()],
+            source=dict(data.get("source") or {}),
+            metadata=dict(data.get("metadata") or {}),
+        )
