@@ -13,8 +13,9 @@ from ctxbench.replay.provider import ModelSpec
 from ctxbench.strategies.base import Strategy
 from ctxbench.tokens.estimators import Estimator
 
-# Keys of a strategy config that are ctxbench's, not the strategy class's arguments.
-STRATEGY_META_KEYS = ("name", "estimator", "description")
+# Keys of a strategy config that are ctxbench's, not the class's arguments (`params` holds
+# strategy-level settings that the layer configs interpolate, e.g. the seed's TOML keys).
+STRATEGY_META_KEYS = ("name", "estimator", "description", "params")
 
 
 def to_plain(cfg: Any) -> Any:
@@ -75,4 +76,3 @@ def build_summariser(cfg: DictConfig, workdir: Path) -> Any:
     except ImportError:
         return None
     return build(to_plain(cfg.get("llm")) or {}, workdir)
-

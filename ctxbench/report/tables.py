@@ -7,7 +7,6 @@ from typing import Any
 
 import pandas as pd
 
-
 # Overrides that choose what is compared or where it goes, not a variant of a strategy.
 NOT_VARIANT = ("strategy=", "model=", "dataset", "output", "progress", "hydra", "experiment=")
 

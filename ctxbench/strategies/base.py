@@ -3,7 +3,6 @@ each call and may react to an overflow error. Layers and pipelines build on it."
 
 from __future__ import annotations
 
-from abc import ABC
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ class StrategyContext:
         self.layers_applied.append(layer)
 
 
-class Strategy(ABC):
+class Strategy:
     """Override ``before_call`` to compact proactively and ``on_overflow`` to react.
 
     A strategy object serves one transcript: the engine makes a fresh one per transcript,

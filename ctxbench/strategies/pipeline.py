@@ -1,0 +1,165 @@
+"""A strategy built from layers: proactive steps before each call, reactive steps after an
+overflow error, each step with its own trigger, and a recount plus a ``context.status``
+event after every count and every layer that fired (progressive escalation).
+
+DB-GPT's 4 layers, the 5-layer strategy and the alternatives are all this class with
+different YAML (configs/strategy/*.yaml); a new mix is a new YAML file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ctxbench.layers.base import Layer
+from ctxbench.replay.provider import ContextOverflowError, ModelSpec
+from ctxbench.strategies.base import Strategy, StrategyContext
+from ctxbench.transcripts.model import Message
+
+# Overflow texts that real providers and agents match (reference.md 1b); rate limits must not match.
+DEFAULT_OVERFLOW_PATTERNS: tuple[str, ...] = (
+    "request_too_large",
+    "request exceeds the maximum size",
+    "context length exceeded",
+    "context_length_exceeded",
+    "maximum context length",
+    "prompt is too long",
+    "exceeds model context window",
+    "context overflow",
+    "context_too_long",
+    r"request size exceeds.*context (window|length)",
+    r"413.*too large",
+)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The prompt budget a strategy plans against.
+
+    ``max_context_tokens`` None means the model's window; a non-positive value falls back
+    to ``fallback_tokens`` (DB-GPT's rule). ``reserved_tokens`` None means the model's
+    reserved output.
+    """
+
+    max_context_tokens: int | None = None
+    reserved_tokens: int | None = None
+    fallback_tokens: int = 120_000
+
+    def window(self, model: ModelSpec) -> int:
+        if self.max_context_tokens is None:
+            return model.context_window
+        return self.max_context_tokens if self.max_context_tokens > 0 else self.fallback_tokens
+
+    def effective(self, model: ModelSpec) -> int:
+        reserved = model.reserved_output_tokens if self.reserved_tokens is None else self.reserved_tokens
+        return self.window(model) - reserved
+
+
+@dataclass
+class Step:
+    """A layer and when it runs.
+
+    ``when``: run only when used / base >= when (None: always). ``of``: the base is the
+    effective budget (window - reserved) or the raw window. ``from_attempt``: for reactive
+    steps, run only from this retry attempt on (0 = the first overflow).
+    """
+
+    layer: Layer
+    when: float | None = None
+    of: Literal["budget", "window"] = "budget"
+    from_attempt: int = 0
+
+    @classmethod
+    def coerce(cls, value: Step | Mapping[str, Any] | Layer) -> Step:
+        if isinstance(value, Step):
+            return value
+        if isinstance(value, Layer):
+            return cls(layer=value)
+        return cls(**value)
+
+
+class LayeredStrategy(Strategy):
+    def __init__(
+        self,
+        proactive: Sequence[Step | Mapping[str, Any] | Layer] = (),
+        reactive: Sequence[Step | Mapping[str, Any] | Layer] = (),
+        max_retries: int = 1,
+        budget: Budget | Mapping[str, Any] | None = None,
+        thresholds: Mapping[str, float] | None = None,
+        overflow_patterns: Sequence[str] = DEFAULT_OVERFLOW_PATTERNS,
+        name: str = "layered",
+    ) -> None:
+        self.proactive = [Step.coerce(s) for s in proactive]
+        self.reactive = [Step.coerce(s) for s in reactive]
+        self.max_retries = max_retries
+        self.budget = budget if isinstance(budget, Budget) else Budget(**(budget or {}))
+        # State names by the ratio at which they start, ascending; >= 1.0 is always "overflow".
+        self.thresholds = sorted((thresholds or {}).items(), key=lambda kv: kv[1])
+        self._overflow = re.compile("|".join(f"(?:{p})" for p in overflow_patterns), re.IGNORECASE)
+        self.name = name
+
+    # --- counting and status -------------------------------------------------------
+    def classify(self, ratio: float) -> str:
+        if ratio >= 1.0:
+            return "overflow"
+        state = "normal"
+        for name, start in self.thresholds:
+            if ratio >= start:
+                state = name
+        return state
+
+    def status(self, messages: list[Message], ctx: StrategyContext, layer: str | None) -> int:
+        """Recount with the strategy's estimator and emit DB-GPT's ``context.status`` event."""
+        used = ctx.estimator.prompt(messages)
+        budget = self.budget.effective(ctx.model)
+        ratio = used / budget if budget > 0 else float("inf")
+        ctx.state = self.classify(ratio)
+        ctx.emit(
+            {
+                "type": "context.status",
+                "used": used,
+                "budget": budget,
+                "ratio": round(ratio, 4),
+                "state": ctx.state,
+                "compact_layer": layer,
+            }
+        )
+        return used
+
+    def _ratio(self, used: int, step: Step, ctx: StrategyContext) -> float:
+        base = self.budget.effective(ctx.model) if step.of == "budget" else self.budget.window(ctx.model)
+        return used / base if base > 0 else float("inf")
+
+    def _run(
+        self, steps: list[Step], messages: list[Message], ctx: StrategyContext, attempt: int | None
+    ) -> list[Message]:
+        used = self.status(messages, ctx, None)
+        for step in steps:
+            if attempt is not None and attempt < step.from_attempt:
+                continue
+            if step.when is not None and self._ratio(used, step, ctx) < step.when:
+                continue
+            result = step.layer.apply(messages, ctx)
+            if result is messages:
+                continue
+            messages = result
+            ctx.mark_layer(step.layer.name)
+            used = self.status(messages, ctx, step.layer.name)
+        return messages
+
+    # --- the Strategy interface ------------------------------------------------------
+    def before_call(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
+        return self._run(self.proactive, messages, ctx, attempt=None)
+
+    def is_overflow(self, error: ContextOverflowError) -> bool:
+        return bool(self._overflow.search(error.text))
+
+    def on_overflow(
+        self, messages: list[Message], error: ContextOverflowError, ctx: StrategyContext, attempt: int
+    ) -> list[Message] | None:
+        if not self.reactive or not self.is_overflow(error):
+            return None
+        result = self._run(self.reactive, messages, ctx, attempt=attempt)
+        return None if result is messages else result
