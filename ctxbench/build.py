@@ -9,9 +9,13 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from ctxbench.errors import ConfigError
+from ctxbench.judges.deterministic import DeterministicJudge
+from ctxbench.probes.checkpoints import CheckpointPolicy, ProbeObserver
+from ctxbench.probes.extract import extract_probes
 from ctxbench.replay.provider import ModelSpec
 from ctxbench.strategies.base import Strategy
 from ctxbench.tokens.estimators import Estimator
+from ctxbench.transcripts.model import Transcript
 
 # Keys of a strategy config that are ctxbench's, not the class's arguments (`params` holds
 # strategy-level settings that the layer configs interpolate, e.g. the seed's TOML keys).
@@ -76,3 +80,21 @@ def build_summariser(cfg: DictConfig, workdir: Path) -> Any:
     except ImportError:
         return None
     return build(to_plain(cfg.get("llm")) or {}, workdir)
+
+
+def build_probe_observer(cfg: DictConfig, transcript: Transcript) -> ProbeObserver | None:
+    """Probes for the transcript (planted, else extracted) judged at the configured checkpoints."""
+    judge_cfg = to_plain(cfg.get("judge")) or {}
+    if not judge_cfg:
+        return None
+    probes = transcript.probes
+    if not probes and judge_cfg.get("extract_probes", True):
+        probes = extract_probes(transcript, judge_cfg.get("max_extracted_probes", 12))
+    if not probes:
+        return None
+    kind = judge_cfg.get("kind", "deterministic")
+    if kind == "deterministic":
+        judge = DeterministicJudge()
+    else:
+        raise ConfigError(f"judge.kind {kind!r} is not known; use 'deterministic'")
+    return ProbeObserver(probes, judge, CheckpointPolicy(**judge_cfg.get("checkpoints", {})))

@@ -20,6 +20,7 @@ from tqdm import tqdm
 from ctxbench.build import (
     build_estimator,
     build_model,
+    build_probe_observer,
     build_strategy,
     build_summariser,
     estimator_config,
@@ -27,6 +28,7 @@ from ctxbench.build import (
     to_plain,
 )
 from ctxbench.errors import CtxbenchError, InputError
+from ctxbench.probes.metrics import retention_metrics
 from ctxbench.replay.engine import replay
 from ctxbench.results.store import Cell, config_hash, iter_summaries
 from ctxbench.tokens.counting import TokenCounter
@@ -72,6 +74,17 @@ def cell_config(cfg: DictConfig, data_hash: str) -> dict[str, Any]:
     }
 
 
+def compaction_cost(summariser: Any, summary: dict[str, Any]) -> dict[str, Any]:
+    """Summariser calls and their cost beside the agent's cost (the JetBrains cost split)."""
+    usage = list(getattr(summariser, "usage", None) or [])
+    cost = round(sum(u.get("cost_usd") or 0.0 for u in usage), 6)
+    return {
+        "compaction_calls": len(usage),
+        "compaction_cost_usd": cost,
+        "total_cost_usd": round(summary["agent_cost_usd"] + cost, 6),
+    }
+
+
 def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     """Replay the dataset through the configured strategy; return the cells' summaries."""
     output_dir = Path(HydraConfig.get().runtime.output_dir)
@@ -96,6 +109,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
             summaries.append(json.loads((cell.path / "summary.json").read_text("utf-8")))
             continue
         strategy, estimator = build_strategy(cfg), build_estimator(cfg)
+        observer = build_probe_observer(cfg, transcript)
+        summariser = build_summariser(cfg, cell.path)
         calls_bar = tqdm(
             total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not cfg.progress, leave=False
         )
@@ -107,9 +122,16 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
                 model,
                 counter,
                 workdir=cell.path,
-                summariser=build_summariser(cfg, cell.path),
+                summariser=summariser,
+                observers=[observer] if observer else [],
                 on_progress=calls_bar.update,
             )
+        metrics = {**result.summary, **compaction_cost(summariser, result.summary)}
+        extra = {}
+        if observer is not None:
+            answers = {p.id: p.answer for p in observer.probes}
+            metrics.update(retention_metrics(observer.rows, answers))
+            extra["retention.jsonl"] = observer.rows
         info = {
             "tokenizer": model.tokenizer,
             "estimator": estimator.name,
@@ -118,8 +140,10 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
             "overrides": overrides,
             "context_window": model.context_window,
             "source_format": transcript.source.get("format"),
+            "summariser": getattr(summariser, "name", None),
+            "judge": observer.judge.name if observer else None,
         }
-        cell.write(calls=result.calls, events=result.events, metrics=result.summary, info=info)
+        cell.write(calls=result.calls, events=result.events, metrics=metrics, info=info, extra_files=extra)
         summaries.append(json.loads((cell.path / "summary.json").read_text("utf-8")))
     (output_dir / CELLS_FILE).write_text(json.dumps(cells, indent=1), encoding="utf-8")
     return summaries

@@ -1,0 +1,30 @@
+"""What a judge says about one probe at one checkpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from ctxbench.transcripts.model import Message, Probe
+
+Status = Literal["kept", "recoverable", "lost"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``kept``: the fact is in the working context; ``recoverable``: only behind a kept
+    snapshot pointer (costs a tool call); ``lost``: gone. ``score`` is a 0-5 grade where a
+    judge gives one (LLM judge), else None."""
+
+    status: Status
+    judge: str
+    score: float | None = None
+    answer: str | None = None
+    evidence: str | None = None
+
+
+class Judge(Protocol):
+    name: str
+
+    def judge(self, probe: Probe, working: Sequence[Message]) -> Verdict: ...

@@ -1,0 +1,79 @@
+"""Probing during a replay: judge every stated probe at checkpoints (every N calls, after
+each compaction, just before the agent needs the fact, and at the end)."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ctxbench.judges.base import Judge
+from ctxbench.strategies.base import StrategyContext
+from ctxbench.transcripts.model import Message, Probe
+
+
+@dataclass(frozen=True)
+class CheckpointPolicy:
+    every_n_calls: int = 10  # 0 disables periodic checkpoints
+    after_compaction: bool = True
+    when_needed: bool = True  # at the call that produces the message needing the fact
+
+
+class ProbeObserver:
+    """A replay observer that records one judgment row per probe per checkpoint."""
+
+    def __init__(self, probes: Sequence[Probe], judge: Judge, policy: CheckpointPolicy | None = None) -> None:
+        self.probes = list(probes)
+        self.judge = judge
+        self.policy = policy or CheckpointPolicy()
+        self.rows: list[dict[str, Any]] = []
+        self.compactions = 0
+        self._needed_at: dict[int, list[Probe]] = {}
+        for probe in self.probes:
+            if probe.needed_at is not None:
+                self._needed_at.setdefault(probe.needed_at, []).append(probe)
+
+    def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
+        if record["layers"]:
+            self.compactions += 1
+        at = record["message_index"]
+        reasons = []
+        if self.policy.every_n_calls and (record["call"] + 1) % self.policy.every_n_calls == 0:
+            reasons.append("periodic")
+        if self.policy.after_compaction and record["layers"]:
+            reasons.append("compaction")
+        if reasons:
+            stated = [p for p in self.probes if p.message_index < at]
+            self._judge_all(stated, working, record, "+".join(reasons), ctx.transcript.call_indices)
+        if self.policy.when_needed and at in self._needed_at:
+            self._judge_all(self._needed_at[at], working, record, "needed", ctx.transcript.call_indices)
+
+    def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
+        end = {"call": ctx.call_index, "message_index": len(ctx.transcript.messages), "layers": []}
+        self._judge_all(self.probes, working, end, "end", ctx.transcript.call_indices)
+
+    def _judge_all(
+        self, probes: Sequence[Probe], working: Sequence[Message], record: dict[str, Any], why: str, calls: list[int]
+    ) -> None:
+        if hasattr(self.judge, "forget_except"):
+            self.judge.forget_except(working)
+        at = record["message_index"]
+        for probe in probes:
+            verdict = self.judge.judge(probe, working)
+            self.rows.append(
+                {
+                    "checkpoint": why,
+                    "call": record["call"],
+                    "message_index": record["message_index"],
+                    "probe": probe.id,
+                    "kind": probe.kind,
+                    "age_calls": bisect_left(calls, at) - bisect_right(calls, probe.message_index),
+                    "compactions": self.compactions,
+                    "status": verdict.status,
+                    "judge": verdict.judge,
+                    "score": verdict.score,
+                    "layers": list(record["layers"]),
+                    "evidence": verdict.evidence,
+                }
+            )
