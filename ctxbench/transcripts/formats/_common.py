@@ -1,0 +1,249 @@
+"""Shared pieces for the importers: the parse context, text extraction, usage, tool-call linking.
+
+Every importer turns one source file into canonical ``Transcript`` objects. Problems that lose
+nothing essential (a bad JSONL line, an image, a tool result without its call) are reported as
+``TranscriptWarning`` naming ``file:place`` and the import goes on; problems that make the file
+unreadable raise ``InputError``.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ctxbench.transcripts.model import Message, ToolCall, Transcript
+
+IMAGE_PLACEHOLDER = "[image omitted]"
+
+
+class TranscriptWarning(UserWarning):
+    """Something in a source file was skipped or replaced; the message names ``file:place``."""
+
+
+@dataclass
+class Source:
+    """One source file, decoded and parsed: ``data`` is the JSON document, or for JSONL a list of
+    ``(line_number, value)`` pairs, or None for plain text."""
+
+    path: Path
+    text: str
+    kind: Literal["json", "jsonl", "text"]
+    data: Any = None
+
+
+@dataclass
+class ParseContext:
+    """The file being imported, and counters for problems reported once per file (not per block)."""
+
+    path: Path
+    fmt: str
+    _replaced: Counter[str] = field(default_factory=Counter)
+    _first_place: dict[str, str] = field(default_factory=dict)
+
+    def warn(self, where: str | None, problem: str) -> None:
+        location = ":".join(p for p in (str(self.path), where) if p)
+        warnings.warn(f"{location}: {problem}", TranscriptWarning, stacklevel=3)
+
+    def replaced(self, kind: str, where: str) -> None:
+        """Count a non-text block (image, document, ...) replaced by a placeholder."""
+        self._replaced[kind] += 1
+        self._first_place.setdefault(kind, where)
+
+    def flush(self) -> None:
+        for kind, n in sorted(self._replaced.items()):
+            self.warn(self._first_place[kind], f"{n} {kind} block(s) replaced by placeholder text (first one here)")
+        self._replaced.clear()
+        self._first_place.clear()
+
+    def source(self, model: str | None = None, **extra: Any) -> dict[str, Any]:
+        return {"format": self.fmt, "path": str(self.path), "model": model or None, **extra}
+
+
+# --- text --------------------------------------------------------------------------------------------
+
+_TEXT_KEYS = ("text", "input_text", "output_text", "refusal")
+_IMAGE_TYPES = {"image", "image_url", "input_image", "document", "file", "input_file", "input_audio", "audio"}
+
+
+def text_of(content: Any, ctx: ParseContext, where: str) -> str:
+    """Text of a message content: a string, null, or a list of parts (OpenAI or Anthropic style).
+
+    Non-text parts become a placeholder (counted, reported once per file) so the message keeps its
+    place and an approximate size; null becomes "".
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return json.dumps(content, ensure_ascii=False)
+    pieces: list[str] = []
+    for part in content:
+        if isinstance(part, str):
+            pieces.append(part)
+            continue
+        if not isinstance(part, dict):
+            pieces.append(json.dumps(part, ensure_ascii=False))
+            continue
+        kind = str(part.get("type") or "")
+        if kind in _IMAGE_TYPES:
+            ctx.replaced("image" if "image" in kind else kind, where)
+            pieces.append(IMAGE_PLACEHOLDER if "image" in kind else f"[{kind} omitted]")
+        elif kind == "tool_result":  # nested results (Anthropic) keep their text
+            pieces.append(text_of(part.get("content"), ctx, where))
+        else:
+            text = next((part[k] for k in _TEXT_KEYS if isinstance(part.get(k), str)), None)
+            if text is None:
+                ctx.replaced(kind or "unknown", where)
+                text = f"[{kind or 'unknown'} omitted]"
+            pieces.append(text)
+    return "\n".join(pieces)
+
+
+def arguments_text(arguments: Any) -> str:
+    """Tool-call arguments as the raw JSON text the provider saw."""
+    if arguments is None:
+        return ""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+# --- usage -------------------------------------------------------------------------------------------
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def normalize_usage(raw: Any) -> dict[str, int | None] | None:
+    """Provider usage -> ``{"prompt_tokens", "completion_tokens", ...raw parts}``, or None.
+
+    OpenAI style: prompt_tokens / completion_tokens (+ cached tokens). Anthropic style: the prompt is
+    input_tokens + cache_creation_input_tokens + cache_read_input_tokens; the parts are kept. Only
+    flat integer fields are kept so canonical files keep one Arrow schema.
+    """
+    if not isinstance(raw, dict):
+        return None
+    if _int(raw.get("input_tokens")) is not None and _int(raw.get("prompt_tokens")) is None:
+        parts = {k: _int(raw.get(k)) or 0 for k in ("cache_creation_input_tokens", "cache_read_input_tokens")}
+        prompt = _int(raw["input_tokens"]) + sum(parts.values())
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": _int(raw.get("output_tokens")),
+            "input_tokens": _int(raw["input_tokens"]),
+            **parts,
+            "output_tokens": _int(raw.get("output_tokens")),
+        }
+    prompt = _int(raw.get("prompt_tokens"))
+    if prompt is None:
+        return None
+    usage: dict[str, int | None] = {"prompt_tokens": prompt, "completion_tokens": _int(raw.get("completion_tokens"))}
+    if _int(raw.get("total_tokens")) is not None:
+        usage["total_tokens"] = _int(raw["total_tokens"])
+    details = raw.get("prompt_tokens_details")
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else _int(raw.get("cache_read_tokens"))
+    if cached is not None:
+        usage["cached_tokens"] = cached
+    return usage
+
+
+# --- tool calls and results --------------------------------------------------------------------------
+
+
+def openai_tool_calls(raw: Any, fallback_id: str) -> tuple[ToolCall, ...]:
+    """OpenAI ``tool_calls`` ([{id, function: {name, arguments}}]); missing ids are made up stably."""
+    if not isinstance(raw, list):
+        return ()
+    calls: list[ToolCall] = []
+    for j, call in enumerate(raw):
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        calls.append(
+            ToolCall(
+                id=as_str(call.get("id")) or f"{fallback_id}_{j}",
+                name=str(function.get("name") or ""),
+                arguments=arguments_text(function.get("arguments")),
+            )
+        )
+    return tuple(calls)
+
+
+def link_tool_results(messages: list[Message], ctx: ParseContext, transcript_id: str) -> list[Message]:
+    """Make every ``tool`` message answer a call made earlier in the transcript.
+
+    A result without an id (legacy ``role: function``, mini-swe-agent) is linked to the oldest
+    unanswered call with the same name (or the oldest one). A result whose call cannot be found is
+    kept, as a ``user`` message with ``metadata["orphan_tool_result"]`` (its text still counts
+    towards the context), and a warning names the message.
+    """
+    pending: dict[str, str] = {}
+    called: dict[str, str] = {}
+    out: list[Message] = []
+    for i, message in enumerate(messages):
+        if message.role == "assistant":
+            for call in message.tool_calls:
+                pending[call.id] = call.name
+                called[call.id] = call.name
+        elif message.role == "tool":
+            call_id = message.tool_call_id
+            if not call_id:
+                same_name = [c for c, n in pending.items() if message.name and n == message.name]
+                call_id = (same_name or list(pending) or [None])[0]
+            if call_id and call_id in called:
+                pending.pop(call_id, None)
+                message = message.replace(tool_call_id=call_id, name=message.name or called[call_id] or None)
+            else:
+                ctx.warn(
+                    f"{transcript_id}:message {i}",
+                    f"tool result for unknown call {message.tool_call_id!r} kept as a user message",
+                )
+                metadata = {**message.metadata, "orphan_tool_result": message.tool_call_id or ""}
+                message = message.replace(role="user", tool_call_id=None, name=None, metadata=metadata)
+        out.append(message)
+    return out
+
+
+def finish(
+    ctx: ParseContext, transcript_id: str, messages: list[Message], source: dict[str, Any], **metadata: Any
+) -> Transcript:
+    """Link tool results, warn on an empty transcript, and build the ``Transcript``."""
+    if not messages:
+        ctx.warn(transcript_id, "transcript has no messages")
+    messages = link_tool_results(messages, ctx, transcript_id)
+    return Transcript(id=transcript_id, messages=messages, source=source, metadata=metadata)
+
+
+def unique_ids(transcripts: list[Transcript]) -> list[Transcript]:
+    """Make ids unique within one file by suffixing repeats with ``-2``, ``-3``..."""
+    seen: Counter[str] = Counter()
+    for t in transcripts:
+        seen[t.id] += 1
+        if seen[t.id] > 1:
+            t.id = f"{t.id}-{seen[t.id]}"
+    return transcripts
+
+
+def json_path(*parts: str | int) -> str:
+    """``$[3].traj[5]``-style place names for warnings and errors."""
+    out = "$"
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out

@@ -1,0 +1,134 @@
+"""OpenAI chat-completions message lists (JSON or JSONL; mini-swe-agent and most frameworks).
+
+Accepts a list of messages, an object with ``messages`` (mini-swe-agent's ``.traj.json``), JSONL
+with one message per line, or JSONL with one conversation object per line. Handles ``tool_calls``
+and ``role: tool``, the legacy ``function_call`` / ``role: function``, content parts, ``_pin``, and
+per-call usage wherever frameworks keep it (``usage``, ``extra.response.usage``, ``response.usage``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxbench.transcripts.formats._common import (
+    ParseContext,
+    Source,
+    arguments_text,
+    as_str,
+    finish,
+    normalize_usage,
+    openai_tool_calls,
+    text_of,
+    unique_ids,
+)
+from ctxbench.transcripts.model import Message, ToolCall, Transcript
+
+FORMAT = "openai"
+_ROLE_MAP = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+
+
+def _find_usage(message: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """Usage and model name recorded on one assistant message, wherever the framework put them."""
+    holders = [message, message.get("response"), message.get("extra")]
+    extra = message.get("extra")
+    if isinstance(extra, dict):
+        holders.append(extra.get("response"))
+    usage, model = None, None
+    for holder in holders:
+        if isinstance(holder, dict):
+            usage = usage or normalize_usage(holder.get("usage"))
+            model = model or as_str(holder.get("model"))
+    return usage, model
+
+
+def convert_message(raw: Any, index: int, ctx: ParseContext, where: str) -> tuple[Message | None, str | None]:
+    """One OpenAI message -> (Message, model name) ; None for something that is not a message."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("role"), str):
+        ctx.warn(where, "skipped, not a chat message (no role)")
+        return None, None
+    role = raw["role"]
+    content = text_of(raw.get("content"), ctx, where)
+    metadata: dict[str, Any] = {}
+    pinned = bool(raw.get("_pin") or raw.get("pinned"))
+    model = None
+    if role == "function":  # legacy function result: linked by name later
+        return Message("tool", content, name=as_str(raw.get("name")), pinned=pinned), None
+    if role not in _ROLE_MAP:
+        ctx.warn(where, f"unknown role {role!r} read as user")
+        role = "user"
+    role = _ROLE_MAP[role]
+    calls: tuple[ToolCall, ...] = ()
+    if role == "assistant":
+        calls = openai_tool_calls(raw.get("tool_calls"), f"call_{index}")
+        legacy = raw.get("function_call")
+        if isinstance(legacy, dict) and not calls:
+            calls = (ToolCall(f"call_{index}", str(legacy.get("name") or ""), arguments_text(legacy.get("arguments"))),)
+        usage, model = _find_usage(raw)
+        if usage:
+            metadata["usage"] = usage
+    if role == "tool":
+        return (
+            Message(
+                "tool",
+                content,
+                tool_call_id=as_str(raw.get("tool_call_id")),
+                name=as_str(raw.get("name")),
+                pinned=pinned,
+                metadata=metadata,
+            ),
+            None,
+        )
+    return Message(role, content, tool_calls=calls, pinned=pinned, metadata=metadata), model
+
+
+def convert_messages(raws: list[Any], ctx: ParseContext, prefix: str) -> tuple[list[Message], str | None]:
+    """Convert a message list; ``prefix`` names the list in warnings (``$.messages``)."""
+    messages: list[Message] = []
+    model: str | None = None
+    for i, raw in enumerate(raws):
+        message, m_model = convert_message(raw, i, ctx, f"{prefix}[{i}]")
+        if message is not None:
+            messages.append(message)
+            model = model or m_model
+    return messages, model
+
+
+def _config_model(doc: dict[str, Any]) -> str | None:
+    """Model name from the conversation object (``model``, or mini-swe-agent's ``info.config.model``)."""
+    if as_str(doc.get("model")):
+        return doc["model"]
+    config = (doc.get("info") or {}).get("config") if isinstance(doc.get("info"), dict) else None
+    model = config.get("model") if isinstance(config, dict) else None
+    return as_str(model.get("model_name")) if isinstance(model, dict) else None
+
+
+def _conversation(doc: dict[str, Any], tid: str, ctx: ParseContext, prefix: str) -> Transcript:
+    messages, model = convert_messages(doc["messages"], ctx, f"{prefix}.messages")
+    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    metadata = {k: info[k] for k in ("exit_status",) if isinstance(info.get(k), str)}
+    return finish(ctx, tid, messages, ctx.source(_config_model(doc) or model), **metadata)
+
+
+def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
+    stem = source.path.stem.removesuffix(".traj")
+    if source.kind == "json":
+        doc = source.data
+        if isinstance(doc, dict):
+            return [_conversation(doc, stem, ctx, "$")]
+        messages, model = convert_messages(doc, ctx, "$")
+        return [finish(ctx, stem, messages, ctx.source(model))]
+    rows = source.data
+    if all(isinstance(v, dict) and isinstance(v.get("messages"), list) for _, v in rows):
+        out = []
+        for k, (line, doc) in enumerate(rows):
+            name = as_str(doc.get("id")) or as_str(doc.get("instance_id")) or str(k)
+            out.append(_conversation(doc, f"{stem}#{name}", ctx, f"line {line}:$"))
+        return unique_ids(out)
+    messages: list[Message] = []
+    model = None
+    for i, (line, raw) in enumerate(rows):
+        message, m_model = convert_message(raw, i, ctx, f"line {line}")
+        if message is not None:
+            messages.append(message)
+            model = model or m_model
+    return [finish(ctx, stem, messages, ctx.source(model))]

@@ -1,0 +1,97 @@
+"""SWE-agent ``.traj`` files: ``history`` (the real messages) and/or ``trajectory`` (steps).
+
+``history`` is preferred: it holds what the model saw, with roles, ``tool_calls`` and
+``tool_call_ids`` (function-calling agents) or thought+action text (older agents). Only when it is
+missing are messages rebuilt from ``trajectory`` steps (response, then observation). Token counts in
+``info.model_stats`` are totals, not per call, so they go to the transcript metadata, not to usage.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ctxbench.transcripts.formats._common import (
+    ParseContext,
+    Source,
+    as_str,
+    finish,
+    normalize_usage,
+    openai_tool_calls,
+    text_of,
+)
+from ctxbench.transcripts.model import Message, Transcript
+
+FORMAT = "swe-agent"
+
+
+def _model_name(doc: dict[str, Any]) -> str | None:
+    config = doc.get("replay_config")
+    if isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except json.JSONDecodeError:
+            return None
+    agent = config.get("agent") if isinstance(config, dict) else None
+    model = agent.get("model") if isinstance(agent, dict) else None
+    return as_str(model.get("name")) if isinstance(model, dict) else None
+
+
+def _history_message(raw: Any, i: int, ctx: ParseContext) -> Message | None:
+    where = f"$.history[{i}]"
+    if not isinstance(raw, dict) or raw.get("role") not in ("system", "user", "assistant", "tool"):
+        ctx.warn(where, "skipped, not a history message")
+        return None
+    role = raw["role"]
+    content = text_of(raw.get("content"), ctx, where)
+    if role == "assistant" and not content and (raw.get("thought") or raw.get("action")):
+        content = "\n".join(str(raw.get(k) or "") for k in ("thought", "action")).strip()
+    metadata: dict[str, Any] = {}
+    for key in ("message_type", "agent"):
+        if as_str(raw.get(key)):
+            metadata[key] = raw[key]
+    if raw.get("is_demo"):
+        metadata["is_demo"] = True
+    if role == "assistant":
+        calls = openai_tool_calls(raw.get("tool_calls"), f"call_{i}")
+        usage = normalize_usage(raw.get("usage"))
+        if usage:
+            metadata["usage"] = usage
+        return Message("assistant", content, tool_calls=calls, metadata=metadata)
+    if role == "tool":
+        ids = raw.get("tool_call_ids") or []
+        call_id = as_str(raw.get("tool_call_id")) or (ids[0] if ids and isinstance(ids[0], str) else None)
+        return Message("tool", content, tool_call_id=call_id, metadata=metadata)
+    return Message(role, content, metadata=metadata)
+
+
+def _from_trajectory(steps: list[Any], ctx: ParseContext) -> list[Message]:
+    messages: list[Message] = []
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            ctx.warn(f"$.trajectory[{i}]", "skipped, not a step object")
+            continue
+        response = text_of(step.get("response"), ctx, f"$.trajectory[{i}]")
+        if not response:
+            response = "\n".join(str(step.get(k) or "") for k in ("thought", "action")).strip()
+        messages.append(Message("assistant", response, metadata={"from": "trajectory"}))
+        messages.append(Message("user", text_of(step.get("observation"), ctx, f"$.trajectory[{i}]")))
+    return messages
+
+
+def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
+    doc = source.data
+    stem = source.path.stem
+    history = doc.get("history")
+    if isinstance(history, list) and history:
+        messages = [m for i, raw in enumerate(history) if (m := _history_message(raw, i, ctx))]
+    else:
+        messages = _from_trajectory(doc.get("trajectory") or [], ctx)
+    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+    metadata = {
+        "exit_status": as_str(info.get("exit_status")),
+        "model_stats": {k: v for k, v in stats.items() if isinstance(v, int | float)},
+    }
+    agent = next((m.metadata["agent"] for m in messages if "agent" in m.metadata), None)
+    return [finish(ctx, stem, messages, ctx.source(_model_name(doc), agent=agent), **metadata)]
