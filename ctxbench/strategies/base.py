@@ -26,6 +26,7 @@ class StrategyContext:
     events: list[dict[str, Any]] = field(default_factory=list)
     layers_applied: list[str] = field(default_factory=list)
     state: str | None = None
+    shared: dict[str, Any] = field(default_factory=dict)  # per-replay state layers share (e.g. a circuit breaker)
 
     def emit(self, event: dict[str, Any]) -> None:
         self.events.append({"call": self.call_index, **event})

@@ -63,13 +63,16 @@ class Step:
 
     ``when``: run only when used / base >= when (None: always). ``of``: the base is the
     effective budget (window - reserved) or the raw window. ``from_attempt``: for reactive
-    steps, run only from this retry attempt on (0 = the first overflow).
+    steps, run only from this retry attempt on (0 = the first overflow). ``always_report``:
+    recount and emit ``context.status`` after the layer ran even if it changed nothing
+    (DB-GPT reports every layer it runs).
     """
 
     layer: Layer
     when: float | None = None
     of: Literal["budget", "window"] = "budget"
     from_attempt: int = 0
+    always_report: bool = False
 
     @classmethod
     def coerce(cls, value: Step | Mapping[str, Any] | Layer) -> Step:
@@ -90,7 +93,11 @@ class LayeredStrategy(Strategy):
         thresholds: Mapping[str, float] | None = None,
         overflow_patterns: Sequence[str] = DEFAULT_OVERFLOW_PATTERNS,
         name: str = "layered",
+        prepare: Sequence[Layer] = (),
     ) -> None:
+        # Layers that rewrite what arrived before the first count (e.g. tool-result snapshots):
+        # not compaction, so they emit no status event and are not recorded as layers.
+        self.prepare = list(prepare)
         self.proactive = [Step.coerce(s) for s in proactive]
         self.reactive = [Step.coerce(s) for s in reactive]
         self.max_retries = max_retries
@@ -143,6 +150,8 @@ class LayeredStrategy(Strategy):
                 continue
             result = step.layer.apply(messages, ctx)
             if result is messages:
+                if step.always_report:
+                    used = self.status(messages, ctx, step.layer.name)
                 continue
             messages = result
             ctx.mark_layer(step.layer.name)
@@ -151,6 +160,8 @@ class LayeredStrategy(Strategy):
 
     # --- the Strategy interface ------------------------------------------------------
     def before_call(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
+        for layer in self.prepare:
+            messages = layer.apply(messages, ctx)
         return self._run(self.proactive, messages, ctx, attempt=None)
 
     def is_overflow(self, error: ContextOverflowError) -> bool:
