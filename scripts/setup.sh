@@ -8,3 +8,5 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
 fi
 .venv/bin/python -m pip install --quiet -e ".[dev]"
+# Tokenizer files only: their declared deps (torch extras, hub clients, an old numpy pin) are not needed.
+.venv/bin/python -m pip install --quiet --no-deps llama-models==0.3.0 mistral-common==1.13.1
