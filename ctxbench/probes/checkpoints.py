@@ -10,7 +10,7 @@ from typing import Any
 
 from ctxbench.judges.base import Judge
 from ctxbench.strategies.base import StrategyContext
-from ctxbench.transcripts.model import Message, Probe
+from ctxbench.transcripts.model import Message, Probe, Transcript
 
 
 @dataclass(frozen=True)
@@ -30,11 +30,26 @@ class ProbeObserver:
         self.rows: list[dict[str, Any]] = []
         self.compactions = 0
         self._needed_at: dict[int, list[Probe]] = {}
+        self._index_of: dict[int, int] = {}
         for probe in self.probes:
             if probe.needed_at is not None:
                 self._needed_at.setdefault(probe.needed_at, []).append(probe)
 
+    def bind(self, transcript: Transcript) -> None:
+        """Remember the transcript's original messages by identity (see _without_echoes)."""
+        self._index_of = {id(m): i for i, m in enumerate(transcript.messages)}
+
+    def _without_echoes(self, probe: Probe, working: Sequence[Message]) -> Sequence[Message]:
+        """The context minus verbatim messages from where the agent needed the fact on:
+        those restate the fact, and retention is about the original statement surviving."""
+        if probe.needed_at is None:
+            return working
+        index_of = self._index_of
+        return [m for m in working if index_of.get(id(m), -1) < probe.needed_at]
+
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
+        if not self._index_of:
+            self.bind(ctx.transcript)
         if record["layers"]:
             self.compactions += 1
         at = record["message_index"]
@@ -60,7 +75,7 @@ class ProbeObserver:
             self.judge.forget_except(working)
         at = record["message_index"]
         for probe in probes:
-            verdict = self.judge.judge(probe, working)
+            verdict = self.judge.judge(probe, self._without_echoes(probe, working))
             self.rows.append(
                 {
                     "checkpoint": why,

@@ -21,19 +21,15 @@ def read_transcripts(path: str | Path) -> Iterator[Transcript]:
     """Yield the transcripts of one canonical file; a bad line is an ``InputError``."""
     path = Path(path)
     try:
-        handle = path.open("r", encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
     with handle:
-        line_no = 0
-        while True:
-            line_no += 1
+        for line_no, raw in enumerate(handle, start=1):
             try:
-                line = handle.readline()
+                line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise InputError(path, f"line {line_no}", f"invalid UTF-8 ({exc.reason})") from None
-            if not line:
-                return
+                raise InputError(path, f"line {line_no}", f"invalid UTF-8 at byte {exc.start} ({exc.reason})") from None
             if not line.strip():
                 continue
             try:

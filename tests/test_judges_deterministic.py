@@ -1,0 +1,95 @@
+import json
+
+from ctxbench.judges.deterministic import DeterministicJudge, normalise
+from ctxbench.probes.metrics import retention_metrics
+from ctxbench.transcripts.model import Message, Probe
+
+PROBE = Probe("p", "Which port?", "47213", "recall", 1)
+
+
+def test_kept_verbatim_fact_is_scored_kept():
+    working = [Message("system", "s"), Message("user", "The dev server listens on port 47213.")]
+    assert DeterministicJudge().judge(PROBE, working).status == "kept"
+
+
+def test_dropped_fact_is_scored_lost():
+    working = [Message("system", "s"), Message("user", "The dev server listens on port 47214.")]
+    assert DeterministicJudge().judge(PROBE, working).status == "lost"
+
+
+def test_fact_behind_a_snapshot_pointer_is_scored_recoverable(tmp_path):
+    snapshot = tmp_path / "step_003_sql_query.json"
+    snapshot.write_text(json.dumps({"step": 3, "observation": "server on port 47213\n中文"}), encoding="utf-8")
+    working = [Message("user", f"Observation: server on ... [truncated, full detail at: {snapshot}]")]
+    verdict = DeterministicJudge().judge(PROBE, working)
+    assert verdict.status == "recoverable" and verdict.evidence == str(snapshot)
+    # A pointer to a snapshot without the fact does not make it recoverable.
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"observation": "nothing here"}), encoding="utf-8")
+    assert DeterministicJudge().judge(PROBE, [Message("user", f"[Full detail available at: {other}]")]).status == "lost"
+
+
+def test_matching_is_case_and_space_insensitive_and_sees_tool_call_arguments():
+    probe = Probe("p", "Which file?", "src/App Config.py", "artifact", 0)
+    from ctxbench.transcripts.model import ToolCall
+
+    working = [Message("assistant", "", tool_calls=(ToolCall("a", "read_file", '{"path": "SRC/app   config.py"}'),))]
+    assert DeterministicJudge().judge(probe, working).status == "kept"
+    assert normalise("  A\n\tB ") == "a b"
+
+
+def test_retention_metrics_name_the_layer_that_dropped_a_fact():
+    rows = [
+        {
+            "checkpoint": "periodic",
+            "call": 1,
+            "probe": "p",
+            "kind": "recall",
+            "age_calls": 1,
+            "compactions": 0,
+            "status": "kept",
+            "layers": [],
+        },
+        {
+            "checkpoint": "compaction",
+            "call": 5,
+            "probe": "p",
+            "kind": "recall",
+            "age_calls": 5,
+            "compactions": 1,
+            "status": "lost",
+            "layers": ["layer2"],
+        },
+        {
+            "checkpoint": "end",
+            "call": 9,
+            "probe": "p",
+            "kind": "recall",
+            "age_calls": 9,
+            "compactions": 1,
+            "status": "lost",
+            "layers": [],
+        },
+        {
+            "checkpoint": "end",
+            "call": 9,
+            "probe": "q",
+            "kind": "decision",
+            "age_calls": 2,
+            "compactions": 1,
+            "status": "kept",
+            "layers": [],
+        },
+    ]
+    m = retention_metrics(rows, {"p": "47213", "q": "because"})
+    assert m["retention"] == 0.5 and m["retention_by_kind"] == {"decision": 1.0, "recall": 0.0}
+    assert m["dropped"] == [
+        {
+            "probe": "p",
+            "kind": "recall",
+            "answer": "47213",
+            "status": "lost",
+            "first_missing_call": 5,
+            "layers": ["layer2"],
+        }
+    ]
