@@ -59,8 +59,7 @@ def load_source(path: str | Path) -> Source:
 
 
 def _jsonl_rows(path: Path, text: str) -> list[tuple[int, Any]] | None:
-    """Parse JSONL, skipping bad lines with a warning; None when this is not JSONL at all
-    (fewer than two non-empty lines, or no line is a JSON object)."""
+    """Parse JSONL, skipping bad lines with a warning; None when this is not JSONL at all."""
     lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
     if len(lines) < 2:
         return None
@@ -73,7 +72,11 @@ def _jsonl_rows(path: Path, text: str) -> list[tuple[int, Any]] | None:
             bad.append((n, f"{exc.msg}, column {exc.colno}"))
             continue
         rows.append((n, value))
-    if not any(isinstance(v, dict) for _, v in rows):
+    # Pretty-printed JSON cut short has a few lines that parse on their own; real JSONL starts with an
+    # object line or has mostly object lines.
+    objects = sum(isinstance(v, dict) for _, v in rows)
+    starts_with_object = bool(rows) and rows[0][0] == lines[0][0] and isinstance(rows[0][1], dict)
+    if not (starts_with_object or objects * 2 >= len(lines)):
         return None
     for n, problem in bad:
         warnings.warn(f"{path}:line {n}: skipped, not valid JSON ({problem})", TranscriptWarning, stacklevel=2)
