@@ -454,3 +454,8 @@ def test_cli_reports_bad_file_and_keeps_others(tmp_path: Path, capsys: pytest.Ca
     assert len(failed) == 1 and "broken.json" in failed[0]
     assert (out / "react_dbgpt.jsonl").exists() and not (out / "broken.jsonl").exists()
     assert main(["import", str(src), "--out", str(out), "--format", "react"]) == 1  # broken.json still fails
+    capsys.readouterr()
+    assert main(["import", str(src / "react_dbgpt.txt"), str(src / "missing.json"), "--out", str(out)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("FAILED") and "missing.json: no such file or directory" in lines[0]
+    assert lines[1].startswith("ok") and "format=react" in lines[1]

@@ -84,12 +84,19 @@ def cli(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     out_dir: Path = args.out
     started = time.perf_counter()
-    files = expand_paths(args.paths, exclude=out_dir.resolve())
+    files: list[tuple[Path, Path]] = []
+    failed = 0
+    for given in args.paths:  # a missing path is one failed line, not the end of the run
+        try:
+            files += expand_paths([given], exclude=out_dir.resolve())
+        except InputError as exc:
+            failed += 1
+            print(f"FAILED  {exc}")
     if not files:
         print("ctxbench import: no source files found", file=sys.stderr)
         return 1
     taken: set[Path] = set()
-    ok = failed = n_transcripts = n_messages = n_usage = 0
+    ok = n_transcripts = n_messages = n_usage = 0
     for path, root in files:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TranscriptWarning)
