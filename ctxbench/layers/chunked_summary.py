@@ -1,0 +1,327 @@
+"""Strategy 4 of the 5-layer strategy: a full LLM summary of the history in Claude Code's nine
+sections, chunked as OpenClaw chunks it, partial summaries merged by a second call.
+
+What is summarised: everything but the system messages, the first user message, pinned
+messages and the recent N = min(6, floor(total/3)) messages (the same split as pruning). Prune
+notices are expanded back to the messages they replaced, so a summary after a prune still sees
+the pruned history. Output: kept head + one summary message + recent messages, tool pairs
+repaired. The summary message is pinned so a later prune keeps it; a later summary takes the
+earlier one as part of its source and replaces it (OpenClaw's previousSummary).
+
+Chunking (reference.md 1b; OpenClaw's compaction planning): a history over 50,000 chars with at
+least ``min_messages_for_split`` (4) messages is split into ``parts`` chunks by token share,
+``parts = max(DEFAULT_PARTS 2, ceil(tokens / effective_chunk_tokens))`` capped at 4, where
+``effective_chunk_tokens = (window x adaptive_ratio - SUMMARIZATION_OVERHEAD_TOKENS 4096) /
+SAFETY_MARGIN 1.2`` and the adaptive ratio starts at BASE_CHUNK_RATIO 0.4 and falls toward
+MIN_CHUNK_RATIO 0.15 when the average message is over 10% of the window. A chunk boundary never
+falls between an assistant's tool calls and their results. Tokens come from the strategy's
+estimator (the EMA estimator in configs/strategy/five_layer.yaml).
+
+Each summariser call is tried up to ``attempts`` (3) times; the backoff a real system would
+sleep (500-5000 ms doubling, jitter 0.2) is computed deterministically and recorded in the
+event, never slept in a replay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxbench.layers.base import Layer
+from ctxbench.layers.prune_history import PRUNED_KEY, split_history
+from ctxbench.layers.tool_pairs import repair_tool_pairs
+from ctxbench.llm.base import SummariserError, SummaryRequest
+from ctxbench.strategies.base import StrategyContext
+from ctxbench.tokens.estimators import Estimator
+from ctxbench.transcripts.model import Message
+
+SECTIONS: tuple[str, ...] = (
+    "Primary Request and Intent",
+    "Key Technical Concepts",
+    "Files and Code Sections",
+    "Errors and fixes",
+    "Problem Solving",
+    "All user messages",
+    "Pending Tasks",
+    "Current Work",
+    "Optional Next Step",
+)
+PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts"
+SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:"
+SUMMARY_KEY = "five_layer_summary"
+NO_RETRY_KINDS = ("overflow",)  # the same oversized input fails the same way: go to the next level instead
+
+
+def load_prompt(name: str) -> tuple[str, str]:
+    """(prompt text, short sha256) of a versioned prompt file under ctxbench/prompts/."""
+    text = (PROMPT_DIR / name).read_text(encoding="utf-8")
+    return text, hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def expand_pruned(messages: Sequence[Message]) -> list[Message]:
+    """Replace prune notices by the messages they stand for (recursively)."""
+    out: list[Message] = []
+    for message in messages:
+        pruned = message.metadata.get(PRUNED_KEY)
+        if pruned:
+            out.extend(expand_pruned([Message.from_dict(d) for d in pruned]))
+        else:
+            out.append(message)
+    return out
+
+
+def render(messages: Sequence[Message]) -> str:
+    """``[role]: content`` lines, tool calls and tool names spelled out."""
+    parts = []
+    for m in messages:
+        label = f"tool {m.name}" if m.role == "tool" and m.name else m.role
+        text = f"[{label}]: {m.content}" if m.content else f"[{label}]:"
+        calls = "".join(f"\n[tool call {c.name}]: {c.arguments}" for c in m.tool_calls)
+        parts.append(text + calls)
+    return "\n\n".join(parts)
+
+
+def tool_groups(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """[start, end) spans that may not be split: an assistant with tool calls runs until all its
+    calls have results (anything in between stays with it); other messages stand alone."""
+    spans: list[tuple[int, int]] = []
+    start, pending = 0, set()
+    for i, m in enumerate(messages):
+        if m.role == "assistant":
+            pending = {c.id for c in m.tool_calls}
+        elif m.role == "tool":
+            pending.discard(m.tool_call_id)
+        if not pending:
+            spans.append((start, i + 1))
+            start = i + 1
+    if start < len(messages):
+        spans.append((start, len(messages)))
+    return spans
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    base_chunk_ratio: float = 0.4
+    min_chunk_ratio: float = 0.15
+    safety_margin: float = 1.2
+    default_parts: int = 2
+    min_messages_for_split: int = 4
+    summarization_overhead_tokens: int = 4096
+    chunk_threshold_chars: int = 50_000
+    max_chunks: int = 4
+
+    def adaptive_ratio(self, tokens: Sequence[int], window: int) -> float:
+        if not tokens:
+            return self.base_chunk_ratio
+        avg_ratio = sum(tokens) / len(tokens) * self.safety_margin / window
+        if avg_ratio > 0.1:
+            reduction = min(avg_ratio * 2, self.base_chunk_ratio - self.min_chunk_ratio)
+            return max(self.min_chunk_ratio, self.base_chunk_ratio - reduction)
+        return self.base_chunk_ratio
+
+    def chunk_tokens(self, tokens: Sequence[int], window: int) -> int:
+        """The effective token budget of one chunk (after overhead and safety margin)."""
+        ratio = self.adaptive_ratio(tokens, window)
+        max_chunk = max(1, math.floor(window * ratio) - self.summarization_overhead_tokens)
+        return max(1, math.floor(max_chunk / self.safety_margin))
+
+    def split(self, messages: Sequence[Message], estimator: Estimator, window: int) -> list[list[Message]]:
+        messages = list(messages)
+        chars = sum(m.char_count for m in messages)
+        if chars <= self.chunk_threshold_chars or len(messages) < max(2, self.min_messages_for_split):
+            return [messages] if messages else []
+        tokens = [estimator.message(m) for m in messages]
+        total = sum(tokens)
+        parts = max(self.default_parts, math.ceil(total / self.chunk_tokens(tokens, window)))
+        parts = min(parts, self.max_chunks, len(messages))
+        if parts <= 1:
+            return [messages]
+        target = total / parts
+        chunks: list[list[Message]] = []
+        chunk_start, current = 0, 0
+        for start, end in tool_groups(messages):
+            size = sum(tokens[start:end])
+            if start > chunk_start and len(chunks) < parts - 1 and current + size > target:
+                chunks.append(messages[chunk_start:start])
+                chunk_start, current = start, 0
+            current += size
+        chunks.append(messages[chunk_start:])
+        return chunks
+
+
+@dataclass
+class SummaryRun:
+    """What one summarisation did: calls, failures, backoff a real system would have slept."""
+
+    calls: int = 0
+    attempts: int = 0
+    failures: list[str] = field(default_factory=list)
+    backoff_ms: list[int] = field(default_factory=list)
+    chunks: int = 0
+    merged: bool = False
+
+
+class ChunkedSummary(Layer):
+    name = "chunked_summary"
+
+    def __init__(
+        self,
+        max_recent: int = 6,
+        attempts: int = 3,
+        backoff_min_ms: int = 500,
+        backoff_max_ms: int = 5000,
+        backoff_jitter: float = 0.2,
+        max_summary_tokens: int = 2000,
+        summary_prompt: str = "five_layer_summary.txt",
+        merge_prompt: str = "five_layer_merge.txt",
+        chunking: dict[str, Any] | None = None,
+        context_window: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.max_recent = max_recent
+        self.attempts = max(1, int(attempts))
+        self.backoff = (backoff_min_ms, backoff_max_ms, backoff_jitter)
+        self.max_summary_tokens = max_summary_tokens
+        self.summary_prompt, self.summary_sha = load_prompt(summary_prompt)
+        self.merge_prompt, self.merge_sha = load_prompt(merge_prompt)
+        self.plan = ChunkPlan(**(chunking or {}))
+        self.context_window = context_window
+        self.seed = seed
+
+    # --- calls -------------------------------------------------------------------
+    def backoff_ms(self, attempt: int, rng: random.Random) -> int:
+        """The delay before retry ``attempt`` (1-based): doubling from min, capped, +-jitter."""
+        low, high, jitter = self.backoff
+        base = min(high, low * 2 ** (attempt - 1))
+        return int(min(high, max(low, base * (1 + jitter * (2 * rng.random() - 1)))))
+
+    def call(self, ctx: StrategyContext, request: SummaryRequest, run: SummaryRun) -> str:
+        """One summariser call with retries; raises the last SummariserError."""
+        summariser = ctx.summariser
+        if summariser is None:
+            raise SummariserError("error", "no summariser configured")
+        rng = random.Random(f"{self.seed}:{ctx.call_index}:{run.calls}")
+        run.calls += 1
+        for attempt in range(1, self.attempts + 1):
+            run.attempts += 1
+            try:
+                text = summariser.summarise(request)
+                if not text.strip():
+                    raise SummariserError("empty", "summariser returned no text")
+                if _missing(text, request.sections):
+                    raise SummariserError("malformed", "summary lacks required sections")
+                return text
+            except SummariserError as error:
+                run.failures.append(error.kind)
+                if attempt == self.attempts or error.kind in NO_RETRY_KINDS:
+                    raise
+                run.backoff_ms.append(self.backoff_ms(attempt, rng))
+        raise AssertionError("unreachable")
+
+    def summarise(self, ctx: StrategyContext, messages: Sequence[Message], run: SummaryRun) -> str:
+        """Chunked summary of ``messages`` (merge call when there is more than one chunk)."""
+        window = self.window(ctx)
+        chunks = self.plan.split(messages, ctx.estimator, window)
+        run.chunks = len(chunks)
+        purpose = "five_layer_chunk" if len(chunks) > 1 else "five_layer_summary"
+        partials = [self.call(ctx, self.request(render(chunk), purpose), run) for chunk in chunks]
+        if len(partials) == 1:
+            return partials[0]
+        labelled = []
+        for i, text in enumerate(partials):
+            where = "oldest messages" if i == 0 else "most recent messages" if i == len(partials) - 1 else ""
+            label = f"[Chunk {i + 1} — {where}]" if where else f"[Chunk {i + 1}/{len(partials)}]"
+            labelled.append(f"{label}\n{text}")
+        run.merged = True
+        merge = SummaryRequest(
+            instructions=self.merge_prompt,
+            source_text="\n\n".join(labelled),
+            sections=SECTIONS,
+            max_tokens=self.max_summary_tokens,
+            purpose="five_layer_merge",
+        )
+        return self.call(ctx, merge, run)
+
+    def request(self, source: str, purpose: str) -> SummaryRequest:
+        return SummaryRequest(
+            instructions=self.summary_prompt,
+            source_text=source,
+            sections=SECTIONS,
+            max_tokens=self.max_summary_tokens,
+            purpose=purpose,
+        )
+
+    def window(self, ctx: StrategyContext) -> int:
+        return max(1, int(self.context_window or ctx.model.context_window))
+
+    # --- the layer -----------------------------------------------------------------
+    def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
+        kept_head, middle, recent = split_history(messages, self.max_recent)
+        if not middle:
+            return messages
+        # An earlier summary is pinned (pruning keeps it); a new summary absorbs and replaces it.
+        previous = [i for i in kept_head if SUMMARY_KEY in messages[i].metadata]
+        kept_head = [i for i in kept_head if i not in previous]
+        source = expand_pruned([messages[i] for i in sorted(previous + middle)])
+        usage_before = len(getattr(ctx.summariser, "usage", []) or [])
+        run = SummaryRun()
+        text, level, extra = self.produce(ctx, source, run)
+        event = {
+            "type": "five_layer.summary",
+            "layer": self.name,
+            "level": level,
+            "summarised": len(source),
+            "chunks": run.chunks,
+            "merged": run.merged,
+            "calls": run.calls,
+            "attempts": run.attempts,
+            "failures": run.failures,
+            "backoff_ms": run.backoff_ms,
+            "backoff_ms_total": sum(run.backoff_ms),
+            "prompt_sha": {"summary": self.summary_sha, "merge": self.merge_sha},
+            "usage": _usage(ctx.summariser, usage_before),
+            **extra,
+        }
+        if text is None:
+            ctx.emit(event)
+            return messages
+        summary = Message(
+            role="user",
+            content=f"{SUMMARY_PREFIX}\n<summary>\n{text}\n</summary>",
+            pinned=True,
+            metadata={"compacted_by": [self.name], SUMMARY_KEY: {"level": level, "messages": len(source)}},
+        )
+        event["summary_chars"] = len(text)
+        ctx.emit(event)
+        return repair_tool_pairs([messages[i] for i in kept_head] + [summary] + [messages[i] for i in recent])
+
+    def produce(
+        self, ctx: StrategyContext, source: list[Message], run: SummaryRun
+    ) -> tuple[str | None, int | None, dict[str, Any]]:
+        """(summary text or None when it failed, level reached, extra event fields)."""
+        try:
+            return self.summarise(ctx, source, run), 1, {}
+        except SummariserError as error:
+            return None, None, {"failed": error.kind}
+
+
+def _missing(text: str, sections: tuple[str, ...]) -> bool:
+    from ctxbench.llm.summariser import missing_sections  # the one shared definition of a section heading
+
+    return bool(missing_sections(text, sections))
+
+
+def _usage(summariser: Any, before: int) -> dict[str, Any]:
+    records = list(getattr(summariser, "usage", []) or [])[before:]
+    return {
+        "records": len(records),
+        "prompt_tokens": sum(int(r.get("prompt_tokens") or 0) for r in records),
+        "completion_tokens": sum(int(r.get("completion_tokens") or 0) for r in records),
+        "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in records), 6),
+        "faults": sum(1 for r in records if r.get("fault")),
+    }

@@ -1,0 +1,70 @@
+"""Strategy 5 of the 5-layer strategy: the summary degrades instead of failing (OpenClaw's
+``summarizeWithFallback``). This layer is strategy 4 (``ChunkedSummary``) plus the fallbacks,
+so configs/strategy/five_layer.yaml uses it alone for strategies 4 and 5.
+
+* Level 1: the full chunked summary, each call tried 3 times (backoff recorded, not slept).
+* Level 2: messages whose estimated tokens x SAFETY_MARGIN 1.2 exceed 0.5 x window are left out
+  (with the tool batch they belong to, so no call is summarised without its result) and noted
+  as ``[Large {role} (~NK tokens) omitted from summary]``; the rest is summarised. Skipped when
+  nothing is oversized: the same input would fail the same way.
+* Level 3: the bare notice ``Context contained N messages (M oversized). Summary unavailable
+  due to size limits.``
+
+The ``five_layer.summary`` event records the level reached, the failures, the backoff and the
+summariser's usage and cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ctxbench.layers.chunked_summary import ChunkedSummary, SummaryRun, tool_groups
+from ctxbench.llm.base import SummariserError
+from ctxbench.strategies.base import StrategyContext
+from ctxbench.tokens.estimators import Estimator
+from ctxbench.transcripts.model import Message
+
+OVERSIZED_SHARE = 0.5
+OVERSIZED_NOTE = "[Large {role} (~{k}K tokens) omitted from summary]"
+BARE_NOTICE = "Context contained {n} messages ({m} oversized). Summary unavailable due to size limits."
+
+
+def oversized_plan(
+    messages: Sequence[Message], estimator: Estimator, window: int, safety_margin: float = 1.2
+) -> tuple[list[Message], list[str]]:
+    """(messages small enough to summarise, notes for the oversized ones)."""
+    threshold = window * OVERSIZED_SHARE
+    tokens = [estimator.message(m) for m in messages]
+    small: list[Message] = []
+    notes: list[str] = []
+    for start, end in tool_groups(messages):
+        big = [i for i in range(start, end) if tokens[i] * safety_margin > threshold]
+        notes.extend(OVERSIZED_NOTE.format(role=messages[i].role, k=round(tokens[i] / 1000)) for i in big)
+        drop_batch = any(messages[i].role in ("assistant", "tool") for i in big)
+        for i in range(start, end):
+            if i in big or (drop_batch and messages[i].role in ("assistant", "tool")):
+                continue
+            small.append(messages[i])
+    return small, notes
+
+
+class DegradedSummary(ChunkedSummary):
+    name = "degraded_summary"
+
+    def produce(
+        self, ctx: StrategyContext, source: list[Message], run: SummaryRun
+    ) -> tuple[str | None, int | None, dict[str, Any]]:
+        try:
+            return self.summarise(ctx, source, run), 1, {}
+        except SummariserError as error:
+            first = error.kind
+        small, notes = oversized_plan(source, ctx.estimator, self.window(ctx), self.plan.safety_margin)
+        extra: dict[str, Any] = {"failed": first, "oversized": len(notes)}
+        if notes and small:
+            try:
+                text = self.summarise(ctx, small, run)
+                return text + "\n\n" + "\n".join(notes), 2, extra
+            except SummariserError as error:
+                extra["failed_level2"] = error.kind
+        return BARE_NOTICE.format(n=len(source), m=len(notes)), 3, extra

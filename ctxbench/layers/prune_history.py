@@ -1,0 +1,97 @@
+"""Strategy 3 of the 5-layer strategy: message-history pruning (on an overflow error, and
+preemptively when the estimate passes PREEMPTIVE_OVERFLOW_RATIO x window).
+
+Kept: every system message, the first user message, pinned messages (``Message.pinned``, the
+document's ``_pin: true``), the last N = min(6, floor(total/3)) messages and the current (last)
+message; a recent block that would start with tool results is extended back to their assistant
+call, so the current message is never dropped as an orphan. The pruned middle becomes one notice ``[context compacted: X earlier messages removed]``
+placed just before the recent messages; then orphaned tool pairs are repaired so the request
+stays valid (a tool result whose call was pruned is dropped; a call whose result was pruned is
+stripped from its assistant message).
+
+The notice carries the pruned messages in ``metadata["pruned_messages"]`` (never sent to the
+provider): a later LLM summary (strategies 4-5) summarises them, as OpenClaw summarises from the
+session transcript rather than from the pruned view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ctxbench.layers.base import Layer
+from ctxbench.layers.tool_pairs import repair_tool_pairs
+from ctxbench.strategies.base import StrategyContext
+from ctxbench.transcripts.model import Message
+
+NOTICE_TEMPLATE = "[context compacted: {removed} earlier messages removed]"
+PRUNED_KEY = "pruned_messages"
+
+
+def recent_count(total: int, max_recent: int = 6) -> int:
+    """N = min(6, floor(total / 3))."""
+    return min(max_recent, total // 3)
+
+
+def head_indices(messages: Sequence[Message]) -> set[int]:
+    """System messages, the first user message and pinned messages: never pruned or summarised."""
+    keep = {i for i, m in enumerate(messages) if m.role == "system" or m.pinned}
+    first_user = next((i for i, m in enumerate(messages) if m.role == "user"), None)
+    if first_user is not None:
+        keep.add(first_user)
+    return keep
+
+
+def split_history(messages: Sequence[Message], max_recent: int = 6) -> tuple[list[int], list[int], list[int]]:
+    """(kept head indices, middle indices to remove, recent indices incl. the current message)."""
+    total = len(messages)
+    recent_start = total - max(1, recent_count(total, max_recent)) if total else 0
+    # A recent block starting with tool results takes their assistant call along, so the current
+    # message never loses its call to the orphan repair.
+    while 0 < recent_start < total and messages[recent_start].role == "tool":
+        recent_start -= 1
+    head = head_indices(messages)
+    kept_head = sorted(i for i in head if i < recent_start)
+    middle = [i for i in range(recent_start) if i not in head]
+    return kept_head, middle, list(range(recent_start, total))
+
+
+def pruned_payload(removed: Sequence[Message]) -> list[dict[str, Any]]:
+    return [m.to_dict() for m in removed]
+
+
+class PruneHistory(Layer):
+    name = "prune_history"
+
+    def __init__(self, max_recent: int = 6, notice_role: str = "user") -> None:
+        if notice_role not in ("user", "assistant", "system"):
+            raise ValueError(f"notice_role must be user, assistant or system, got {notice_role!r}")
+        self.max_recent = max_recent
+        self.notice_role = notice_role
+
+    def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
+        kept_head, middle, recent = split_history(messages, self.max_recent)
+        if not middle:
+            return messages
+        removed = [messages[i] for i in middle]
+        notice = Message(
+            role=self.notice_role,  # type: ignore[arg-type]
+            content=NOTICE_TEMPLATE.format(removed=len(removed)),
+            metadata={"compacted_by": [self.name], PRUNED_KEY: pruned_payload(removed)},
+        )
+        candidate = [messages[i] for i in kept_head] + [notice] + [messages[i] for i in recent]
+        repaired = repair_tool_pairs(candidate)
+        calls_before = sum(len(m.tool_calls) for m in candidate)
+        calls_after = sum(len(m.tool_calls) for m in repaired)
+        ctx.emit(
+            {
+                "type": "five_layer.prune",
+                "removed": len(removed),
+                "kept": len(repaired),
+                "recent": len(recent),
+                "orphan_results_dropped": sum(1 for m in candidate if m.role == "tool")
+                - sum(1 for m in repaired if m.role == "tool"),
+                "orphan_calls_stripped": calls_before - calls_after,
+            }
+        )
+        return repaired
