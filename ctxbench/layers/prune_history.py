@@ -4,9 +4,10 @@ preemptively when the estimate passes PREEMPTIVE_OVERFLOW_RATIO x window).
 Kept: every system message, the first user message, pinned messages (``Message.pinned``, the
 document's ``_pin: true``), the last N = min(6, floor(total/3)) messages and the current (last)
 message; a recent block that would start with tool results is extended back to their assistant
-call, so the current message is never dropped as an orphan. The pruned middle becomes one notice ``[context compacted: X earlier messages removed]``
-placed just before the recent messages; then orphaned tool pairs are repaired so the request
-stays valid (a tool result whose call was pruned is dropped; a call whose result was pruned is
+call, so the current message is never dropped as an orphan. The pruned middle becomes one
+notice ``[context compacted: X earlier messages removed]`` placed just before the recent
+messages; then orphaned tool pairs are repaired so the request stays valid (a tool result
+whose call was pruned is dropped; a call whose result was pruned is
 stripped from its assistant message).
 
 The notice carries the pruned messages in ``metadata["pruned_messages"]`` (never sent to the
