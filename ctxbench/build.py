@@ -82,7 +82,7 @@ def build_summariser(cfg: DictConfig, workdir: Path) -> Any:
     return build(to_plain(cfg.get("llm")) or {}, workdir)
 
 
-def build_probe_observer(cfg: DictConfig, transcript: Transcript) -> ProbeObserver | None:
+def build_probe_observer(cfg: DictConfig, transcript: Transcript, workdir: Path | None = None) -> ProbeObserver | None:
     """Probes for the transcript (planted, else extracted) judged at the configured checkpoints."""
     judge_cfg = to_plain(cfg.get("judge")) or {}
     if not judge_cfg:
@@ -92,9 +92,41 @@ def build_probe_observer(cfg: DictConfig, transcript: Transcript) -> ProbeObserv
         probes = extract_probes(transcript, judge_cfg.get("max_extracted_probes", 12))
     if not probes:
         return None
+    return ProbeObserver(
+        probes, build_judge(cfg, judge_cfg, workdir), CheckpointPolicy(**judge_cfg.get("checkpoints", {}))
+    )
+
+
+def build_judge(cfg: DictConfig, judge_cfg: dict[str, Any], workdir: Path | None) -> Any:
     kind = judge_cfg.get("kind", "deterministic")
     if kind == "deterministic":
-        judge = DeterministicJudge()
-    else:
-        raise ConfigError(f"judge.kind {kind!r} is not known; use 'deterministic'")
-    return ProbeObserver(probes, judge, CheckpointPolicy(**judge_cfg.get("checkpoints", {})))
+        return DeterministicJudge()
+    if kind != "llm":
+        raise ConfigError(f"judge.kind {kind!r} is not known; use 'deterministic' or 'llm'")
+    from ctxbench.judges.agreement import JudgePanel
+    from ctxbench.judges.llm import LLMJudge
+    from ctxbench.llm import build_client
+
+    llm = to_plain(cfg.get("llm")) or {}
+    if not isinstance(llm.get("answerer"), dict) or not isinstance(llm.get("judge"), dict):
+        raise ConfigError("judge=llm needs llm.answerer and llm.judge model settings (e.g. llm=local or llm=openai)")
+    answerer = build_client(llm["answerer"], workdir, role="answerer")
+    grader = build_client(llm["judge"], workdir, role="judge")
+    max_chars = judge_cfg.get("max_context_chars")
+    beside: dict[str, Any] = {}
+    for name in judge_cfg.get("beside") or ():
+        if name == "deterministic":
+            beside[name] = DeterministicJudge()
+        elif name == "repeat":
+            beside[name] = LLMJudge(answerer, grader, repeat=1, max_context_chars=max_chars)
+        else:
+            raise ConfigError(f"judge.beside: unknown judge {name!r}; use 'deterministic' or 'repeat'")
+    primary = LLMJudge(answerer, grader, max_context_chars=max_chars)
+    return JudgePanel(primary, beside) if beside else primary
+
+
+def judge_usage(judge: Any) -> list[dict[str, Any]]:
+    """Usage records of the LLM clients behind a judge (empty for the deterministic judge)."""
+    primary = getattr(judge, "primary", judge)
+    clients = {id(c): c for c in (getattr(primary, "answerer", None), getattr(primary, "grader", None)) if c}
+    return [u for c in clients.values() for u in getattr(c, "usage", [])]

@@ -24,10 +24,12 @@ from ctxbench.build import (
     build_strategy,
     build_summariser,
     estimator_config,
+    judge_usage,
     strategy_name,
     to_plain,
 )
 from ctxbench.errors import CtxbenchError, InputError
+from ctxbench.judges.agreement import agreement_metrics
 from ctxbench.probes.metrics import retention_metrics
 from ctxbench.replay.engine import replay
 from ctxbench.results.store import Cell, config_hash, iter_summaries
@@ -109,7 +111,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
             summaries.append(json.loads((cell.path / "summary.json").read_text("utf-8")))
             continue
         strategy, estimator = build_strategy(cfg), build_estimator(cfg)
-        observer = build_probe_observer(cfg, transcript)
+        observer = build_probe_observer(cfg, transcript, cell.path)
         summariser = build_summariser(cfg, cell.path)
         calls_bar = tqdm(
             total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not cfg.progress, leave=False
@@ -131,6 +133,11 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         if observer is not None:
             answers = {p.id: p.answer for p in observer.probes}
             metrics.update(retention_metrics(observer.rows, answers))
+            if any(r.get("others") for r in observer.rows):
+                metrics["judge_agreement"] = agreement_metrics(observer.rows)
+            usage = judge_usage(observer.judge)
+            metrics["judge_calls"] = len(usage)
+            metrics["judge_cost_usd"] = round(sum(u.get("cost_usd") or 0.0 for u in usage), 6)
             extra["retention.jsonl"] = observer.rows
         info = {
             "tokenizer": model.tokenizer,

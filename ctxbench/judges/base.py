@@ -22,6 +22,7 @@ class Verdict:
     score: float | None = None
     answer: str | None = None
     evidence: str | None = None
+    others: dict[str, str] | None = None  # statuses from judges run beside this one (agreement)
 
 
 class Judge(Protocol):

@@ -90,5 +90,7 @@ class ProbeObserver:
                     "score": verdict.score,
                     "layers": list(record["layers"]),
                     "evidence": verdict.evidence,
+                    "answer": verdict.answer,
+                    "others": verdict.others,
                 }
             )
