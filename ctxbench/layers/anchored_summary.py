@@ -245,7 +245,9 @@ class AnchoredSummary(Layer):
         return start
 
     def _summarise(self, span: list[Message], max_tokens: int, ctx: StrategyContext) -> str | None:
-        from ctxbench.llm.base import SummariserError, SummaryRequest
+        """The summariser's text for the span, or None after a failure (counted for the breaker)."""
+        from ctxbench.llm.base import SummariserError, SummaryRequest  # lazy: keeps litellm out of layer imports
+        from ctxbench.llm.summariser import missing_sections
 
         summariser = ctx.summariser
         usage = getattr(summariser, "usage", None)
@@ -260,16 +262,19 @@ class AnchoredSummary(Layer):
             max_tokens=max_tokens,
             purpose="anchored_summary",
         )
+        kind = None
         try:
             text = summariser.summarise(request)
+            if not text or not text.strip():
+                kind = "empty"
+            elif len(missing_sections(text, self.sections)) == len(self.sections):
+                kind = "malformed"  # none of the sections: nothing can be merged
         except SummariserError as exc:
+            kind = exc.kind
+        self._usage_since = _usage_totals(usage[seen:] if isinstance(usage, list) else [])
+        if kind is not None:
             self.failures += 1
-            ctx.emit({"type": "anchored_summary.failed", "kind": exc.kind, "failures": self.failures})
-            return None
-        finally:
-            self._usage_since = _usage_totals(usage[seen:] if isinstance(usage, list) else [])
-        if not text or not text.strip():
-            ctx.emit({"type": "anchored_summary.skipped", "reason": "empty summary"})
+            ctx.emit({"type": "anchored_summary.failed", "kind": kind, "failures": self.failures})
             return None
         self.failures = 0
         return text
