@@ -1,0 +1,185 @@
+"""DB-GPT tool-result snapshots and the task-progress block.
+
+When an action succeeds (an ``Observation:`` message or a tool result arrives in
+``ctx.new_messages``), DB-GPT writes the whole operation to a JSON file
+``step_003_sql_query.json`` (step zero-padded to 3, then the action) with step, action,
+phase, action_intention, action_reason, thought, action_input, observation, timestamp,
+conv_id, and the prompt keeps ``\\n[Full detail available at: <path>]`` after the
+observation. The path is also kept in ``metadata["snapshot"]`` so Layer 1 keeps the
+pointer when it truncates.
+
+Here the files go to ``<ctx.workdir>/op_snapshots/`` (the cell's folder; nothing is written
+when ``ctx.workdir`` is None, the prompt text is the same). The pointer in the prompt is
+the path relative to the cell folder, so token counts do not depend on where results are
+stored. Timestamps are derived from the step (or the transcript's own timestamp), never
+from the clock, so runs reproduce.
+
+The task-progress block (``task_progress: true``) is what DB-GPT's ReAct system prompt
+carries: the task and one short line per completed step with its snapshot file. Layers 2
+and 4 drop old rounds and rely on it. It goes at the end of the first system message (a
+system message is added when the transcript has none).
+
+Runs as a ``prepare`` layer of the pipeline: it rewrites what arrived, it is not compaction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ctxbench.layers.base import Layer
+from ctxbench.strategies.base import StrategyContext
+from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.rounds import is_observation
+
+FOLDER = "op_snapshots"
+POINTER = "\n[Full detail available at: {path}]"
+PROGRESS_BASE_KEY = "task_progress_base"
+EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+_FIELDS = {
+    "thought": "Thought",
+    "phase": "Phase",
+    "action_intention": "Action Intention",
+    "action_reason": "Action Reason",
+    "action": "Action",
+    "action_input": "Action Input",
+}
+_LABELS = "|".join(re.escape(label) for label in sorted(_FIELDS.values(), key=len, reverse=True))
+_REACT_FIELD = re.compile(rf"^\s*({_LABELS}|Observation)\s*:\s?", re.MULTILINE)
+
+
+def react_fields(text: str) -> dict[str, str]:
+    """The ReAct fields of an assistant message (``Thought: ...``, ``Action: ...``, ...)."""
+    by_label = {label: key for key, label in _FIELDS.items()}
+    found: dict[str, str] = {}
+    matches = list(_REACT_FIELD.finditer(text))
+    for n, match in enumerate(matches):
+        end = matches[n + 1].start() if n + 1 < len(matches) else len(text)
+        key = by_label.get(match.group(1))
+        if key and key not in found:
+            found[key] = text[match.end() : end].strip()
+    return found
+
+
+def file_name(step: int, action: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", action).strip("._")[:60] or "action"
+    return f"step_{step:03d}_{safe}.json"
+
+
+class ToolResultSnapshots(Layer):
+    def __init__(
+        self,
+        enabled: bool = True,
+        task_progress: bool = True,
+        task_max_chars: int = 2000,
+        progress_max_steps: int = 50,
+        folder: str = FOLDER,
+        name: str = "snapshots",
+    ) -> None:
+        self.enabled = enabled
+        self.task_progress = task_progress
+        self.task_max_chars = int(task_max_chars)
+        self.progress_max_steps = int(progress_max_steps)
+        self.folder = folder
+        self.name = name
+        self.step = 0  # successful actions so far; the strategy (and this layer) serves one conversation
+        self.progress: list[tuple[int, str, str]] = []  # (step, action, snapshot file name)
+
+    def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
+        if not self.enabled:
+            return messages
+        arrived = {id(m) for m in ctx.new_messages}
+        out: list[Message] | None = None
+        for i, message in enumerate(messages):
+            if id(message) not in arrived or not _is_success(message):
+                continue
+            pointer = self._snapshot(messages, i, ctx)
+            if out is None:
+                out = list(messages)
+            out[i] = message.replace(
+                content=message.content + POINTER.format(path=pointer),
+                metadata={**message.metadata, "snapshot": pointer},
+            )
+        if out is not None and self.task_progress:
+            out = self._with_progress(out, ctx)
+        return messages if out is None else out
+
+    # --- snapshots -------------------------------------------------------------------
+    def _snapshot(self, messages: list[Message], i: int, ctx: StrategyContext) -> str:
+        observation = messages[i]
+        self.step += 1
+        record = {"step": self.step, **_action_of(messages, i)}
+        name = file_name(self.step, record["action"] or "observation")
+        record["observation"] = observation.content
+        record["timestamp"] = str(
+            observation.metadata.get("timestamp") or (EPOCH + timedelta(seconds=self.step)).isoformat()
+        )
+        record["conv_id"] = ctx.transcript.id
+        pointer = f"{self.folder}/{name}"
+        if ctx.workdir is not None:
+            path = Path(ctx.workdir) / self.folder / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
+        self.progress.append((self.step, record["action"], name))
+        return pointer
+
+    # --- task progress ---------------------------------------------------------------
+    def _with_progress(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
+        block = self._progress_block(ctx)
+        for i, message in enumerate(messages):
+            if message.role == "system":
+                base = message.metadata.get(PROGRESS_BASE_KEY, message.content)
+                content = f"{base}\n\n{block}" if base else block
+                messages[i] = message.replace(content=content, metadata={**message.metadata, PROGRESS_BASE_KEY: base})
+                return messages
+        return [Message(role="system", content=block, metadata={PROGRESS_BASE_KEY: ""}), *messages]
+
+    def _progress_block(self, ctx: StrategyContext) -> str:
+        lines = ["## Task progress"]
+        task = _first_task(ctx)
+        if task:
+            cut = task[: self.task_max_chars]
+            lines.append(f"Task: {cut}{' ...' if len(cut) < len(task) else ''}")
+        shown = self.progress[-self.progress_max_steps :] if self.progress_max_steps > 0 else self.progress
+        if len(shown) < len(self.progress):
+            lines.append(f"({len(self.progress) - len(shown)} earlier steps, snapshots in {self.folder}/)")
+        lines.extend(f"✅ {step}. {action} ({name})" for step, action, name in shown)
+        lines.append("You MUST NOT repeat any action already listed above as ✅ completed.")
+        return "\n".join(lines)
+
+
+def _is_success(message: Message) -> bool:
+    """An action result that succeeded: tool results not flagged as errors, and observations."""
+    if message.role == "tool":
+        return not (message.metadata.get("is_error") or message.metadata.get("error"))
+    return is_observation(message)
+
+
+def _action_of(messages: list[Message], i: int) -> dict[str, Any]:
+    """The fields of the action that produced observation ``i``, from the assistant message before it."""
+    observation = messages[i]
+    for j in range(i - 1, -1, -1):
+        assistant = messages[j]
+        if assistant.role != "assistant":
+            continue
+        fields = {key: "" for key in _FIELDS}
+        fields.update(react_fields(assistant.content))
+        call = next((c for c in assistant.tool_calls if c.id == observation.tool_call_id), None)
+        if call is not None:
+            fields["action"], fields["action_input"] = call.name, call.arguments
+            fields["thought"] = fields["thought"] or assistant.content.strip()
+        elif observation.role == "tool" and observation.name:
+            fields["action"] = observation.name
+        return fields
+    return {key: "" for key in _FIELDS} | {"action": observation.name or ""}
+
+
+def _first_task(ctx: StrategyContext) -> str:
+    """The task: the transcript's first user message that is not an observation."""
+    for message in ctx.transcript.messages:
+        if message.role == "user" and not is_observation(message):
+            return message.content.strip()
+    return ""

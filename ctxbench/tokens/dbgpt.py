@@ -1,0 +1,69 @@
+"""DB-GPT's token counting (``ContextBudgetTracker.count_messages``), as an estimator.
+
+DB-GPT counts each message's text on its own with tiktoken's encoding for the model name
+(``encoding_for_model``; a name tiktoken does not know, e.g. Claude, Llama or Qwen, is
+counted with cl100k_base) and falls back to ``len(text) // 4`` when the tokenizer cannot
+count. It adds no chat framing, so it undercounts every request by the framing tokens and,
+for non-OpenAI models, by the tokenizer mismatch: real sources of estimate error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from ctxbench.errors import ConfigError
+from ctxbench.tokens.estimators import Estimator
+from ctxbench.tokens.tokenizers import Tokenizer, get_tokenizer, litellm_tokenizer_dir
+from ctxbench.transcripts.model import Message
+
+log = logging.getLogger(__name__)
+FALLBACK_ENCODING = "cl100k_base"
+
+
+def dbgpt_encoding_name(model: str) -> str:
+    """The tiktoken encoding DB-GPT uses for ``model`` (cl100k_base when tiktoken does not know it)."""
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(litellm_tokenizer_dir()))
+    import tiktoken
+
+    try:
+        return tiktoken.encoding_name_for_model(model)
+    except KeyError:
+        return FALLBACK_ENCODING
+
+
+def message_text(message: Message) -> str:
+    """The text DB-GPT would count: in its ReAct prompts the action and its input are part of
+    the message content, so tool calls are counted as text too."""
+    if not message.tool_calls:
+        return message.content
+    calls = "\n".join(f"{c.name} {c.arguments}" for c in message.tool_calls)
+    return f"{message.content}\n{calls}" if message.content else calls
+
+
+class DbgptEstimator(Estimator):
+    """Per-message content tokens with the model's tiktoken encoding; ``len // 4`` fallback."""
+
+    def __init__(self, model: str = "gpt-3.5-turbo") -> None:
+        self.model = model
+        self.encoding = dbgpt_encoding_name(model)
+        self.tokenizer: Tokenizer | None
+        try:
+            self.tokenizer = get_tokenizer(self.encoding)
+        except ConfigError:
+            # DB-GPT's ProxyTokenizerWrapper returns -1 when the encoding cannot be loaded.
+            log.warning("DB-GPT estimator: encoding %s unavailable offline; counting len // 4", self.encoding)
+            self.tokenizer = None
+        self.key = f"dbgpt:{self.encoding if self.tokenizer else 'len4'}"
+        self.name = self.key
+
+    def message(self, message: Message) -> int:
+        cached = message.token_cache.get(self.key)
+        if cached is None:
+            text = message_text(message)
+            try:
+                cached = self.tokenizer.count(text) if self.tokenizer is not None else len(text) // 4
+            except Exception:  # noqa: BLE001 - DB-GPT falls back on any counting failure
+                cached = len(text) // 4
+            message.token_cache[self.key] = cached
+        return cached

@@ -1,0 +1,132 @@
+"""DB-GPT tool-result snapshots: file per successful action, pointer in the prompt, task progress."""
+
+import json
+
+from ctxbench.layers.observation_micro import ObservationMicroCompact
+from ctxbench.layers.snapshots import ToolResultSnapshots, file_name, react_fields
+from ctxbench.transcripts.model import Message
+from tests.dbgpt_histories import TASK, make_ctx, react_history, tool_history
+
+
+def _feed(layer, history, ctx, calls):
+    """Replay ``history`` call by call the way the engine does: new messages, then the layer."""
+    working, start = [], 0
+    for at in calls:
+        ctx.new_messages = history[start:at]
+        working = layer.apply(working + ctx.new_messages, ctx)
+        working.append(history[at])
+        start = at + 1
+    return working
+
+
+def test_file_name():
+    assert file_name(3, "sql_query") == "step_003_sql_query.json"
+    assert file_name(12, "code interpreter/run") == "step_012_code_interpreter_run.json"
+    assert file_name(1000, "") == "step_1000_action.json"
+
+
+def test_react_fields():
+    text = (
+        "Thought: look\nmore\nPhase: explore\nAction Intention: see\nAction Reason: why\n"
+        "Action: sql_query\nAction Input: {}"
+    )
+    assert react_fields(text) == {
+        "thought": "look\nmore",
+        "phase": "explore",
+        "action_intention": "see",
+        "action_reason": "why",
+        "action": "sql_query",
+        "action_input": "{}",
+    }
+
+
+def test_snapshot_files_fields_and_pointers(tmp_path):
+    history = react_history(3, obs_chars=300)
+    calls = [i for i, m in enumerate(history) if m.role == "assistant"] + [len(history)]
+    history.append(Message("assistant", "Thought: done\nAction: terminate"))
+    ctx = make_ctx(history, workdir=tmp_path, transcript_id="conv-42")
+    working = _feed(ToolResultSnapshots(), history, ctx, calls)
+    files = sorted(p.name for p in (tmp_path / "op_snapshots").iterdir())
+    assert files == ["step_001_sql_query.json", "step_002_sql_query.json", "step_003_sql_query.json"]
+    record = json.loads((tmp_path / "op_snapshots" / "step_002_sql_query.json").read_text("utf-8"))
+    assert set(record) == {
+        "step", "action", "phase", "action_intention", "action_reason", "thought", "action_input",
+        "observation", "timestamp", "conv_id",
+    }  # fmt: skip
+    assert record["step"] == 2 and record["action"] == "sql_query" and record["conv_id"] == "conv-42"
+    assert record["phase"] == "explore" and record["action_intention"] == "look at table 1"
+    assert record["action_input"] == '{"sql": "SELECT 1"}' and record["thought"] == "step 1"
+    assert record["observation"] == history[5].content  # the full observation, not the prompt text
+    assert record["timestamp"] == "2000-01-01T00:00:02+00:00"  # from the step: reproducible
+    observations = [m for m in working if m.content.startswith("Observation")]
+    assert [m.metadata["snapshot"] for m in observations] == [f"op_snapshots/{f}" for f in files]
+    assert observations[0].content.endswith("\n[Full detail available at: op_snapshots/step_001_sql_query.json]")
+
+
+def test_tool_results_get_tool_name_and_arguments_and_errors_are_skipped(tmp_path):
+    history = tool_history(2)
+    history[4] = history[4].replace(metadata={"is_error": True})  # the grep of round 0 failed
+    calls = [i for i, m in enumerate(history) if m.role == "assistant"] + [len(history)]
+    history.append(Message("assistant", "done"))
+    ctx = make_ctx(history, workdir=tmp_path)
+    _feed(ToolResultSnapshots(), history, ctx, calls)
+    files = sorted(p.name for p in (tmp_path / "op_snapshots").iterdir())
+    assert files == ["step_001_read_file.json", "step_002_read_file.json", "step_003_grep.json"]
+    record = json.loads((tmp_path / "op_snapshots" / "step_001_read_file.json").read_text("utf-8"))
+    assert record["action_input"] == '{"path": "src/m0.py"}' and record["thought"] == "Reading module 0."
+
+
+def test_without_workdir_nothing_is_written_but_prompt_is_the_same(tmp_path):
+    history = react_history(2)
+    calls = [i for i, m in enumerate(history) if m.role == "assistant"] + [len(history)]
+    history.append(Message("assistant", "end"))
+    with_dir = _feed(ToolResultSnapshots(), history, make_ctx(history, workdir=tmp_path), calls)
+    without = _feed(ToolResultSnapshots(), history, make_ctx(history), calls)
+    assert [m.content for m in with_dir] == [m.content for m in without]
+
+
+def test_task_progress_block_in_system_message():
+    history = react_history(3)
+    calls = [i for i, m in enumerate(history) if m.role == "assistant"] + [len(history)]
+    history.append(Message("assistant", "end"))
+    working = _feed(ToolResultSnapshots(), history, make_ctx(history), calls)
+    system = working[0]
+    assert system.content == (
+        "You are a ReAct data agent.\n\n## Task progress\n"
+        f"Task: {TASK}\n"
+        "✅ 1. sql_query (step_001_sql_query.json)\n"
+        "✅ 2. sql_query (step_002_sql_query.json)\n"
+        "✅ 3. sql_query (step_003_sql_query.json)\n"
+        "You MUST NOT repeat any action already listed above as ✅ completed."
+    )
+    assert sum(m.role == "system" for m in working) == 1
+
+
+def test_task_progress_limits_and_options():
+    history = react_history(5, system=False)
+    calls = [i for i, m in enumerate(history) if m.role == "assistant"] + [len(history)]
+    history.append(Message("assistant", "end"))
+    working = _feed(ToolResultSnapshots(progress_max_steps=2, task_max_chars=10), history, make_ctx(history), calls)
+    assert working[0].role == "system"  # added when the transcript has none
+    assert working[0].content.splitlines()[1:5] == [
+        f"Task: {TASK[:10]} ...",
+        "(3 earlier steps, snapshots in op_snapshots/)",
+        "✅ 4. sql_query (step_004_sql_query.json)",
+        "✅ 5. sql_query (step_005_sql_query.json)",
+    ]
+    off = _feed(ToolResultSnapshots(task_progress=False), history, make_ctx(history), calls)
+    assert all(m.role != "system" for m in off)
+    disabled = _feed(ToolResultSnapshots(enabled=False), history, make_ctx(history), calls)
+    assert [m.content for m in disabled] == [m.content for m in history]
+
+
+def test_layer1_keeps_the_pointer_when_truncating():
+    history = react_history(8, obs_chars=1000)
+    calls = [i for i, m in enumerate(history) if m.role == "assistant"] + [len(history)]
+    history.append(Message("assistant", "end"))
+    ctx = make_ctx(history)
+    working = _feed(ToolResultSnapshots(), history, ctx, calls)
+    out = ObservationMicroCompact().apply(working, ctx)
+    first = next(m for m in out if m.content.startswith("Observation"))
+    assert first.content.endswith("... [truncated, full detail at: op_snapshots/step_001_sql_query.json]")
+    assert len(first.content) == 200 + len("... [truncated, full detail at: op_snapshots/step_001_sql_query.json]")
