@@ -42,6 +42,7 @@ class Cassette:
     mode: str = "record"
 
     def __post_init__(self) -> None:
+        self.path = Path(self.path)
         if self.mode not in MODES:
             raise ConfigError(f"cassette mode {self.mode!r}: choose from {', '.join(MODES)}")
         self._entries: dict[str, dict[str, Any]] | None = None
@@ -63,9 +64,12 @@ class Cassette:
             try:
                 entry = json.loads(line)
                 key = entry["key"]
-            except (json.JSONDecodeError, KeyError, TypeError):
-                if number == len(lines):  # a torn last line: the writer died mid-line
+            except json.JSONDecodeError as error:
+                # A torn line (a writer died mid-line) is a JSON prefix; later appends start on a fresh line.
+                if number == len(lines) or _is_truncated(line, error):
                     continue
+                raise InputError(self.path, f"line {number}", "not a cassette exchange (JSON with a 'key')") from None
+            except (KeyError, TypeError):
                 raise InputError(self.path, f"line {number}", "not a cassette exchange (JSON with a 'key')") from None
             entries[key] = entry
         return entries
@@ -85,7 +89,7 @@ class Cassette:
         self.entries()[entry["key"]] = entry
         data = (json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             if _ends_torn(fd):  # start on a fresh line after a torn one, in the same write
                 data = b"\n" + data
@@ -100,3 +104,10 @@ class Cassette:
 def _ends_torn(fd: int) -> bool:
     size = os.fstat(fd).st_size
     return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def _is_truncated(line: str, error: json.JSONDecodeError) -> bool:
+    """The JSON stopped mid-value (cut off), rather than being something else."""
+    return line.lstrip().startswith("{") and (
+        error.msg.startswith("Unterminated string") or error.pos >= len(line.rstrip())
+    )
