@@ -47,7 +47,7 @@ class CodingAgent(Agent):
         return rng.choice(
             (
                 "",
-                f"Let me look at how the {rng.choice(W.NOUNS)} is {rng.choice(W.VERBS)}ed.",
+                f"Let me look at how the {rng.choice(W.NOUNS)} is {C.past(rng.choice(W.VERBS))}.",
                 "Running the tests to see the current state.",
                 f"I'll check where `{C.ident(rng)}` is used.",
                 "That explains part of it; let me read the caller as well.",

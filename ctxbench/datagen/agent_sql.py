@@ -78,7 +78,7 @@ class SqlAgent(Agent):
         rng = self.rng
         inject = fact.tool_lines if fact else []
         roll = rng.random()
-        if hint == "chart" or (hint is None and roll < 0.1):
+        if hint == "chart" or (hint is None and roll < 0.08):
             title = f"{rng.choice(W.NOUNS).title()} by {rng.choice(('region', 'month', 'channel'))}"
             self._react(
                 b,
@@ -91,7 +91,7 @@ class SqlAgent(Agent):
             lines = inject or [f"Chart saved to {path} ({rng.randint(20, 300)} KB)"]
             self._observe(b, out + "\n" + "\n".join(lines), fact)
             return
-        if hint == "schema" or (hint is None and roll < 0.2):
+        if hint == "schema" or (hint is None and roll < 0.16):
             self._react(
                 b,
                 "Let me look at the available columns before writing the query.",
@@ -111,7 +111,13 @@ class SqlAgent(Agent):
                 ]
             self._observe(b, C.insert_lines(rng, "\n".join(rows), inject), fact)
             return
-        if hint in ("config", "doc", "error") or roll < 0.45:
+        if hint is None and roll < 0.3:
+            group = rng.choice(("region", "segment", "channel"))
+            code = f"df = pd.read_sql({C.sql_query_text(rng)!r}, conn)\nprint(df.groupby({group!r}).sum().round(2))"
+            self._react(b, self._thought(), "code_interpreter", {"code": code})
+            self._observe(b, C.dataframe_text(rng, size))
+            return
+        if hint in ("config", "doc", "error") or roll < 0.4:
             target = rng.choice(("conf/warehouse.toml", "logs/etl_nightly.log", "README_data.md", "jobs/export.log"))
             code = f"with open({target!r}) as f:\n    print(f.read())"
             if hint == "error" or (hint is None and rng.random() < 0.25):

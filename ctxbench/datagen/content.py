@@ -19,6 +19,10 @@ def _chars(tokens: int) -> int:
     return max(16, int(tokens * CHARS_PER_TOKEN))
 
 
+def past(verb: str) -> str:
+    return verb + ("d" if verb.endswith("e") else "ed")
+
+
 def ident(rng: random.Random, parts: int = 2) -> str:
     return "_".join(rng.choice(W.NOUNS if i else W.VERBS + W.ADJECTIVES) for i in range(parts))
 
@@ -207,6 +211,19 @@ def ascii_table(rng: random.Random, tokens: int, columns: tuple[str, ...] | None
     return "\n".join(lines)
 
 
+def dataframe_text(rng: random.Random, tokens: int) -> str:
+    """What ``print(df)`` shows for a grouped pandas frame."""
+    cols = rng.sample(("revenue", "orders", "avg_basket", "churn_rate", "refunds", "margin", "units"), 4)
+    key = rng.choice(("region", "segment", "channel", "month", "cohort"))
+    lines = [f"{key:<14}" + "".join(f"{c:>14}" for c in cols)]
+    n = max(3, int(_chars(tokens) / (14 * 5 + 1)))
+    for i in range(n):
+        label = rng.choice(W.CITIES) if key == "region" else f"{key[:3]}_{i:03d}"
+        lines.append(f"{label:<14}" + "".join(f"{rng.uniform(0, 99999):>14.2f}" for _ in cols))
+    lines.append(f"\n[{n} rows x {len(cols)} columns]")
+    return "\n".join(lines)
+
+
 def markdown_table(rng: random.Random, n_rows: int) -> str:
     cols = ("Option", "Default", "Notes")
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -246,7 +263,8 @@ def log_lines(rng: random.Random, tokens: int) -> str:
             msg += str(rng.choice((200, 200, 201, 404, 500)))
             msg += f" {rng.randint(1, 3000)}ms req_id={hexid(rng, 12)}"
         elif kind == 1:
-            msg = f"{rng.choice(W.VERBS)}ed {rng.randint(1, 90000)} {rng.choice(W.NOUNS)}s in {rng.uniform(0, 60):.2f}s"
+            msg = f"{past(rng.choice(W.VERBS))} {rng.randint(1, 90000)} {rng.choice(W.NOUNS)}s"
+            msg += f" in {rng.uniform(0, 60):.2f}s"
         elif kind == 2:
             msg = f"{ident(rng)}: {sentence(rng)}"
         else:
@@ -345,4 +363,9 @@ def insert_lines(rng: random.Random, text: str, lines: list[str], where: float |
         return text
     rows = text.split("\n")
     pos = int(len(rows) * (rng.uniform(0.15, 0.85) if where is None else where))
+    # in documents, land between paragraphs rather than inside a table or code block
+    breaks = [i for i in range(1, len(rows)) if rows[i - 1] == "" and rows[i] != ""]
+    if breaks:
+        pos = min(breaks, key=lambda i: abs(i - pos))
+        lines = [*lines, ""]
     return "\n".join(rows[:pos] + lines + rows[pos:])
