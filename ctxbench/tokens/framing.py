@@ -40,6 +40,8 @@ def apply_template(tokenizer: Tokenizer, template: ChatTemplate) -> None:
     tokenizer.per_tool_call = pieces(template.tool_call)
     tokenizer.per_request = pieces(template.request)
     tokenizer.count_tool_name = template.tool_name
+    if len(template.tool_call) == 3:
+        tokenizer.tool_call_pieces = (template.tool_call[0], template.tool_call[1], template.tool_call[2])
 
 
 # Llama 3.1 (Meta's prompt format): header per message, <|eot_id|> after it; tool results

@@ -34,6 +34,10 @@ class HFTokenizer(Tokenizer):
     def count(self, text: str) -> int:
         return len(self._backend.encode(text, add_special_tokens=False).ids) if text else 0
 
+    def count_template(self, text: str) -> int:
+        # Added tokens in the text are matched as one token each by the Rust tokenizer.
+        return len(self._backend.encode(text, add_special_tokens=False).ids) if text else 0
+
     def encode(self, text: str) -> list[int]:
         return list(self._backend.encode(text, add_special_tokens=False).ids)
 
@@ -66,16 +70,15 @@ def _template_framing(fast: Any, tok: HFTokenizer) -> None:
     probe = "x"
     chat = [{"role": "user", "content": probe}]
     try:
-        without = fast.apply_chat_template(chat, tokenize=True, add_generation_prompt=False)
-        with_prompt = fast.apply_chat_template(chat, tokenize=True, add_generation_prompt=True)
+        without = fast.apply_chat_template(chat, tokenize=False, add_generation_prompt=False)
+        with_prompt = fast.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
     except Exception as exc:  # templates are arbitrary Jinja; a failing one leaves no framing
         log.warning("%s: chat template could not be rendered (%s); counting without framing", tok.name, exc)
         tok.per_message = tok.per_request = 0
         return
-    without = without["input_ids"] if isinstance(without, dict) else without
-    with_prompt = with_prompt["input_ids"] if isinstance(with_prompt, dict) else with_prompt
-    tok.per_message = max(len(without) - tok.count(probe), 0)
-    tok.per_request = max(len(with_prompt) - len(without), 0)
+    without, with_prompt = tok.count_template(without), tok.count_template(with_prompt)
+    tok.per_message = max(without - tok.count(probe), 0)
+    tok.per_request = max(with_prompt - without, 0)
     tok.per_tool_call = tok.per_message
 
 

@@ -53,6 +53,9 @@ class Tokenizer(ABC):
     role_overhead: dict[str, int] | None = None
     per_tool_call: int | None = None
     count_tool_name: bool = True
+    # (before name, between name and arguments, after arguments): a tool call rendered as its
+    # template renders it and counted as one string, so merges across the seams are exact.
+    tool_call_pieces: tuple[str, str, str] | None = None
 
     @abstractmethod
     def count(self, text: str) -> int:
@@ -72,7 +75,11 @@ class Tokenizer(ABC):
         tokens = self.message_overhead(message.role) + self.count(message.content)
         per_call = self.per_message if self.per_tool_call is None else self.per_tool_call
         for call in message.tool_calls:
-            tokens += self.count(call.name) + self.count(call.arguments) + per_call
+            if self.tool_call_pieces is not None:
+                before, between, after = self.tool_call_pieces
+                tokens += self.count_template(f"{before}{call.name}{between}{call.arguments}{after}")
+            else:
+                tokens += self.count(call.name) + self.count(call.arguments) + per_call
         if message.name and message.role == "tool" and self.count_tool_name:
             tokens += self.count(message.name)
         return tokens
