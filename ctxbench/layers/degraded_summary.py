@@ -16,6 +16,7 @@ summariser's usage and cost.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,7 +41,8 @@ def oversized_plan(
     notes: list[str] = []
     for start, end in tool_groups(messages):
         big = [i for i in range(start, end) if tokens[i] * safety_margin > threshold]
-        notes.extend(OVERSIZED_NOTE.format(role=messages[i].role, k=round(tokens[i] / 1000)) for i in big)
+        # ~NK rounds half up, as JS Math.round does
+        notes.extend(OVERSIZED_NOTE.format(role=messages[i].role, k=math.floor(tokens[i] / 1000 + 0.5)) for i in big)
         drop_batch = any(messages[i].role in ("assistant", "tool") for i in big)
         for i in range(start, end):
             if i in big or (drop_batch and messages[i].role in ("assistant", "tool")):

@@ -1,0 +1,140 @@
+"""Strategy 2: old whitelisted tool results compacted oldest first until the input fits."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxbench.layers.compact_old_tool_results import (
+    COMPACTION_PLACEHOLDER,
+    DEFAULT_KEEP,
+    DEFAULT_WHITELIST,
+    CompactOldToolResults,
+    estimate_chars,
+    tool_matches,
+)
+from ctxbench.transcripts.model import Message
+from tests.five_layer_helpers import assert_valid, call, make_ctx
+
+P = "[compacted: tool output removed to free context]"
+WINDOW = 1000  # total budget max(1024, 1000 x 4 x 0.75) = 3000 chars
+
+
+def test_placeholder_and_budget() -> None:
+    assert COMPACTION_PLACEHOLDER == P
+    assert CompactOldToolResults().budget(make_ctx(16_000)) == 48_000
+    assert CompactOldToolResults().budget(make_ctx(WINDOW)) == 3000
+    assert CompactOldToolResults().budget(make_ctx(100)) == 1024
+    assert CompactOldToolResults(context_input_headroom_ratio=0.8).budget(make_ctx(16_000)) == 51_200
+
+
+def test_tool_results_weigh_double() -> None:
+    assert estimate_chars(Message("tool", "x" * 600, tool_call_id="c")) == 1200
+    assert estimate_chars(Message("user", "x" * 600)) == 600
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        "read_file",
+        "Read File",
+        "Read",
+        "ReadFile",
+        "bash",
+        "Bash",
+        "execute_bash",
+        "grep",
+        "Grep",
+        "glob",
+        "search_files",
+        "Search Files",
+        "web_fetch",
+        "WebFetch",
+        "edit_file",
+        "Edit",
+    ],
+)
+def test_whitelisted_names_match(tool: str) -> None:
+    assert CompactOldToolResults().eligible(tool)
+
+
+@pytest.mark.parametrize(
+    "tool", ["write_file", "Write", "create_file", "Create", "web_search", "sql_query", "str_replace_editor", "", "x"]
+)
+def test_other_names_do_not(tool: str) -> None:
+    assert not CompactOldToolResults().eligible(tool)
+
+
+def test_keep_list_wins_over_whitelist() -> None:
+    layer = CompactOldToolResults(whitelist=[*DEFAULT_WHITELIST, "Write File"], keep_tools=DEFAULT_KEEP)
+    assert tool_matches("write_file", "Write File") and not layer.eligible("write_file")
+
+
+def _history(tools: list[str], size: int = 600, tail: Message | None = None) -> list[Message]:
+    messages = [Message("system", "s"), Message("user", "u")]
+    for i, tool in enumerate(tools):
+        messages += call(f"c{i}", tool, f"{i}" * size)
+    messages.append(tail or Message("assistant", "done"))
+    return messages
+
+
+def _contents(messages: list[Message]) -> list[str]:
+    return [m.content if m.content == P else m.content[:1] for m in messages if m.role == "tool"]
+
+
+def test_oldest_first_and_stop_as_soon_as_under_budget() -> None:
+    # 4 results x 1200 weighted chars: total 4830 > 3000; each compaction frees 1200 - 96 = 1104,
+    # so two are needed and the two newest stay whole.
+    messages = _history(["bash"] * 4)
+    ctx = make_ctx(WINDOW)
+    out = CompactOldToolResults().apply(messages, ctx)
+    assert _contents(out) == [P, P, "2", "3"]
+    assert ctx.events[-1]["results"] == 2 and ctx.events[-1]["under_budget"]
+    assert out[3].metadata["compacted_by"] == ["compact_old_tool_results"]
+    assert_valid(out)
+
+
+def test_write_create_and_unlisted_tools_kept() -> None:
+    messages = _history(["write_file", "create_file", "sql_query", "read_file", "grep"])
+    out = CompactOldToolResults().apply(messages, make_ctx(WINDOW))
+    assert _contents(out) == ["0", "1", "2", P, P]
+
+
+def test_under_budget_returns_the_same_list() -> None:
+    messages = _history(["bash"] * 2)
+    assert CompactOldToolResults().apply(messages, make_ctx(WINDOW)) is messages
+
+
+def test_results_the_model_has_not_seen_are_kept() -> None:
+    messages = _history(["bash"] * 4)[:-1]  # ends with the newest tool result: the current message
+    out = CompactOldToolResults().apply(messages, make_ctx(WINDOW))
+    assert _contents(out)[-1] == "3"
+    assert _contents(out)[:2] == [P, P]
+
+
+V2 = {"context_input_headroom_ratio": 0.8, "protect_recent_results": 3, "min_compaction_savings_ratio": 0.2}
+
+
+def test_later_variant_protects_the_three_most_recent_results() -> None:
+    # budget 3200; 5 results: the 3 newest are protected, the 2 eligible save 2208 >= 640.
+    out = CompactOldToolResults(**V2).apply(_history(["bash"] * 5), make_ctx(WINDOW))
+    assert _contents(out) == [P, P, "2", "3", "4"]
+
+
+def test_later_variant_skips_a_pass_that_would_free_too_little() -> None:
+    # 4 results of 300 chars (weighted 600); only the oldest is eligible and saves 504 < 20% of 3200.
+    small = _history(["bash"] * 4, size=300) + [Message("user", "x" * 2000)]
+    ctx = make_ctx(WINDOW)
+    assert CompactOldToolResults(**V2).apply(small, ctx) is small
+    assert ctx.events[-1]["skipped"] == "below_min_savings"
+    assert _contents(CompactOldToolResults().apply(small, make_ctx(WINDOW)))[0] == P  # v1 would compact
+
+
+def test_later_variant_frees_at_least_a_fifth_of_the_budget() -> None:
+    # 3 results of 298 chars save 500 each; the input is 50 chars over 3200. v1 stops after one
+    # result; the variant must free 640, so it compacts two (the newest is protected).
+    messages = _history(["bash"] * 3, size=298) + [Message("user", "y" * 1438)]
+    assert sum(estimate_chars(m) for m in messages) == 3250
+    v2 = CompactOldToolResults(**{**V2, "protect_recent_results": 1})
+    assert _contents(v2.apply(messages, make_ctx(WINDOW))) == [P, P, "2"]
+    v1 = CompactOldToolResults(context_input_headroom_ratio=0.8)
+    assert _contents(v1.apply(messages, make_ctx(WINDOW))) == [P, "1", "2"]
