@@ -1,0 +1,74 @@
+"""``ctxbench report RESULTS... [--out DIR] [--format html,md,csv,parquet]``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ctxbench.errors import InputError
+from ctxbench.report.load import gather
+from ctxbench.report.plots import all_plots
+from ctxbench.report.render import close_all, write_html, write_markdown
+from ctxbench.report.tables import format_table
+
+FORMATS = ("html", "md", "csv", "parquet")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ctxbench report",
+        description="Gather runs, multiruns or result roots into tables, plots, an HTML report and a Markdown summary.",
+    )
+    p.add_argument("results", nargs="+", help="result roots, run or multirun folders, cell folders")
+    p.add_argument("--out", default="report", help="output folder (default: ./report)")
+    p.add_argument("--format", default="html,md,csv", help=f"comma list of {','.join(FORMATS)} (default html,md,csv)")
+    p.add_argument("--transcript", help="transcript for the per-call plots (default: the longest)")
+    p.add_argument("--title", default="ctxbench report")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return p
+
+
+def report_cli(argv: Sequence[str]) -> int:
+    args = parser().parse_args(list(argv))
+    formats = [f.strip() for f in args.format.split(",") if f.strip()]
+    unknown = sorted(set(formats) - set(FORMATS))
+    if unknown:
+        raise InputError(None, "--format", f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+    rs = gather(args.results)
+    if not rs.summaries:
+        raise InputError(", ".join(args.results), None, "no complete result cells found")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    progress = not args.no_progress
+    cells, comparison = rs.cells, rs.comparison
+    calls = rs.calls(progress=progress)
+    if args.transcript and args.transcript not in set(cells["transcript"]):
+        raise InputError(None, "--transcript", f"no transcript {args.transcript!r} in these results")
+    written: list[Path] = []
+    tables = {"cells": cells.drop(columns=["overrides"]), "comparison": comparison, "calls": calls}
+    for fmt in ("csv", "parquet"):
+        if fmt in formats:
+            for name, table in tables.items():
+                path = out / f"{name}.{fmt}"
+                table.to_csv(path, index=False) if fmt == "csv" else table.to_parquet(path, index=False)
+                written.append(path)
+    if "html" in formats or "md" in formats:
+        steps = tqdm(total=2, desc="plots", disable=not progress, leave=False)
+        plots = all_plots(rs, cells, calls, args.transcript)
+        steps.update(1)
+        if "html" in formats:
+            written.append(write_html(out / "report.html", args.title, args.results, comparison, plots))
+        if "md" in formats:
+            written.append(out / "report.md")
+            written += write_markdown(out / "report.md", args.title, args.results, comparison, plots)
+        steps.update(1)
+        steps.close()
+        close_all(plots)
+    print(format_table(comparison))
+    print(f"\n{len(rs.summaries)} cells, {len(calls)} calls; wrote {len(written)} files to {out}:")
+    for path in written:
+        print(f"  {path}")
+    return 0

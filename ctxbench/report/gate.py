@@ -1,0 +1,334 @@
+"""The regression gate: ``ctxbench baseline`` stores a results summary, ``ctxbench check``
+compares fresh results with it and exits non-zero when a metric moved past its tolerance.
+
+Entries are keyed by strategy x model x variant (the overrides that make a variant, as in
+the comparison table). Tolerances are per metric and signed by direction: for metrics
+where higher is better (savings, retention) a tolerance is the largest allowed drop; for
+the others (retries, overflow errors, failed calls, tokens, cost) the largest allowed
+rise. ``N%`` means relative to the baseline value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ctxbench.errors import ConfigError, InputError
+from ctxbench.report.load import gather
+from ctxbench.results.store import git_revision
+
+BASELINE_SCHEMA = "ctxbench.baseline/1"
+# comparison column -> baseline metric name
+METRICS = {
+    "savings_vs_none": "savings",
+    "retention": "retention",
+    "overflow_errors": "overflow_errors",
+    "retries": "retries",
+    "failed_calls": "failed_calls",
+    "tokens_sent": "tokens_sent",
+    "peak": "peak",
+    "cost_usd": "cost_usd",
+}
+HIGHER_IS_BETTER = {"savings", "retention"}
+# Checked unless told otherwise: retention and savings may drop by 2 points (absolute),
+# counts of overflow errors, retries and failed calls may not rise at all (runs are deterministic).
+DEFAULT_TOLERANCES: dict[str, str] = {
+    "retention": "0.02",
+    "savings": "0.02",
+    "overflow_errors": "0",
+    "retries": "0",
+    "failed_calls": "0",
+}
+EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    value: float
+    relative: bool = False
+
+    @classmethod
+    def parse(cls, text: str, where: str = "--tolerance") -> Tolerance:
+        raw = text.strip()
+        relative = raw.endswith("%")
+        try:
+            value = abs(float(raw.rstrip("%").strip()))
+        except ValueError:
+            raise ConfigError(f"{where}: tolerance {text!r} is not a number (e.g. 0.02, +0, 5%)") from None
+        return cls(value / 100 if relative else value, relative)
+
+    def allowed(self, baseline: float) -> float:
+        return self.value * abs(baseline) if self.relative else self.value
+
+    def __str__(self) -> str:
+        return f"{self.value:.0%}" if self.relative else f"{self.value:g}"
+
+
+def parse_tolerances(
+    items: Sequence[str] | None, defaults: Mapping[str, str] = DEFAULT_TOLERANCES
+) -> dict[str, Tolerance]:
+    """``metric=value`` items over the defaults; ``metric=off`` stops checking a metric."""
+    chosen = dict(defaults)
+    for item in items or ():
+        if "=" not in item:
+            raise ConfigError(f"--tolerance {item!r}: expected metric=value, e.g. retention=0.05")
+        metric, value = (p.strip() for p in item.split("=", 1))
+        if metric not in METRICS.values():
+            raise ConfigError(f"--tolerance {item!r}: unknown metric {metric!r}; known: {', '.join(METRICS.values())}")
+        chosen[metric] = value
+    return {m: Tolerance.parse(v, f"--tolerance {m}") for m, v in chosen.items() if v.lower() not in ("off", "none")}
+
+
+def summarise(comparison: pd.DataFrame) -> list[dict[str, Any]]:
+    """Baseline entries from a comparison table (one per strategy x model x variant)."""
+    entries = []
+    for row in comparison.to_dict("records"):
+        metrics = {}
+        for col, name in METRICS.items():
+            value = row.get(col)
+            if value is not None and not (isinstance(value, float) and math.isnan(value)):
+                metrics[name] = float(value) if isinstance(value, float) else int(value)
+        entries.append(
+            {
+                "strategy": row["strategy"],
+                "model": row["model"],
+                "variant": row.get("variant") or "",
+                "transcripts": int(row["transcripts"]),
+                "calls": int(row["calls"]),
+                "metrics": metrics,
+            }
+        )
+    return entries
+
+
+def _key(entry: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (entry["strategy"], entry["model"], entry.get("variant") or "")
+
+
+def load_baseline(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read baseline: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict) or data.get("schema") != BASELINE_SCHEMA:
+        raise InputError(path, "schema", f"not a ctxbench baseline (expected schema {BASELINE_SCHEMA!r})")
+    for i, entry in enumerate(data.get("entries") or ()):
+        if not isinstance(entry, dict) or not {"strategy", "model", "metrics"} <= entry.keys():
+            raise InputError(path, f"entries[{i}]", "needs strategy, model and metrics")
+    return data
+
+
+def compare(
+    baseline: Sequence[Mapping[str, Any]],
+    current: Sequence[Mapping[str, Any]],
+    tolerances: Mapping[str, Tolerance],
+    allow_missing: bool = False,
+) -> pd.DataFrame:
+    """One row per checked (entry, metric): baseline, current, delta, tolerance, status."""
+    now = {_key(e): e for e in current}
+    rows = []
+    for entry in baseline:
+        key = _key(entry)
+        ident = {"strategy": key[0], "model": key[1], "variant": key[2]}
+        if key not in now:
+            status = "ok (missing, allowed)" if allow_missing else "FAIL: missing"
+            rows.append(
+                {
+                    **ident,
+                    "metric": "(entry)",
+                    "baseline": None,
+                    "current": None,
+                    "delta": None,
+                    "tolerance": "",
+                    "status": status,
+                }
+            )
+            continue
+        for metric, tol in tolerances.items():
+            before = entry["metrics"].get(metric)
+            after = now[key]["metrics"].get(metric)
+            if before is None:
+                continue  # the baseline never measured it: nothing to hold the current run to
+            if after is None:
+                rows.append(
+                    {
+                        **ident,
+                        "metric": metric,
+                        "baseline": before,
+                        "current": None,
+                        "delta": None,
+                        "tolerance": str(tol),
+                        "status": "FAIL: absent now",
+                    }
+                )
+                continue
+            delta = after - before
+            worse = -delta if metric in HIGHER_IS_BETTER else delta
+            status = "FAIL" if worse > tol.allowed(before) + EPS else ("better" if worse < -EPS else "ok")
+            rows.append(
+                {
+                    **ident,
+                    "metric": metric,
+                    "baseline": before,
+                    "current": after,
+                    "delta": delta,
+                    "tolerance": ("-" if metric in HIGHER_IS_BETTER else "+") + str(tol),
+                    "status": status,
+                }
+            )
+    known = {_key(e) for e in baseline}
+    for key in now.keys() - known:
+        rows.append(
+            {
+                "strategy": key[0],
+                "model": key[1],
+                "variant": key[2],
+                "metric": "(entry)",
+                "baseline": None,
+                "current": None,
+                "delta": None,
+                "tolerance": "",
+                "status": "new (not in baseline)",
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["strategy", "model", "variant", "metric", "baseline", "current", "delta", "tolerance", "status"]
+    )
+
+
+def failed(table: pd.DataFrame) -> bool:
+    return bool(table["status"].str.startswith("FAIL").any()) if not table.empty else False
+
+
+def format_check(table: pd.DataFrame, only_moved: bool = True) -> str:
+    """The table a person reads: by default only rows that moved or failed."""
+    if table.empty:
+        return "(nothing to compare)"
+    shown = table if not only_moved else table[table["status"] != "ok"]
+    if shown.empty:
+        return f"all {len(table)} checks within tolerance; nothing moved"
+    shown = shown.copy()
+    for col in ("baseline", "current", "delta"):
+        shown[col] = [_fmt(m, v, col == "delta") for m, v in zip(shown["metric"], shown[col])]
+    if not shown["variant"].astype(bool).any():
+        shown = shown.drop(columns="variant")
+    return shown.to_string(index=False)
+
+
+def _fmt(metric: str, value: Any, signed: bool) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if metric in HIGHER_IS_BETTER:
+        return f"{value:+.2%}" if signed else f"{value:.2%}"
+    if float(value).is_integer():
+        return f"{int(value):+,}" if signed else f"{int(value):,}"
+    return f"{value:+,.4f}" if signed else f"{value:,.4f}"
+
+
+def current_entries(results: Sequence[str | Path]) -> tuple[list[dict[str, Any]], int]:
+    rs = gather(results)
+    if not rs.summaries:
+        raise InputError(", ".join(map(str, results)), None, "no complete result cells found")
+    return summarise(rs.comparison), len(rs.summaries)
+
+
+def run_sweep(overrides: Sequence[str]) -> Path:
+    """Run ``ctxbench run -m OVERRIDES`` into a fresh sweep folder; return it (its jobs' cells.json
+    name exactly the cells this run produced or reused)."""
+    sweep_dir = Path(tempfile.mkdtemp(prefix="ctxbench-check-"))
+    cmd = [
+        sys.executable,
+        "-m",
+        "ctxbench.cli",
+        "run",
+        "-m",
+        *overrides,
+        f"hydra.sweep.dir={sweep_dir}",
+        "progress=false",
+    ]
+    print("running:", " ".join(cmd[2:]), flush=True)
+    done = subprocess.run(cmd, check=False)
+    if done.returncode != 0:
+        raise ConfigError(f"ctxbench run exited with {done.returncode}; nothing checked")
+    return sweep_dir
+
+
+def baseline_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ctxbench baseline", description="Store the current results summary as JSON.")
+    p.add_argument("results", nargs="*", default=["results"], help="result folders (default: ./results)")
+    p.add_argument("--out", required=True, help="baseline JSON file to write")
+    return p
+
+
+def baseline_cli(argv: Sequence[str]) -> int:
+    args = baseline_parser().parse_args(list(argv))
+    entries, cells = current_entries(args.results)
+    data = {
+        "schema": BASELINE_SCHEMA,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "git_revision": git_revision(),
+        "sources": [str(r) for r in args.results],
+        "cells": cells,
+        "entries": entries,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    print(f"baseline: {len(entries)} entries from {cells} cells -> {out}")
+    return 0
+
+
+def check_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ctxbench check",
+        description="Compare results with a baseline; exit 1 when a metric moved past its tolerance.",
+        epilog="Default tolerances: "
+        + ", ".join(f"{k}={v}" for k, v in DEFAULT_TOLERANCES.items())
+        + ". Higher-is-better metrics (savings, retention) may drop by the tolerance, the others may rise by it. "
+        "N%% is relative to the baseline; metric=off disables a check. Also checkable: tokens_sent, peak, cost_usd.",
+    )
+    p.add_argument("results", nargs="*", help="result folders to check (default: ./results, unless --run)")
+    p.add_argument("--baseline", required=True, help="baseline JSON written by `ctxbench baseline`")
+    p.add_argument("--tolerance", action="append", default=[], metavar="METRIC=VALUE", help="repeatable")
+    p.add_argument("--allow-missing", action="store_true", help="baseline entries absent from the results pass")
+    p.add_argument("--all", action="store_true", help="show every check, not only what moved")
+    p.add_argument(
+        "--run",
+        nargs=argparse.REMAINDER,
+        metavar="OVERRIDES",
+        help="first run `ctxbench run -m OVERRIDES` and check exactly its cells (must come last)",
+    )
+    return p
+
+
+def check_cli(argv: Sequence[str]) -> int:
+    args = check_parser().parse_args(list(argv))
+    tolerances = parse_tolerances(args.tolerance)
+    baseline = load_baseline(args.baseline)
+    results = list(args.results)
+    if args.run is not None:
+        results.append(str(run_sweep(args.run)))
+    entries, cells = current_entries(results or ["results"])
+    table = compare(baseline["entries"], entries, tolerances, args.allow_missing)
+    print(f"ctxbench check: {cells} cells against {args.baseline} ({len(baseline['entries'])} baseline entries)")
+    print(format_check(table, only_moved=not args.all))
+    if failed(table):
+        bad = table[table["status"].str.startswith("FAIL")]
+        print(f"\nREGRESSION: {len(bad)} check(s) failed: " + ", ".join(sorted(set(bad["metric"]))))
+        return 1
+    print("\nOK: no metric moved past its tolerance")
+    return 0

@@ -1,0 +1,383 @@
+"""The report's plots (matplotlib, Agg). Each returns a ``Plot``: a figure, or the reason
+there is nothing to draw (the report prints the reason instead of an empty picture)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.patheffects  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from ctxbench.report.load import ResultSet  # noqa: E402
+
+MAX_LINES = 8  # more lines than this on one axis are unreadable
+THRESHOLD_KEYS = ("threshold", "budget_ratio", "headroom_ratio")
+
+
+@dataclass
+class Plot:
+    name: str  # file stem
+    title: str
+    figure: Figure | None = None
+    note: str = ""  # what the reader should know (or why there is no figure)
+
+
+def short_variant(variant: str) -> str:
+    """`strategy.params.warning_threshold=0.6 model.context_window=8192`
+    -> `warning_threshold=0.6, context_window=8192`."""
+    return ", ".join(part.rsplit(".", 1)[-1] if "=" not in part else _short_key(part) for part in variant.split())
+
+
+def _short_key(part: str) -> str:
+    key, value = part.split("=", 1)
+    return f"{key.rsplit('.', 1)[-1]}={value}"
+
+
+def label(strategy: str, variant: Any) -> str:
+    return f"{strategy} [{short_variant(variant)}]" if isinstance(variant, str) and variant else strategy
+
+
+def _pick(cells: pd.DataFrame, transcript: str | None, model: str | None) -> tuple[str, str]:
+    """The transcript and model a per-call plot shows: as asked, else the longest transcript
+    of the most common model."""
+    if model is None:
+        model = str(cells["model"].value_counts().index[0])
+    if transcript is None:
+        subset = cells[cells["model"] == model]
+        transcript = str(subset.sort_values(["calls", "transcript"], ascending=[False, True])["transcript"].iloc[0])
+    return transcript, model
+
+
+def _series(cells: pd.DataFrame, calls: pd.DataFrame, transcript: str, model: str) -> list[tuple[str, pd.DataFrame]]:
+    """(label, calls) per strategy x variant for one transcript and model, at most MAX_LINES."""
+    chosen = calls[(calls["transcript"] == transcript) & (calls["model"] == model)]
+    groups = list(chosen.groupby(["strategy", "variant"], sort=True, dropna=False))
+    if len(groups) > MAX_LINES:  # a sweep: keep the first variant of each strategy
+        firsts: dict[str, Any] = {}
+        for key, frame in groups:
+            firsts.setdefault(key[0], (key, frame))
+        groups = list(firsts.values())[:MAX_LINES]
+    return [(label(s, v), frame.sort_values("call")) for (s, v), frame in groups]
+
+
+def threshold_lines(rs: ResultSet, cell_dirs: list[str]) -> list[tuple[str, float]]:
+    """Token levels where a strategy acts, from its job's resolved config: ratio keys
+    (``*threshold*``, ``budget_ratio``, ``*headroom_ratio``, a ``thresholds`` map) times the
+    budget they apply to (window - reserved output; the raw window for headroom ratios)."""
+    lines: dict[str, float] = {}
+    for cell_dir in cell_dirs:
+        cfg = rs.config_of(cell_dir)
+        if not cfg or not isinstance(cfg.get("strategy"), dict):
+            continue
+        strategy, mdl = cfg["strategy"], cfg.get("model") or {}
+        window = int(mdl.get("context_window") or 0)
+        reserved = int(mdl.get("reserved_output_tokens") or 0)
+        budget_cfg = strategy.get("budget") if isinstance(strategy.get("budget"), dict) else {}
+        if isinstance(budget_cfg.get("max_context_tokens"), int):
+            window = budget_cfg["max_context_tokens"] if budget_cfg["max_context_tokens"] > 0 else 120_000
+        if isinstance(budget_cfg.get("reserved_tokens"), int):
+            reserved = budget_cfg["reserved_tokens"]
+        for key, value in _ratio_keys(strategy).items():
+            lines[f"{key}={value:g}"] = value * (window if "headroom" in key else window - reserved)
+    return sorted(lines.items(), key=lambda kv: kv[1])[:4]
+
+
+def _ratio_keys(node: Any, prefix: str = "") -> dict[str, float]:
+    """Ratio settings in (0, 1] anywhere in a strategy config (thresholds maps included)."""
+    out: dict[str, float] = {}
+    if isinstance(node, dict):
+        for key, value in node.items():
+            name = str(key)
+            if isinstance(value, dict | list):
+                sub = _ratio_keys(value, name)
+                out.update(sub)
+            elif (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and 0 < value <= 1
+                and (any(k in name for k in THRESHOLD_KEYS) or prefix == "thresholds")
+            ):
+                out[name] = float(value)
+    elif isinstance(node, list):
+        for item in node:
+            out.update(_ratio_keys(item, prefix))
+    return out
+
+
+def tokens_over_calls(
+    rs: ResultSet, cells: pd.DataFrame, calls: pd.DataFrame, transcript: str | None = None, model: str | None = None
+) -> Plot:
+    plot = Plot("tokens_over_calls", "Prompt tokens sent per call")
+    if calls.empty:
+        plot.note = "No per-call records found."
+        return plot
+    transcript, model = _pick(cells, transcript, model)
+    plot.title = f"Prompt tokens sent per call: transcript {transcript}, model {model}"
+    fig, ax = plt.subplots(figsize=(10, 5.5), layout="constrained")
+    series = _series(cells, calls, transcript, model)
+    full = series[0][1] if series else None
+    if full is not None:
+        ax.plot(
+            full["call"], full["tokens_uncompacted"], color="0.6", ls=":", lw=1.5, label="full history (uncompacted)"
+        )
+    for i, (name, frame) in enumerate(series):
+        color = plt.cm.tab10(i % 10)
+        ax.plot(frame["call"], frame["tokens_sent"], lw=1.8, label=name, color=color)
+        dirs = list(
+            cells.loc[
+                (cells["transcript"] == transcript)
+                & (cells["model"] == model)
+                & (cells["strategy"] == frame["strategy"].iloc[0])
+                & (cells["variant"] == frame["variant"].iloc[0]),
+                "cell_dir",
+            ]
+        )
+        for key, level in threshold_lines(rs, dirs):
+            ax.axhline(level, color=color, ls="--", lw=1, label=f"   {key} ({level:,.0f} tok)")
+        rejected = frame[~frame["accepted"].astype(bool)]
+        if not rejected.empty:
+            ax.scatter(rejected["call"], rejected["tokens_sent"], marker="x", color="red", zorder=5, s=30)
+    windows = cells[(cells["transcript"] == transcript) & (cells["model"] == model)]["context_window"].dropna().unique()
+    for window in windows:
+        ax.axhline(window, color="black", lw=1.5, label=f"context window ({int(window):,})")
+    ax.set_xlabel("LLM call (index in the transcript)")
+    ax.set_ylabel("prompt tokens")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.set_title(plot.title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+    plot.figure = fig
+    plot.note = (
+        "Red crosses: calls the provider rejected (over the window). Dashed lines, in each strategy's colour: "
+        "its thresholds (ratio x prompt budget) from its job config, when the job folder was found."
+    )
+    return plot
+
+
+def retention_vs_savings(comparison: pd.DataFrame) -> Plot:
+    plot = Plot("retention_vs_savings", "Fact retention against token savings")
+    if "retention" not in comparison or comparison["retention"].isna().all():
+        plot.note = (
+            "No retention measured in these results (no probes were scored), so retention against savings "
+            "cannot be plotted. Run with probes/judges enabled to get it."
+        )
+        return plot
+    data = comparison.dropna(subset=["retention"]).copy()
+    data["label"] = [label(s, v) for s, v in zip(data["strategy"], data.get("variant", [""] * len(data)))]
+    fig, ax = plt.subplots(figsize=(12, 6), layout="constrained")
+    frontier = pareto(data, "savings_vs_none", "retention")
+    for model, group in data.groupby("model"):
+        ax.scatter(group["savings_vs_none"] * 100, group["retention"] * 100, s=50, label=f"model {model}")
+    # Numbers on the points and the names in a key beside the axes: long names never overlap.
+    data["num"] = range(1, len(data) + 1)
+    for (x, y), group in data.groupby(["savings_vs_none", "retention"]):
+        ax.annotate(
+            ",".join(map(str, group["num"])), (x * 100, y * 100), fontsize=8, xytext=(5, 5), textcoords="offset points"
+        )
+    key = "\n".join(f"{n}: {name} / {m}" for n, name, m in zip(data["num"], data["label"], data["model"]))
+    ax.text(1.02, 0.5, key, fontsize=7, va="center", ha="left", family="monospace", transform=ax.transAxes)
+    front = data.loc[frontier].sort_values("savings_vs_none")
+    ax.plot(
+        front["savings_vs_none"] * 100,
+        front["retention"] * 100,
+        color="red",
+        lw=1.5,
+        marker="o",
+        mfc="none",
+        ms=12,
+        label="Pareto frontier",
+    )
+    ax.set_xlabel("token savings vs full history (%)")
+    ax.set_ylabel("fact retention (%)")
+    ax.set_title(plot.title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    plot.figure = fig
+    plot.note = "Circled points are Pareto-optimal: no other run keeps more facts while saving more tokens."
+    return plot
+
+
+def pareto(data: pd.DataFrame, x: str, y: str) -> list[Any]:
+    """Index labels of rows no other row beats on both x and y (higher is better for both)."""
+    keep = []
+    for idx, row in data.iterrows():
+        dominated = ((data[x] >= row[x]) & (data[y] >= row[y]) & ((data[x] > row[x]) | (data[y] > row[y]))).any()
+        if not dominated:
+            keep.append(idx)
+    return keep
+
+
+def errors_and_retries(comparison: pd.DataFrame) -> Plot:
+    plot = Plot("overflow_and_retries", "Overflow errors, retries and failed calls per strategy")
+    if comparison.empty:
+        plot.note = "No results."
+        return plot
+    data = comparison.copy()
+    data["label"] = [label(s, v) + f" / {m}" for s, v, m in zip(data["strategy"], _variants(data), data["model"])]
+    cols = [c for c in ("overflow_errors", "retries", "failed_calls") if c in data]
+    # Horizontal bars: long strategy/variant names stay readable on the y axis.
+    fig, ax = plt.subplots(figsize=(10, 0.5 * len(data) + 2), layout="constrained")
+    y = np.arange(len(data))[::-1]
+    height = 0.8 / len(cols)
+    for i, col in enumerate(cols):
+        bars = ax.barh(y + ((len(cols) - 1) / 2 - i) * height, data[col], height, label=col.replace("_", " "))
+        ax.bar_label(bars, fontsize=7, padding=2)
+    ax.set_yticks(y, data["label"], fontsize=8)
+    ax.set_xlabel("count (all transcripts)")
+    ax.margins(x=0.08)
+    ax.set_title(plot.title)
+    ax.legend(loc="lower right")
+    ax.grid(axis="x", alpha=0.3)
+    plot.figure = fig
+    return plot
+
+
+def _variants(data: pd.DataFrame) -> list[str]:
+    return list(data["variant"]) if "variant" in data else [""] * len(data)
+
+
+def estimator_error(
+    cells: pd.DataFrame, calls: pd.DataFrame, transcript: str | None = None, model: str | None = None
+) -> Plot:
+    plot = Plot("estimator_error", "Estimator error per call")
+    if calls.empty or "tokens_estimated" not in calls:
+        plot.note = "No per-call estimates recorded."
+        return plot
+    transcript, model = _pick(cells, transcript, model)
+    plot.title = f"Estimator error per call (estimated vs sent): transcript {transcript}, model {model}"
+    fig, ax = plt.subplots(figsize=(10, 5), layout="constrained")
+    worst = 0.0
+    for name, frame in _series(cells, calls, transcript, model):
+        sent = frame["tokens_sent"].where(frame["tokens_sent"] > 0)
+        error = (frame["tokens_estimated"] - frame["tokens_sent"]) / sent * 100
+        worst = max(worst, float(error.abs().max(skipna=True) or 0))
+        estimators = cells[(cells["transcript"] == transcript) & (cells["strategy"] == frame["strategy"].iloc[0])]
+        est = ", ".join(sorted(set(estimators["estimator"].dropna().astype(str))))
+        ax.plot(frame["call"], error, lw=1.5, label=f"{name} ({est})" if est else name)
+    ax.axhline(0, color="black", lw=1)
+    ax.set_xlabel("LLM call (index in the transcript)")
+    ax.set_ylabel("(estimated - sent) / sent  (%)")
+    ax.set_title(plot.title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+    plot.figure = fig
+    plot.note = (
+        "Every estimator here counted exactly (0% error on every call)."
+        if worst == 0
+        else f"Largest error on one call: {worst:.1f}%. Below 0: the strategy thought the prompt smaller than it was."
+    )
+    return plot
+
+
+def swept_heatmaps(cells: pd.DataFrame) -> list[Plot]:
+    """Savings and retention over the two overrides a sweep varied, per strategy x model."""
+    plots: list[Plot] = []
+    if cells.empty:
+        return plots
+    for (strategy, model), group in cells.groupby(["strategy", "model"]):
+        overrides = pd.DataFrame(list(group["overrides"]), index=group.index)
+        varying = [c for c in overrides.columns if overrides[c].nunique(dropna=False) > 1]
+        if len(varying) < 2:
+            continue
+        xkey, ykey = sorted(varying, key=lambda k: (-overrides[k].nunique(), k))[:2]
+        data = group.assign(_x=overrides[xkey].map(_num), _y=overrides[ykey].map(_num))
+        agg = data.groupby(["_y", "_x"]).agg(
+            sent=("tokens_sent_total", "sum"), full=("tokens_uncompacted_total", "sum")
+        )
+        agg["savings"] = 1 - agg["sent"] / agg["full"]
+        metrics = [("savings", agg["savings"])]
+        if "retention" in data and data["retention"].notna().any():
+            metrics.append(("retention", data.groupby(["_y", "_x"])["retention"].mean()))
+        for metric, values in metrics:
+            table = values.unstack("_x")
+            plot = Plot(f"heatmap_{metric}_{strategy}_{model}", f"{metric} of {strategy} on {model} over the sweep")
+            fig, ax = plt.subplots(
+                figsize=(1.1 * table.shape[1] + 3.5, 0.7 * table.shape[0] + 2.5), layout="constrained"
+            )
+            image = ax.imshow(table.to_numpy(dtype=float) * 100, cmap="viridis", aspect="auto", origin="lower")
+            ax.set_xticks(range(table.shape[1]), [f"{v:g}" if isinstance(v, float) else v for v in table.columns])
+            ax.set_yticks(range(table.shape[0]), [f"{v:g}" if isinstance(v, float) else v for v in table.index])
+            for (i, j), value in np.ndenumerate(table.to_numpy(dtype=float)):
+                if not np.isnan(value):
+                    ax.text(
+                        j,
+                        i,
+                        f"{value:.1%}",
+                        ha="center",
+                        va="center",
+                        color="white",
+                        fontsize=8,
+                        path_effects=[matplotlib.patheffects.withStroke(linewidth=2, foreground="black")],
+                    )
+            ax.set_xlabel(xkey)
+            ax.set_ylabel(ykey)
+            ax.set_title(plot.title, fontsize=10)
+            fig.colorbar(image, ax=ax, label=f"{metric} (%)")
+            plot.figure = fig
+            others = [k for k in varying if k not in (xkey, ykey)]
+            plot.note = f"Averaged over transcripts{' and over ' + ', '.join(others) if others else ''}."
+            plots.append(plot)
+        if "retention" not in data or data["retention"].isna().all():
+            plots.append(
+                Plot(
+                    f"heatmap_retention_{strategy}_{model}",
+                    f"retention of {strategy} on {model}",
+                    note="No retention measured in these results: no retention heatmap.",
+                )
+            )
+    return plots
+
+
+def _num(value: Any) -> Any:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def cost_split(cells: pd.DataFrame) -> Plot:
+    plot = Plot("cost_split", "Cost per strategy: agent calls vs compaction (summariser) calls")
+    if cells.empty or "agent_cost_usd" not in cells:
+        plot.note = "No cost recorded in these results."
+        return plot
+    data = cells.assign(
+        compaction=cells["compaction_cost_usd"].fillna(0) if "compaction_cost_usd" in cells else 0.0,
+        agent=cells["agent_cost_usd"].fillna(0),
+    )
+    table = data.groupby(["strategy", "variant", "model"], dropna=False)[["agent", "compaction"]].sum().reset_index()
+    names = [label(s, v) + f" / {m}" for s, v, m in zip(table["strategy"], table["variant"], table["model"])]
+    fig, ax = plt.subplots(figsize=(10, 0.45 * len(table) + 2.2), layout="constrained")
+    y = np.arange(len(table))[::-1]
+    ax.barh(y, table["agent"], label="agent calls (input tokens)")
+    bars = ax.barh(y, table["compaction"], left=table["agent"], label="compaction (summariser)")
+    ax.bar_label(bars, labels=[f"${v:,.2f}" for v in table["agent"] + table["compaction"]], fontsize=7, padding=2)
+    ax.set_yticks(y, names, fontsize=8)
+    ax.set_xlabel("USD (all transcripts)")
+    ax.margins(x=0.1)
+    ax.set_title(plot.title)
+    ax.legend(loc="lower right")
+    ax.grid(axis="x", alpha=0.3)
+    plot.figure = fig
+    if "compaction_cost_usd" not in cells:
+        plot.note = "No compaction cost recorded in these results (no summariser usage): only agent cost is shown."
+    return plot
+
+
+def all_plots(rs: ResultSet, cells: pd.DataFrame, calls: pd.DataFrame, transcript: str | None = None) -> list[Plot]:
+    comparison = rs.comparison
+    return [
+        tokens_over_calls(rs, cells, calls, transcript),
+        retention_vs_savings(comparison),
+        errors_and_retries(comparison),
+        estimator_error(cells, calls, transcript),
+        *swept_heatmaps(cells),
+        cost_split(cells),
+    ]

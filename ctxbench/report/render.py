@@ -1,0 +1,91 @@
+"""Write a report: one self-contained HTML file (plots inlined as base64 PNG), a Markdown
+summary with the plots as PNG files beside it, and the tables as CSV/Parquet."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from ctxbench.report.plots import Plot
+from ctxbench.report.tables import format_table
+
+PERCENT_COLS = ("savings_vs_none", "retention", "savings")
+
+
+def png_bytes(plot: Plot) -> bytes:
+    buffer = io.BytesIO()
+    assert plot.figure is not None
+    plot.figure.savefig(buffer, format="png", dpi=110)
+    return buffer.getvalue()
+
+
+def _display(table: pd.DataFrame) -> pd.DataFrame:
+    shown = table.copy()
+    for col in shown.columns:
+        if col in PERCENT_COLS:
+            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
+        elif col.endswith("cost_usd"):
+            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:,.4f}")
+    return shown
+
+
+def write_html(path: Path, title: str, sources: Sequence[str], comparison: pd.DataFrame, plots: list[Plot]) -> Path:
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>{html.escape(title)}</title>",
+        "<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
+        "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+        "th{background:#f3f3f3}img{max-width:100%;border:1px solid #eee}.note{color:#555;font-style:italic}"
+        "</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        f"<p>Generated {datetime.now(UTC).isoformat(timespec='seconds')} from: "
+        + ", ".join(f"<code>{html.escape(s)}</code>" for s in sources)
+        + "</p>",
+        "<h2>Comparison (totals over transcripts)</h2>",
+        _display(comparison).to_html(index=False, border=0, na_rep=""),
+    ]
+    for plot in plots:
+        parts.append(f"<h2>{html.escape(plot.title)}</h2>")
+        if plot.figure is not None:
+            data = base64.b64encode(png_bytes(plot)).decode("ascii")
+            parts.append(f"<img alt='{html.escape(plot.title)}' src='data:image/png;base64,{data}'>")
+        if plot.note:
+            parts.append(f"<p class='note'>{html.escape(plot.note)}</p>")
+    parts.append("</body></html>")
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def write_markdown(
+    path: Path, title: str, sources: Sequence[str], comparison: pd.DataFrame, plots: list[Plot]
+) -> list[Path]:
+    """The summary plus one PNG per plot in ``<out>/plots/``; returns the PNG paths."""
+    plot_dir = path.parent / "plots"
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    lines = [f"# {title}", "", "Sources: " + ", ".join(f"`{s}`" for s in sources), "", "## Comparison", ""]
+    lines += ["```", format_table(comparison), "```", ""]
+    pngs: list[Path] = []
+    for plot in plots:
+        lines += [f"## {plot.title}", ""]
+        if plot.figure is not None:
+            png = plot_dir / f"{plot.name}.png"
+            png.write_bytes(png_bytes(plot))
+            pngs.append(png)
+            lines += [f"![{plot.title}](plots/{png.name})", ""]
+        if plot.note:
+            lines += [f"_{plot.note}_", ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return pngs
+
+
+def close_all(plots: list[Plot]) -> None:
+    for plot in plots:
+        if plot.figure is not None:
+            plt.close(plot.figure)
