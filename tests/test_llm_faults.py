@@ -96,3 +96,22 @@ def test_bad_fault_config_is_one_line(faults):
     with pytest.raises(ConfigError) as caught:
         build_summariser({"summariser": "extractive", "faults": faults}, None)
     assert "llm.faults" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_role_client_faults_act_before_any_request(tmp_path):
+    from ctxbench.llm import build_client
+
+    def client(**faults):
+        # Port 9 (discard) is never contacted: a faulty call never reaches the provider.
+        cfg = {"model": "openai/x", "api_base": "http://127.0.0.1:9/v1", "cassette": "live", "faults": faults}
+        return build_client(cfg, tmp_path, role="judge")
+
+    with pytest.raises(SummariserError) as caught:
+        client(rate_limit_rate=1.0).complete([{"role": "user", "content": "q"}])
+    assert caught.value.kind == "rate_limit"
+    with pytest.raises(SummariserError) as caught:
+        client(empty_rate=1.0).complete([{"role": "user", "content": "q"}])
+    assert caught.value.kind == "empty"
+    judge = client(malformed_rate=1.0)
+    assert judge.complete([{"role": "user", "content": "q"}])
+    assert judge.usage[-1]["fault"] == "malformed" and judge.usage[-1]["role"] == "judge"

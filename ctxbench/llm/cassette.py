@@ -91,7 +91,9 @@ class Cassette:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            if _ends_torn(fd):  # start on a fresh line after a torn one, in the same write
+            # Start on a fresh line after a torn one, in the same write. A concurrent writer mid-write can
+            # look torn too; then the extra newline only adds a blank line, which readers skip.
+            if _ends_torn(fd):
                 data = b"\n" + data
             written = os.write(fd, data)
             while written < len(data):  # regular files write fully; this only guards odd filesystems
