@@ -176,7 +176,8 @@ class PrintComparison(Callback):
     """Print the comparison table after a run or a whole sweep."""
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
-        self._print([Path(HydraConfig.get().runtime.output_dir)])
+        # HydraConfig is already cleared here; the config passed in still has the run's dir.
+        self._print([Path(config.hydra.runtime.output_dir)])
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         self._print(sorted(Path(config.hydra.sweep.dir).glob(f"*/{CELLS_FILE}")), glob=False)
