@@ -334,6 +334,8 @@ def plot_errors(result: Calibration, path: Path) -> Path:
     cols = min(3, len(toks)) or 1
     rows = math.ceil(len(toks) / cols) or 1
     fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.4 * rows), squeeze=False, sharex=True)
+    names = sorted({est for _, est in result.errors})
+    colors = {est: f"C{i}" for i, est in enumerate(names)}  # one colour per estimator across panels
     for ax, tok in zip(axes.flat, toks):
         for (t, est), errs in sorted(result.errors.items()):
             if t != tok or not errs:
@@ -342,7 +344,7 @@ def plot_errors(result: Calibration, path: Path) -> Path:
             for e in errs:
                 by_call[e.call].append(100 * e.rel)
             xs = sorted(by_call)
-            ax.plot(xs, [sum(by_call[x]) / len(by_call[x]) for x in xs], label=est, linewidth=1.2)
+            ax.plot(xs, [sum(by_call[x]) / len(by_call[x]) for x in xs], label=est, color=colors[est], linewidth=1.2)
         ax.axhline(0, color="black", linewidth=0.6)
         ax.axhspan(-100 * SETTLE_TOLERANCE, 100 * SETTLE_TOLERANCE, color="green", alpha=0.08)
         ax.set_title(f"true: {tok}")
