@@ -41,12 +41,29 @@ SETTLE_TOLERANCE = 0.05
 SOURCE_SUFFIXES = {".jsonl", ".json", ".ndjson", ".traj", ".txt", ".log"}
 
 
-@dataclass(frozen=True, slots=True)
-class _Span:
-    """A prompt prefix seen only through its length: EmaEstimator reads nothing but
-    ``char_count``, so a prefix is passed as one span and each call costs O(1)."""
+class _Length:
+    """Stands in for a text of known length (only ``len()`` is asked of it)."""
 
-    char_count: int
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+
+class _Span:
+    """A prompt prefix seen only through its length: the EMA estimator reads only lengths
+    (``char_count``, or ``len(content)`` when there are no tool calls), so a prefix is passed
+    as one span and each call costs O(1) instead of O(prefix)."""
+
+    __slots__ = ("char_count", "content", "tool_calls")
+
+    def __init__(self, chars: int) -> None:
+        self.char_count = chars
+        self.content = _Length(chars)
+        self.tool_calls = ()
 
 
 @dataclass
