@@ -156,3 +156,21 @@ def test_gate_passes_on_same_results_and_fails_on_a_worse_strategy(sweep: dict) 
     # A looser tolerance lets the same drop through.
     loose = run("check", "--baseline", str(baseline), str(bad), "--tolerance", "savings=0.5", cwd=tmp)
     assert loose.returncode == 0
+
+
+@pytest.mark.slow
+def test_ray_launcher_runs_the_sweep(sweep: dict, tmp_path: Path) -> None:
+    """Needs the `ray` extra (pip install -e '.[ray]'); starts a local Ray instance."""
+    pytest.importorskip("ray")
+    pytest.importorskip("hydra_plugins.hydra_ray_launcher")
+    out = tmp_path / "ray"
+    run(
+        "run",
+        "-m",
+        "strategy=none,sliding_window",
+        "hydra/launcher=ray",
+        *sweep["common"],
+        f"output.root={out}",
+        cwd=tmp_path,
+    )
+    assert len(summaries(out / "default")) == 4

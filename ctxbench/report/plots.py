@@ -86,7 +86,9 @@ def threshold_lines(rs: ResultSet, cell_dirs: list[str]) -> list[tuple[str, floa
         if isinstance(budget_cfg.get("reserved_tokens"), int):
             reserved = budget_cfg["reserved_tokens"]
         for key, value in _ratio_keys(strategy).items():
-            lines[f"{key}={value:g}"] = value * (window if "headroom" in key else window - reserved)
+            level = value * (window if "headroom" in key else window - reserved)
+            if level not in lines.values():  # `params.warning_threshold` and `thresholds.warning` are one line
+                lines[f"{key}={value:g}"] = level
     return sorted(lines.items(), key=lambda kv: kv[1])[:4]
 
 
@@ -128,6 +130,7 @@ def tokens_over_calls(
         ax.plot(
             full["call"], full["tokens_uncompacted"], color="0.6", ls=":", lw=1.5, label="full history (uncompacted)"
         )
+    shown_dirs: list[str] = []
     for i, (name, frame) in enumerate(series):
         color = plt.cm.tab10(i % 10)
         ax.plot(frame["call"], frame["tokens_sent"], lw=1.8, label=name, color=color)
@@ -140,12 +143,13 @@ def tokens_over_calls(
                 "cell_dir",
             ]
         )
+        shown_dirs.extend(dirs)
         for key, level in threshold_lines(rs, dirs):
             ax.axhline(level, color=color, ls="--", lw=1, label=f"   {key} ({level:,.0f} tok)")
         rejected = frame[~frame["accepted"].astype(bool)]
         if not rejected.empty:
             ax.scatter(rejected["call"], rejected["tokens_sent"], marker="x", color="red", zorder=5, s=30)
-    windows = cells[(cells["transcript"] == transcript) & (cells["model"] == model)]["context_window"].dropna().unique()
+    windows = cells[cells["cell_dir"].isin(shown_dirs)]["context_window"].dropna().unique()
     for window in windows:
         ax.axhline(window, color="black", lw=1.5, label=f"context window ({int(window):,})")
     ax.set_xlabel("LLM call (index in the transcript)")
@@ -252,7 +256,7 @@ def estimator_error(
         plot.note = "No per-call estimates recorded."
         return plot
     transcript, model = _pick(cells, transcript, model)
-    plot.title = f"Estimator error per call (estimated vs sent): transcript {transcript}, model {model}"
+    plot.title = f"Estimator error per call (estimated vs sent)\ntranscript {transcript}, model {model}"
     fig, ax = plt.subplots(figsize=(10, 5), layout="constrained")
     worst = 0.0
     for name, frame in _series(cells, calls, transcript, model):
