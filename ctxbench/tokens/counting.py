@@ -26,4 +26,8 @@ class TokenCounter:
 
     def prompt(self, messages: Sequence[Message]) -> int:
         """Tokens of a whole request: every message plus the per-request framing."""
-        return sum(self.message(m) for m in messages) + self.tokenizer.per_request
+        key, total = self.key, self.tokenizer.per_request
+        for m in messages:  # inlined cache lookup: strategies recount the whole context on every call
+            cached = m.token_cache.get(key)
+            total += self.message(m) if cached is None else cached
+        return total

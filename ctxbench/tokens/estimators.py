@@ -13,6 +13,23 @@ from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.tokenizers import get_tokenizer
 from ctxbench.transcripts.model import Message
 
+CHARS_KEY = "chars"  # a message's char_count, cached beside its token counts (messages are immutable)
+
+
+def message_chars(message: Message) -> int:
+    """``message.char_count``, computed once per message: char estimators sum the whole context
+    on every call, and summing tool-call arguments each time cost more than tokenizing."""
+    if not message.tool_calls:
+        return len(message.content)
+    chars = message.token_cache.get(CHARS_KEY)
+    if chars is None:
+        chars = message.token_cache[CHARS_KEY] = message.char_count
+    return chars
+
+
+def total_chars(messages: Sequence[Message]) -> int:
+    return sum(map(message_chars, messages))
+
 
 class Estimator(ABC):
     name: str
@@ -53,7 +70,7 @@ class FixedRatioEstimator(Estimator):
         self.name = f"ratio:{self.chars_per_token:g}"
 
     def message(self, message: Message) -> int:
-        return int(message.char_count // self.chars_per_token)
+        return int(message_chars(message) // self.chars_per_token)
 
 
 class EmaEstimator(Estimator):
@@ -71,15 +88,15 @@ class EmaEstimator(Estimator):
         self.name = f"ema:{self.alpha:g}"
 
     def message(self, message: Message) -> int:
-        return int(message.char_count / self.cpt)
+        return int(message_chars(message) / self.cpt)
 
     def prompt(self, messages: Sequence[Message]) -> int:
-        return int(sum(m.char_count for m in messages) / self.cpt)
+        return int(total_chars(messages) / self.cpt)
 
     def observe(self, messages: Sequence[Message], reported_prompt_tokens: int) -> None:
         if reported_prompt_tokens <= 0:
             return
-        sample = sum(m.char_count for m in messages) / reported_prompt_tokens
+        sample = total_chars(messages) / reported_prompt_tokens
         if not self.min_cpt <= sample <= self.max_cpt:
             self.rejected += 1
             return
