@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.layers.truncate_tool_result import char_budget, window_tokens
 from ctxbench.strategies.base import StrategyContext
+from ctxbench.tokens.estimators import message_chars
 from ctxbench.transcripts.model import Message
 
 COMPACTION_PLACEHOLDER = "[compacted: tool output removed to free context]"
@@ -64,7 +65,7 @@ def estimate_chars(message: Message, chars_per_token: float = 4.0, tool_chars_pe
     if message.role == "tool":
         chars = len(message.content)
         return max(chars, math.ceil(chars * chars_per_token / tool_chars_per_token))
-    return message.char_count
+    return message_chars(message)
 
 
 class CompactOldToolResults(Layer):
@@ -91,6 +92,7 @@ class CompactOldToolResults(Layer):
         self.protect_recent = max(0, int(protect_recent_results))
         self.min_savings_ratio = min_compaction_savings_ratio
         self.context_window = context_window
+        self._eligible: dict[str, bool] = {}  # per tool name: matching words is the hot spot on long histories
 
     def budget(self, ctx: StrategyContext) -> int:
         return char_budget(window_tokens(ctx, self.context_window), self.chars_per_token, self.headroom)
@@ -99,9 +101,11 @@ class CompactOldToolResults(Layer):
         return estimate_chars(message, self.chars_per_token, self.tool_chars_per_token)
 
     def eligible(self, tool: str) -> bool:
-        if any(tool_matches(tool, keep) for keep in self.keep_tools):
-            return False
-        return any(tool_matches(tool, entry) for entry in self.whitelist)
+        known = self._eligible.get(tool)
+        if known is None:
+            keep = any(tool_matches(tool, k) for k in self.keep_tools)
+            known = self._eligible[tool] = not keep and any(tool_matches(tool, e) for e in self.whitelist)
+        return known
 
     def _protected(self, messages: Sequence[Message], results: list[int]) -> set[int]:
         protected = set(results[len(results) - self.protect_recent :]) if self.protect_recent else set()
