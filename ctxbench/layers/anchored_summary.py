@@ -11,7 +11,8 @@ users measure.
 
 Merge rules: ``Session Intent`` is anchored (set once, never overwritten); ``Current State``
 and ``Next Steps`` take the newest non-empty entries; every other section accumulates unique
-bullets, the oldest dropped first when the summary outgrows its budget.
+bullets, the oldest dropped first when the summary outgrows its budget. The summary message is a
+pinned user message right after the task, so later layers (forgetting, pruning) keep it.
 """
 
 from __future__ import annotations
@@ -177,9 +178,11 @@ class AnchoredSummary(Layer):
         self.merge(parse_sections(delta_text, self.sections), max_tokens * CHARS_PER_TOKEN)
         count = self.summarised_messages + len(evicted)
         header = f"[Anchored summary of {count} earlier messages; updated {self.merges + 1} times]"
+        # Pinned: the persistent memory must outlive forgetting and pruning layers that run after this one.
         anchor = Message(
             role="user",
             content=f"{header}\n{self.render()}",
+            pinned=True,
             metadata={"anchored_summary": True, "compacted_by": [self.name]},
         )
         evicted_set = set(evicted)
