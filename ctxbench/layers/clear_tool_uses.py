@@ -51,7 +51,9 @@ class ClearToolUses(Layer):
 
     ``trigger_ratio`` is a share of the model's prompt budget (window - reserved output); when
     both are set the layer fires at whichever is reached first; when neither is set it fires
-    whenever its pipeline step runs.
+    whenever its pipeline step runs. ``keep`` counts the most recent tool uses of any tool (excluded
+    tools included); parallel calls are separate tool uses. Anthropic's ``tool_uses`` trigger unit is
+    not offered: token triggers are what replays compare.
     """
 
     def __init__(
