@@ -1,0 +1,122 @@
+"""``ctxbench bench``: replay speed against the tokenizer floor, peak memory, growth exponent,
+launcher scaling and the main job's wall time, on generated and real transcripts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ctxbench.atomic import write_text_atomic
+from ctxbench.bench import data, report, runner, sweep
+from ctxbench.errors import ConfigError
+
+DEFAULT_STRATEGIES = "none,sliding_window,dbgpt,five_layer,observation_masking"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ctxbench bench", description=__doc__)
+    p.add_argument("--sizes", default="100k,250k,1m", help="generated transcript sizes in tokens (default %(default)s)")
+    p.add_argument("--repeats", type=int, default=3, help="rounds per measurement; medians are reported")
+    p.add_argument("--strategies", default=DEFAULT_STRATEGIES, help="strategy configs to replay")
+    p.add_argument("--model", default="gpt-4o", help="model config (its tokenizer is the floor's)")
+    p.add_argument("--kind", default="coding", help="generator agent kind (sql, coding, research)")
+    p.add_argument("--real", default=str(data.DEFAULT_REAL), help="folder or file of real transcripts; 'none' skips")
+    p.add_argument("--naive-repeats", type=int, default=1, help="rounds of the naive recount (slow by design)")
+    p.add_argument("--workers", default="1,2", help="joblib n_jobs values for the sweep; empty skips the sweep")
+    p.add_argument("--sweep-size", default="100k", help="generated transcript the sweep runs on")
+    p.add_argument("--sweep-strategies", default=",".join(sweep.SWEEP_STRATEGIES), help="one sweep cell each")
+    p.add_argument("--no-main-job", action="store_true", help="skip timing `ctxbench run -m` on the bundled data")
+    p.add_argument("--out", help="write the Markdown report here (and JSON beside it, .json)")
+    return p
+
+
+def split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def machine() -> dict[str, Any]:
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3
+    except (ValueError, OSError):
+        mem = 0.0
+    return {
+        "cpus": os.cpu_count(),
+        "memory_gib": mem,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_average": list(os.getloadavg()),
+    }
+
+
+def progress(line: str) -> None:
+    print(f"[bench] {line}", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from ctxbench.bench.worker import compose_config
+
+    if args.repeats < 1:
+        raise ConfigError("--repeats must be at least 1")
+    sizes = [data.parse_size(s) for s in split(args.sizes)]
+    strategies = split(args.strategies)
+    workers = [int(n) for n in split(args.workers)]
+    tokenizer = str(compose_config("none", args.model).model.tokenizer)
+    result: dict[str, Any] = {"machine": machine(), "model": args.model, "tokenizer": tokenizer, "notes": []}
+    result["repeats"] = args.repeats
+    with tempfile.TemporaryDirectory(prefix="ctxbench-bench-data-") as tmp:
+        workdir = Path(tmp)
+        transcripts = []
+        for size in sizes:
+            progress(f"generating a {data.size_label(size)}-token {args.kind} transcript")
+            transcripts.append(data.generated(size, workdir, tokenizer, args.kind))
+        if args.real.lower() != "none":
+            real_root = Path(args.real)
+            real = data.largest_real(real_root, workdir, tokenizer) if real_root.exists() else None
+            if real is None:
+                result["notes"].append(f"No real transcript: {real_root} is absent or holds none; skipped.")
+            else:
+                transcripts.append(real)
+        result["transcripts"] = [t.to_dict() for t in transcripts]
+        rows: list[dict[str, Any]] = []
+        for t in transcripts:
+            progress(f"measuring {t.name}: {t.tokens:,} tokens, {t.calls} calls")
+            rows += runner.measure_transcript(t, strategies, args.repeats, args.model, args.naive_repeats, progress)
+        result["rows"] = rows
+        synthetic = {t.name for t in transcripts if t.synthetic}
+        result["exponents"] = runner.exponents(rows, synthetic)
+        largest = max((t for t in transcripts if t.synthetic), key=lambda t: t.tokens, default=None)
+        result["sweep"] = None
+        if workers:
+            size = data.parse_size(args.sweep_size)
+            path = next((t.path for t in transcripts if t.synthetic and t.tokens and size == _target(t)), None)
+            if path is None:
+                path = data.generated(size, workdir, tokenizer, args.kind).path
+            result["sweep"] = sweep.launcher_sweep(path, split(args.sweep_strategies), workers, args.repeats, progress)
+        result["main_job"] = None if args.no_main_job else sweep.main_job(progress)
+    result["verdicts"] = report.verdicts(
+        rows, result["exponents"], largest.name if largest else None, result["sweep"], result["main_job"]
+    )
+    return result
+
+
+def _target(t: data.BenchTranscript) -> int:
+    return data.parse_size(t.name)
+
+
+def cli(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    result = run(args)
+    text = report.markdown(result)
+    print(text)
+    if args.out:
+        out = Path(args.out)
+        write_text_atomic(out, text)
+        write_text_atomic(out.with_suffix(".json"), json.dumps(result, indent=1, default=str))
+        progress(f"wrote {out} and {out.with_suffix('.json')}")
+    return 0
