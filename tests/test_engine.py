@@ -5,7 +5,7 @@ from ctxbench.replay.provider import ContextOverflowError, ModelSpec, SimulatedP
 from ctxbench.strategies.none import FullHistory
 from ctxbench.strategies.sliding_window import SlidingWindow
 from ctxbench.tokens import ExactEstimator, FixedRatioEstimator, TokenCounter, get_tokenizer
-from ctxbench.transcripts.model import Message, ToolCall
+from ctxbench.transcripts.model import Message, Probe, ToolCall
 from tests.helpers import coding_transcript
 
 SMALL = ModelSpec(name="small", context_window=8000, reserved_output_tokens=1000, tokenizer="cl100k_base")
@@ -83,3 +83,13 @@ def test_probe_observer_sees_the_fact_dropped_by_sliding_window():
     needed = [r for r in observer.rows if r["checkpoint"] == "needed"]
     assert end[0]["status"] == "lost" and needed[0]["status"] == "lost"
     assert any(r["status"] == "kept" for r in observer.rows)  # kept early, before the window slid
+
+
+def test_facts_stated_after_the_last_call_are_not_scored():
+    t = coding_transcript(rounds=3)
+    t.messages.append(Message("user", "By the way, the staging port is 51515."))
+    late = Probe("late", "Staging port?", "51515", "recall", len(t.messages) - 1)
+    observer = ProbeObserver([*t.probes, late], DeterministicJudge())
+    replay(t, FullHistory(), ExactEstimator("cl100k_base"), SMALL, _counter(), observers=[observer])
+    end = {r["probe"]: r["status"] for r in observer.rows if r["checkpoint"] == "end"}
+    assert end == {"port": "kept"}

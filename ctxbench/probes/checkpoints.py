@@ -29,11 +29,10 @@ class ProbeObserver:
         self.policy = policy or CheckpointPolicy()
         self.rows: list[dict[str, Any]] = []
         self.compactions = 0
-        self._needed_at: dict[int, list[Probe]] = {}
+        # Probes by the message that needs them, in order; judged at the first call at or after it
+        # (a fact can be needed by a tool or user message, and calls happen at assistant messages).
+        self._pending_needed = sorted((p for p in self.probes if p.needed_at is not None), key=lambda p: p.needed_at)
         self._index_of: dict[int, int] = {}
-        for probe in self.probes:
-            if probe.needed_at is not None:
-                self._needed_at.setdefault(probe.needed_at, []).append(probe)
 
     def bind(self, transcript: Transcript) -> None:
         """Remember the transcript's original messages by identity (see _without_echoes)."""
@@ -61,12 +60,20 @@ class ProbeObserver:
         if reasons:
             stated = [p for p in self.probes if p.message_index < at]
             self._judge_all(stated, working, record, "+".join(reasons), ctx.transcript.call_indices)
-        if self.policy.when_needed and at in self._needed_at:
-            self._judge_all(self._needed_at[at], working, record, "needed", ctx.transcript.call_indices)
+        due = 0
+        while due < len(self._pending_needed) and self._pending_needed[due].needed_at <= at:
+            due += 1
+        if due:
+            needed, self._pending_needed = self._pending_needed[:due], self._pending_needed[due:]
+            if self.policy.when_needed:
+                self._judge_all(needed, working, record, "needed", ctx.transcript.call_indices)
 
     def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
-        end = {"call": ctx.call_index, "message_index": len(ctx.transcript.messages), "layers": []}
-        self._judge_all(self.probes, working, end, "end", ctx.transcript.call_indices)
+        calls = ctx.transcript.call_indices
+        # The replay stops at the last recorded call: facts stated after it never reach a context.
+        replayed = calls[-1] + 1 if calls else 0
+        end = {"call": ctx.call_index, "message_index": replayed, "layers": []}
+        self._judge_all([p for p in self.probes if p.message_index < replayed], working, end, "end", calls)
 
     def _judge_all(
         self, probes: Sequence[Probe], working: Sequence[Message], record: dict[str, Any], why: str, calls: list[int]
