@@ -62,7 +62,12 @@ class DbgptEstimator(Estimator):
         if cached is None:
             text = message_text(message)
             try:
-                cached = self.tokenizer.count(text) if self.tokenizer is not None else len(text) // 4
+                if self.tokenizer is None:
+                    cached = len(text) // 4
+                elif text is message.content:  # no tool calls: the provider's counter already has it
+                    cached = self.tokenizer.count_content(message)
+                else:
+                    cached = self.tokenizer.count(text)
             except Exception:  # noqa: BLE001 - DB-GPT falls back on any counting failure
                 cached = len(text) // 4
             message.token_cache[self.key] = cached

@@ -70,9 +70,18 @@ class Tokenizer(ABC):
             return self.per_message
         return self.role_overhead.get(role, self.per_message)
 
+    def count_content(self, message: Message) -> int:
+        """Tokens of the message's content alone, cached on the message: estimators that count
+        content without framing (DB-GPT's) share this count instead of tokenizing again."""
+        key = f"content:{self.name}"
+        cached = message.token_cache.get(key)
+        if cached is None:
+            cached = message.token_cache[key] = self.count(message.content)
+        return cached
+
     def count_message(self, message: Message) -> int:
         """Tokens a message costs inside a prompt: framing, content, tool calls, tool name."""
-        tokens = self.message_overhead(message.role) + self.count(message.content)
+        tokens = self.message_overhead(message.role) + self.count_content(message)
         per_call = self.per_message if self.per_tool_call is None else self.per_tool_call
         for call in message.tool_calls:
             if self.tool_call_pieces is not None:
