@@ -17,7 +17,8 @@ OVERFLOW_TEXTS: tuple[str, ...] = (
     "context overflow",
     "context_too_long",
 )
-_SIZE_EXCEEDS = re.compile(r"request size exceeds.*context (window|length)", re.S)
+SIZE_EXCEEDS_PATTERN = r"request size exceeds.*context (window|length)"
+_SIZE_EXCEEDS = re.compile(SIZE_EXCEEDS_PATTERN, re.S)
 
 
 def is_overflow_text(text: str, status: int | None = None) -> bool:

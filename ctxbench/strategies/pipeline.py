@@ -14,22 +14,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ctxbench.layers.base import Layer
+from ctxbench.llm.errors import OVERFLOW_TEXTS, SIZE_EXCEEDS_PATTERN
 from ctxbench.replay.provider import ContextOverflowError, ModelSpec
 from ctxbench.strategies.base import Strategy, StrategyContext
 from ctxbench.transcripts.model import Message
 
-# Overflow texts that real providers and agents match (reference.md 1b); rate limits must not match.
+# Overflow texts that real providers and agents match (reference.md 1b, one list in
+# ctxbench.llm.errors); rate limits must not match.
 DEFAULT_OVERFLOW_PATTERNS: tuple[str, ...] = (
-    "request_too_large",
-    "request exceeds the maximum size",
-    "context length exceeded",
-    "context_length_exceeded",
-    "maximum context length",
-    "prompt is too long",
-    "exceeds model context window",
-    "context overflow",
-    "context_too_long",
-    r"request size exceeds.*context (window|length)",
+    *(re.escape(text) for text in OVERFLOW_TEXTS),
+    SIZE_EXCEEDS_PATTERN,
     r"413.*too large",
 )
 
