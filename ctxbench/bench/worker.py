@@ -43,6 +43,7 @@ class RecountingCounter(TokenCounter):
 
     def message(self, message: Message) -> int:
         self.tokenized_chars += message.char_count
+        message.token_cache.clear()  # the tokenizer caches content counts on the message
         return self.tokenizer.count_message(message)
 
 
