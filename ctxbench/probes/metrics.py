@@ -27,7 +27,8 @@ def _grouped(rows: Sequence[dict[str, Any]], key: str, buckets: Sequence[tuple[i
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         groups[_bucket(row[key], buckets) if buckets else row[key]].append(row)
-    return {k: _rate(v) for k, v in sorted(groups.items())}
+    order = [_bucket(low, buckets) for low, _ in buckets] if buckets else sorted(groups)
+    return {k: _rate(groups[k]) for k in order if k in groups}
 
 
 def dropped_facts(rows: Sequence[dict[str, Any]], answers: dict[str, str]) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from ctxbench.errors import InputError
 from ctxbench.report.load import gather
 from ctxbench.report.plots import all_plots
 from ctxbench.report.render import close_all, write_html, write_markdown
-from ctxbench.report.tables import format_table
+from ctxbench.report.tables import format_table, retention_tables
 
 FORMATS = ("html", "md", "csv", "parquet")
 
@@ -48,7 +48,9 @@ def report_cli(argv: Sequence[str]) -> int:
     if args.transcript and args.transcript not in set(cells["transcript"]):
         raise InputError(None, "--transcript", f"no transcript {args.transcript!r} in these results")
     written: list[Path] = []
+    retention = retention_tables(rs.summaries)
     tables = {"cells": cells.drop(columns=["overrides"]), "comparison": comparison, "calls": calls}
+    tables.update({_file_name(title): table for title, table in retention.items()})
     for fmt in ("csv", "parquet"):
         if fmt in formats:
             for name, table in tables.items():
@@ -60,10 +62,10 @@ def report_cli(argv: Sequence[str]) -> int:
         plots = all_plots(rs, cells, calls, args.transcript)
         steps.update(1)
         if "html" in formats:
-            written.append(write_html(out / "report.html", args.title, args.results, comparison, plots))
+            written.append(write_html(out / "report.html", args.title, args.results, comparison, plots, retention))
         if "md" in formats:
             written.append(out / "report.md")
-            written += write_markdown(out / "report.md", args.title, args.results, comparison, plots)
+            written += write_markdown(out / "report.md", args.title, args.results, comparison, plots, retention)
         steps.update(1)
         steps.close()
         close_all(plots)
@@ -72,3 +74,7 @@ def report_cli(argv: Sequence[str]) -> int:
     for path in written:
         print(f"  {path}")
     return 0
+
+
+def _file_name(title: str) -> str:
+    return "_".join(title.lower().replace(",", "").replace("(", "").replace(")", "").split())

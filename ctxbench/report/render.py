@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,7 +36,14 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def write_html(path: Path, title: str, sources: Sequence[str], comparison: pd.DataFrame, plots: list[Plot]) -> Path:
+def write_html(
+    path: Path,
+    title: str,
+    sources: Sequence[str],
+    comparison: pd.DataFrame,
+    plots: list[Plot],
+    extra_tables: Mapping[str, pd.DataFrame] | None = None,
+) -> Path:
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>{html.escape(title)}</title>",
@@ -51,6 +58,8 @@ def write_html(path: Path, title: str, sources: Sequence[str], comparison: pd.Da
         "<h2>Comparison (totals over transcripts)</h2>",
         _display(comparison).to_html(index=False, border=0, na_rep=""),
     ]
+    for name, table in (extra_tables or {}).items():
+        parts += [f"<h2>{html.escape(name)}</h2>", table.to_html(index=False, border=0, na_rep="")]
     for plot in plots:
         parts.append(f"<h2>{html.escape(plot.title)}</h2>")
         if plot.figure is not None:
@@ -64,13 +73,20 @@ def write_html(path: Path, title: str, sources: Sequence[str], comparison: pd.Da
 
 
 def write_markdown(
-    path: Path, title: str, sources: Sequence[str], comparison: pd.DataFrame, plots: list[Plot]
+    path: Path,
+    title: str,
+    sources: Sequence[str],
+    comparison: pd.DataFrame,
+    plots: list[Plot],
+    extra_tables: Mapping[str, pd.DataFrame] | None = None,
 ) -> list[Path]:
     """The summary plus one PNG per plot in ``<out>/plots/``; returns the PNG paths."""
     plot_dir = path.parent / "plots"
     plot_dir.mkdir(parents=True, exist_ok=True)
     lines = [f"# {title}", "", "Sources: " + ", ".join(f"`{s}`" for s in sources), "", "## Comparison", ""]
     lines += ["```", format_table(comparison), "```", ""]
+    for name, table in (extra_tables or {}).items():
+        lines += [f"## {name}", "", "```", table.to_string(index=False), "```", ""]
     pngs: list[Path] = []
     for plot in plots:
         lines += [f"## {plot.title}", ""]

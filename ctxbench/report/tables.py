@@ -65,3 +65,52 @@ def format_table(table: pd.DataFrame) -> str:
         elif pd.api.types.is_integer_dtype(shown[col]):
             shown[col] = shown[col].map(lambda v: f"{v:,}")
     return shown.to_string(index=False)
+
+
+RETENTION_BREAKDOWNS = {
+    "retention_by_kind": "Retention by probe type",
+    "retention_by_age_calls": "Retention by fact age (calls since stated)",
+    "retention_by_compactions": "Retention by compactions so far",
+}
+
+
+def retention_breakdown(summaries: Sequence[dict[str, Any]], key: str) -> pd.DataFrame:
+    """Strategy x model rows, one column per group (probe type, age bucket, compactions):
+    the mean over transcripts of each transcript's retention rate in that group."""
+    rows = []
+    for s in summaries:
+        cell = s["cell"]
+        for group, rate in (s["metrics"].get(key) or {}).items():
+            if rate is not None:
+                rows.append({"strategy": cell["strategy"], "model": cell["model"], "group": group, "rate": rate})
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows).pivot_table(index=["strategy", "model"], columns="group", values="rate", aggfunc="mean")
+    frame = frame[sorted(frame.columns, key=_group_order)]
+    return frame.round(3).reset_index().rename_axis(columns=None)
+
+
+def _group_order(group: str) -> tuple[float, str]:
+    """Numeric buckets ("0-9", "10-49", "100+") by their lower bound, names alphabetically."""
+    head = group.split("-")[0].rstrip("+")
+    return (float(head), group) if head.isdigit() else (float("inf"), group)
+
+
+def dropped_by_layer(summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """How many facts each strategy lost, by the layer that ran when each was first missing."""
+    rows = [
+        {"strategy": s["cell"]["strategy"], "model": s["cell"]["model"], "layer": "+".join(d["layers"])}
+        for s in summaries
+        for d in s["metrics"].get("dropped") or ()
+        if d.get("status") == "lost"
+    ]
+    if not rows:
+        return pd.DataFrame()
+    return pd.DataFrame(rows).value_counts().rename("facts_lost").reset_index()
+
+
+def retention_tables(summaries: Sequence[dict[str, Any]]) -> dict[str, pd.DataFrame]:
+    """Titled retention tables for reports; empty tables are left out."""
+    tables = {title: retention_breakdown(summaries, key) for key, title in RETENTION_BREAKDOWNS.items()}
+    tables["Facts lost, by the layer that dropped them"] = dropped_by_layer(summaries)
+    return {title: table for title, table in tables.items() if not table.empty}
