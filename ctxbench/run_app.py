@@ -187,7 +187,7 @@ class PrintComparison(Callback):
         cells = [Path(c) for f in files if f.exists() for c in json.loads(f.read_text("utf-8"))]
         summaries = [s for c in cells for _, s in iter_summaries(c / "summary.json") if (c / "summary.json").exists()]
         if summaries:
-            print(comparison_table(summaries), flush=True)
+            print("\n" + comparison_table(summaries), flush=True)  # below any progress bar left on the line
 
 
 def cli(argv: Sequence[str]) -> int:
