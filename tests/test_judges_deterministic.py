@@ -93,3 +93,11 @@ def test_retention_metrics_name_the_layer_that_dropped_a_fact():
             "layers": ["layer2"],
         }
     ]
+
+
+def test_values_inside_json_tool_arguments_match_unescaped():
+    from ctxbench.transcripts.model import ToolCall
+
+    probe = Probe("c", "Which command?", 'find src -name "*cli*.pony"', "continuation", 0)
+    call = ToolCall("a", "execute_bash", '{"command": "find src -name \\"*cli*.pony\\""}')
+    assert DeterministicJudge().judge(probe, [Message("assistant", "", tool_calls=(call,))]).status == "kept"

@@ -34,7 +34,7 @@ class DeterministicJudge:
     def _text(self, message: Message) -> str:
         hit = self._texts.get(id(message))
         if hit is None or hit[0] is not message:
-            calls = " ".join(f"{c.name} {c.arguments}" for c in message.tool_calls)
+            calls = " ".join(f"{c.name} {c.arguments} {_decoded(c.arguments)}" for c in message.tool_calls)
             hit = (message, normalise(f"{message.content} {calls}"))
             self._texts[id(message)] = hit
         return hit[1]
@@ -78,3 +78,11 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for v in value for s in _strings(v)]
     return [str(value)] if value is not None else []
+
+
+def _decoded(arguments: str) -> str:
+    """Tool-call arguments as the agent meant them: JSON string values without escapes."""
+    try:
+        return " ".join(_strings(json.loads(arguments)))
+    except ValueError:
+        return ""
