@@ -100,7 +100,7 @@ def build_probe_observer(cfg: DictConfig, transcript: Transcript, workdir: Path 
 def build_judge(cfg: DictConfig, judge_cfg: dict[str, Any], workdir: Path | None) -> Any:
     kind = judge_cfg.get("kind", "deterministic")
     if kind == "deterministic":
-        return DeterministicJudge()
+        return DeterministicJudge(workdir)
     if kind != "llm":
         raise ConfigError(f"judge.kind {kind!r} is not known; use 'deterministic' or 'llm'")
     from ctxbench.judges.agreement import JudgePanel
@@ -116,7 +116,7 @@ def build_judge(cfg: DictConfig, judge_cfg: dict[str, Any], workdir: Path | None
     beside: dict[str, Any] = {}
     for name in judge_cfg.get("beside") or ():
         if name == "deterministic":
-            beside[name] = DeterministicJudge()
+            beside[name] = DeterministicJudge(workdir)
         elif name == "repeat":
             beside[name] = LLMJudge(answerer, grader, repeat=1, max_context_chars=max_chars)
         else:

@@ -101,3 +101,11 @@ def test_values_inside_json_tool_arguments_match_unescaped():
     probe = Probe("c", "Which command?", 'find src -name "*cli*.pony"', "continuation", 0)
     call = ToolCall("a", "execute_bash", '{"command": "find src -name \\"*cli*.pony\\""}')
     assert DeterministicJudge().judge(probe, [Message("assistant", "", tool_calls=(call,))]).status == "kept"
+
+
+def test_relative_snapshot_pointers_resolve_against_the_run_folder(tmp_path):
+    (tmp_path / "op_snapshots").mkdir()
+    (tmp_path / "op_snapshots" / "step_001_bash.json").write_text(json.dumps({"observation": "port 47213"}))
+    working = [Message("user", "Observation: ... [truncated, full detail at: op_snapshots/step_001_bash.json]")]
+    assert DeterministicJudge(tmp_path).judge(PROBE, working).status == "recoverable"
+    assert DeterministicJudge().judge(PROBE, working).status == "lost"  # no root: the pointer leads nowhere

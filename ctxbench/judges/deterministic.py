@@ -26,7 +26,9 @@ def normalise(text: str) -> str:
 class DeterministicJudge:
     name = "deterministic"
 
-    def __init__(self) -> None:
+    def __init__(self, snapshot_root: Path | None = None) -> None:
+        # Pointers may be relative to the run's cell folder (DB-GPT's snapshots are written there).
+        self.snapshot_root = snapshot_root
         # Normalised text per message object; the message is kept as value so its id stays unique.
         self._texts: dict[int, tuple[Message, str]] = {}
         self._snapshots: dict[str, str] = {}
@@ -46,8 +48,11 @@ class DeterministicJudge:
 
     def _snapshot_text(self, path: str) -> str:
         if path not in self._snapshots:
+            file = Path(path)
+            if not file.is_absolute() and self.snapshot_root is not None:
+                file = self.snapshot_root / file
             try:
-                raw = Path(path).read_text("utf-8")
+                raw = file.read_text("utf-8")
             except OSError:
                 raw = ""
             with contextlib.suppress(ValueError):  # JSON snapshot: match string values, not escapes

@@ -19,7 +19,9 @@ def _rate(rows: Iterable[dict[str, Any]], status: str = "kept") -> float | None:
 def _bucket(value: int, buckets: Sequence[tuple[int, int]]) -> str:
     for low, high in buckets:
         if low <= value < high:
-            return f"{low}+" if high >= 10**9 else f"{low}-{high - 1}"
+            if high >= 10**9:
+                return f"{low}+"
+            return str(low) if high - 1 == low else f"{low}-{high - 1}"
     return "?"
 
 

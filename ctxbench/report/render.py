@@ -16,7 +16,7 @@ import pandas as pd
 from ctxbench.report.plots import Plot
 from ctxbench.report.tables import format_table
 
-PERCENT_COLS = ("savings_vs_none", "retention", "savings")
+PERCENT_COLS = ("savings_vs_none", "retention", "recoverable", "savings")
 
 
 def png_bytes(plot: Plot) -> bytes:

@@ -40,7 +40,11 @@ def comparison_frame(summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
         "retries": ("retries", "sum"),
         "failed_calls": ("failed_calls", "sum"),
     }
-    optional = {"retention": ("retention", "mean"), "cost_usd": ("total_cost_usd", "sum")}
+    optional = {
+        "retention": ("retention", "mean"),
+        "recoverable": ("recoverable", "mean"),
+        "cost_usd": ("total_cost_usd", "sum"),
+    }
     agg.update({k: v for k, v in optional.items() if v[0] in cells})
     if "total_cost_usd" not in cells and "agent_cost_usd" in cells:
         agg["cost_usd"] = ("agent_cost_usd", "sum")
@@ -58,7 +62,7 @@ def format_table(table: pd.DataFrame) -> str:
         return "(no results)"
     shown = table.copy()
     for col in shown.columns:
-        if col in ("savings_vs_none", "retention"):
+        if col in ("savings_vs_none", "retention", "recoverable"):
             shown[col] = shown[col].map(lambda v: f"{v:6.1%}")
         elif col == "cost_usd":
             shown[col] = shown[col].map(lambda v: f"{v:,.2f}")
