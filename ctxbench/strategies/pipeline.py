@@ -166,5 +166,10 @@ class LayeredStrategy(Strategy):
     ) -> list[Message] | None:
         if not self.reactive or not self.is_overflow(error):
             return None
-        result = self._run(self.reactive, messages, ctx, attempt=attempt)
-        return None if result is messages else result
+        # Steps reserved for later attempts run now when the earlier ones found nothing to do:
+        # a retry of the same request would be rejected again.
+        for step_attempt in range(attempt, max(self.max_retries, attempt + 1)):
+            result = self._run(self.reactive, messages, ctx, attempt=step_attempt)
+            if result is not messages:
+                return result
+        return None
