@@ -16,12 +16,13 @@ from dataclasses import dataclass
 
 from ctxbench.transcripts.model import Message, Probe, Transcript
 
-PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z]{1,5})(?![\w/])")
+PATH = re.compile(r"(?<![\w/.-])((?:/|\./)?(?:[\w.-]+/)+[\w.-]+\.[A-Za-z]{1,5})(?![\w/])")
 ERROR = re.compile(r"\b([A-Z]\w*(?:Error|Exception)): ([^\n]{8,90})")
 FAILED_TEST = re.compile(r"\bFAILED ([\w/.-]+::[\w\[\]-]+)")
 IDENTIFIER = re.compile(r"\b(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*\d)[A-Z0-9]{6,12}\b")
 CONSTRAINT = re.compile(r"[^.\n]*\b(?:must|never|do not|don't|only|make sure|always)\b[^.\n]{10,120}", re.IGNORECASE)
 DECISION = re.compile(r"[^.\n]*\b(?:because|decided|instead of|so that)\b[^.\n]{10,120}", re.IGNORECASE)
+ACTION = re.compile(r"```[a-z]*\n(.*?)```|^Action(?: Input)?:\s*(.+)$", re.DOTALL | re.MULTILINE)
 EDIT_TOOLS = re.compile(r"edit|write|create|replace|str_replace|patch|insert", re.IGNORECASE)
 COMMAND_KEYS = ("command", "cmd")
 
@@ -69,6 +70,15 @@ def _candidates(transcript: Transcript) -> Iterator[Candidate]:
                 command = _command(call.arguments)
                 if command:
                     yield Candidate("continuation", "Which command did the agent run?", command, i, "command")
+            # Text-only agents (SWE-agent, ReAct) put their action in a fenced block or an Action: line.
+            for found in ACTION.finditer(message.content) if not message.tool_calls else ():
+                block = (found.group(1) or found.group(2) or "").strip()
+                action = block.splitlines()[0].strip() if block else ""
+                for path in PATH.findall(action):
+                    how = "edited" if EDIT_TOOLS.search(action.split()[0]) else "read or used"  # action is non-empty
+                    yield Candidate("artifact", f"Which file did the agent say it {how}?", path, i, "path")
+                if 4 <= len(action) <= 120:
+                    yield Candidate("continuation", "Which command did the agent run?", action, i, "command")
             for match in DECISION.findall(message.content):
                 yield Candidate("decision", "What did the agent decide, and why?", match.strip(), i, "decision")
         elif message.role in ("tool", "user"):
@@ -92,8 +102,12 @@ def extract_probes(transcript: Transcript, max_probes: int = 12) -> list[Probe]:
     seen: set[str] = set()
     by_label: dict[str, list[Probe]] = {}
     for cand in _candidates(transcript):
-        if cand.answer in seen or any(cand.answer in t for t in texts[: cand.message_index]):
-            continue  # not first stated here (or a duplicate)
+        if cand.answer in seen:
+            continue
+        # A value must be first stated here; a file the agent acts on may have been listed before
+        # (the artifact fact is the action, and agents find files before they touch them).
+        if cand.label != "path" and any(cand.answer in t for t in texts[: cand.message_index]):
+            continue
         seen.add(cand.answer)
         needed_at = _next_use(texts, cand.answer, cand.message_index)
         probe = Probe(
