@@ -12,6 +12,7 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -49,8 +50,11 @@ def reply_text(request: dict[str, Any]) -> str:
 class LLMServer:
     """``with LLMServer() as server: server.api_base`` -> "http://127.0.0.1:<port>/v1"."""
 
-    def __init__(self, behaviour: str = "ok", sleep_seconds: float = 3.0) -> None:
+    def __init__(
+        self, behaviour: str = "ok", sleep_seconds: float = 3.0, reply: Callable[[dict[str, Any]], str] = reply_text
+    ) -> None:
         self.behaviour = behaviour
+        self.reply = reply  # the "model": request -> completion text
         self.sleep_seconds = sleep_seconds
         self.requests: list[dict[str, Any]] = []
         server = self
@@ -71,7 +75,8 @@ class LLMServer:
                     return self._send(429, RATE_LIMIT_BODY)
                 if behaviour == "slow":
                     time.sleep(server.sleep_seconds)
-                text = {"empty": "", "malformed": "All good, nothing to report."}.get(behaviour, reply_text(body))
+                canned = {"empty": "", "malformed": "All good, nothing to report."}
+                text = canned[behaviour] if behaviour in canned else server.reply(body)
                 words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
                 self._send(
                     200,

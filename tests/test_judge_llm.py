@@ -4,8 +4,6 @@ judge=llm` in record mode, then the same run replayed from the cassette with the
 import json
 import re
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from ctxbench.judges.agreement import agreement, cohen_kappa
@@ -14,6 +12,7 @@ from ctxbench.llm import build_client
 from ctxbench.transcripts import Message, Probe, write_transcripts
 from tests.conftest import CTXBENCH, ROOT
 from tests.helpers import coding_transcript
+from tests.llm_server import LLMServer
 
 
 def scripted_reply(prompt: str) -> str:
@@ -29,47 +28,12 @@ def scripted_reply(prompt: str) -> str:
     return json.dumps({"correct": correct, "score": 5 if correct else 0, "accuracy": 5 if correct else 0})
 
 
-class ScriptedModelServer:
-    def __init__(self) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
+def scripted_model(request: dict) -> str:
+    return scripted_reply("\n".join(m["content"] for m in request["messages"]))
 
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                prompt = "\n".join(m["content"] for m in body["messages"])
-                reply = {
-                    "id": "x",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body["model"],
-                    "choices": [
-                        {
-                            "index": 0,
-                            "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": scripted_reply(prompt)},
-                        }
-                    ],
-                    "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 5, "total_tokens": 0},
-                }
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.api_base = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+def ScriptedModelServer() -> LLMServer:  # noqa: N802 (reads like the class it returns)
+    return LLMServer(reply=scripted_model)
 
 
 def llm_config(path: Path, api_base: str, mode: str, cassettes: Path) -> None:
