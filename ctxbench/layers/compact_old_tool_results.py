@@ -92,13 +92,19 @@ class CompactOldToolResults(Layer):
         self.protect_recent = max(0, int(protect_recent_results))
         self.min_savings_ratio = min_compaction_savings_ratio
         self.context_window = context_window
+        self._chars_key = f"openclaw_chars:{chars_per_token}:{tool_result_chars_per_token}"
         self._eligible: dict[str, bool] = {}  # per tool name: matching words is the hot spot on long histories
 
     def budget(self, ctx: StrategyContext) -> int:
         return char_budget(window_tokens(ctx, self.context_window), self.chars_per_token, self.headroom)
 
     def chars(self, message: Message) -> int:
-        return estimate_chars(message, self.chars_per_token, self.tool_chars_per_token)
+        # Cached on the (immutable) message: the total is taken over the whole context every call.
+        cached = message.token_cache.get(self._chars_key)
+        if cached is None:
+            cached = estimate_chars(message, self.chars_per_token, self.tool_chars_per_token)
+            message.token_cache[self._chars_key] = cached
+        return cached
 
     def eligible(self, tool: str) -> bool:
         known = self._eligible.get(tool)

@@ -86,17 +86,30 @@ class EmaEstimator(Estimator):
         self.samples = 0
         self.rejected = 0
         self.name = f"ema:{self.alpha:g}"
+        self._last: tuple[Sequence[Message], int, Message | None, int] | None = None
+
+    def _chars(self, messages: Sequence[Message]) -> int:
+        """Total chars, reused while it is the same list with the same length and last message:
+        a call sizes one context 3-4 times (status, engine, calibration). Layers return a new
+        list when they change one, and the engine only appends, so this cannot go stale."""
+        last = self._last
+        tail = messages[-1] if messages else None
+        if last is not None and last[0] is messages and last[1] == len(messages) and last[2] is tail:
+            return last[3]
+        total = total_chars(messages)
+        self._last = (messages, len(messages), tail, total)  # holds the list, so its id stays its own
+        return total
 
     def message(self, message: Message) -> int:
         return int(message_chars(message) / self.cpt)
 
     def prompt(self, messages: Sequence[Message]) -> int:
-        return int(total_chars(messages) / self.cpt)
+        return int(self._chars(messages) / self.cpt)
 
     def observe(self, messages: Sequence[Message], reported_prompt_tokens: int) -> None:
         if reported_prompt_tokens <= 0:
             return
-        sample = total_chars(messages) / reported_prompt_tokens
+        sample = self._chars(messages) / reported_prompt_tokens
         if not self.min_cpt <= sample <= self.max_cpt:
             self.rejected += 1
             return
