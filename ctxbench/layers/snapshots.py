@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from ctxbench.atomic import write_bytes
 from ctxbench.layers.base import Layer
 from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message
@@ -87,6 +88,7 @@ class ToolResultSnapshots(Layer):
         self.name = name
         self.step = 0  # successful actions so far; the strategy (and this layer) serves one conversation
         self.progress: list[tuple[int, str, str]] = []  # (step, action, snapshot file name)
+        self._made: Path | None = None  # the snapshot folder, once created
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         if not self.enabled:
@@ -99,9 +101,8 @@ class ToolResultSnapshots(Layer):
             pointer = self._snapshot(messages, i, ctx)
             if out is None:
                 out = list(messages)
-            out[i] = message.replace(
-                content=message.content + POINTER.format(path=pointer),
-                metadata={**message.metadata, "snapshot": pointer},
+            out[i] = message.with_appended(
+                POINTER.format(path=pointer), metadata={**message.metadata, "snapshot": pointer}
             )
         if out is not None and self.task_progress:
             out = self._with_progress(out, ctx)
@@ -120,9 +121,11 @@ class ToolResultSnapshots(Layer):
         record["conv_id"] = ctx.transcript.id
         pointer = f"{self.folder}/{name}"
         if ctx.workdir is not None:
-            path = Path(ctx.workdir) / self.folder / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
+            folder = Path(ctx.workdir) / self.folder
+            if folder != self._made:
+                folder.mkdir(parents=True, exist_ok=True)
+                self._made = folder
+            write_bytes(folder / name, json.dumps(record, ensure_ascii=False, indent=1).encode())
         self.progress.append((self.step, record["action"], name))
         return pointer
 
@@ -131,11 +134,12 @@ class ToolResultSnapshots(Layer):
         block = self._progress_block(ctx)
         for i, message in enumerate(messages):
             if message.role == "system":
-                base = message.metadata.get(PROGRESS_BASE_KEY, message.content)
-                content = f"{base}\n\n{block}" if base else block
-                messages[i] = message.replace(content=content, metadata={**message.metadata, PROGRESS_BASE_KEY: base})
+                base = _progress_base(message)
+                suffix = f"\n\n{block}" if base.content else block
+                metadata = {**message.metadata, PROGRESS_BASE_KEY: base.content}
+                messages[i] = base.with_appended(suffix, metadata=metadata, pinned=message.pinned)
                 return messages
-        return [Message(role="system", content=block, metadata={PROGRESS_BASE_KEY: ""}), *messages]
+        return [Message(role="system", content="").with_appended(block, metadata={PROGRESS_BASE_KEY: ""}), *messages]
 
     def _progress_block(self, ctx: StrategyContext) -> str:
         lines = ["## Task progress"]
@@ -149,6 +153,16 @@ class ToolResultSnapshots(Layer):
         lines.extend(f"✅ {step}. {action} ({name})" for step, action, name in shown)
         lines.append("You MUST NOT repeat any action already listed above as ✅ completed.")
         return "\n".join(lines)
+
+
+def _progress_base(system: Message) -> Message:
+    """The system message without the progress block (built from appended text, so a
+    tokenizer counts only the block's changed lines)."""
+    if PROGRESS_BASE_KEY not in system.metadata:
+        return system
+    text = system.metadata[PROGRESS_BASE_KEY]
+    earlier = system.appended_to
+    return earlier if earlier is not None and earlier.content == text else system.replace(content=text)
 
 
 def _is_success(message: Message) -> bool:

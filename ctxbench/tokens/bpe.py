@@ -48,6 +48,12 @@ QWEN35_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"
     r"|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
+# The split pattern in Tekken's tokenizer file (read from the file; this copy only marks it as reviewed).
+TEKKEN_PATTERN = (
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+    r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 # Qwen2.5/Qwen3 added tokens from id 151643 in this order (tokenizer_config.json); Qwen3 adds the last four.
 QWEN_SPECIALS = (
     "<|endoftext|>",
@@ -119,6 +125,10 @@ def load_ranks(path: Path, expected_sha256: str | None = None) -> dict[bytes, in
             os.environ["TIKTOKEN_CACHE_DIR"] = saved
 
 
+# Patterns under which every line start is a pre-token boundary (ctxbench.tokens.line_starts).
+LINE_START_PATTERNS = frozenset({LLAMA3_PATTERN, QWEN_PATTERN, QWEN35_PATTERN, TEKKEN_PATTERN})
+
+
 class RankTokenizer(Tokenizer):
     """A byte-level BPE from a rank file, encoded by tiktoken.
 
@@ -142,6 +152,7 @@ class RankTokenizer(Tokenizer):
         self.special_ids = dict(specials)
         self._normalize = normalize
         self._encoding = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
+        self.splits_at_line_starts = pattern in LINE_START_PATTERNS
         self.template = template
         framing.apply_template(self, template)
 

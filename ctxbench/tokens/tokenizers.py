@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ctxbench.errors import ConfigError
 from ctxbench.tokens import sources
+from ctxbench.tokens.line_starts import PieceCounter
 from ctxbench.transcripts.model import Message
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,10 @@ class Tokenizer(ABC):
     # (before name, between name and arguments, after arguments): a tool call rendered as its
     # template renders it and counted as one string, so merges across the seams are exact.
     tool_call_pieces: tuple[str, str, str] | None = None
+    # True when the split pattern makes every line start a pre-token boundary (see
+    # ``ctxbench.tokens.line_starts``): appended text is then counted from the last line only.
+    splits_at_line_starts: bool = False
+    _pieces: PieceCounter | None = None
 
     @abstractmethod
     def count(self, text: str) -> int:
@@ -76,7 +81,15 @@ class Tokenizer(ABC):
         key = f"content:{self.name}"
         cached = message.token_cache.get(key)
         if cached is None:
-            cached = message.token_cache[key] = self.count(message.content)
+            base = message.appended_to
+            if base is not None and self.splits_at_line_starts:
+                if self._pieces is None:
+                    self._pieces = PieceCounter(self.count)
+                suffix = message.content[len(base.content) :]
+                cached = self._pieces.appended(base.content, self.count_content(base), suffix)
+            else:
+                cached = self.count(message.content)
+            message.token_cache[key] = cached
         return cached
 
     def count_message(self, message: Message) -> int:
@@ -105,6 +118,8 @@ class TiktokenTokenizer(Tokenizer):
 
         self.name = encoding
         self._encoding = tiktoken.get_encoding(encoding)
+        # Reviewed split patterns (tests/test_line_starts.py checks the identity on both).
+        self.splits_at_line_starts = encoding in ("cl100k_base", "o200k_base")
         self._encode = functools.partial(self._encoding.encode_ordinary)
 
     def count(self, text: str) -> int:

@@ -54,9 +54,18 @@ class Message:
     # Token counts keyed by counter name; never copied by ``replace`` (init=False),
     # so a changed message is always counted afresh.
     token_cache: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Set by ``with_appended``: the message whose content this one's content starts with.
+    appended_to: Message | None = field(default=None, init=False, repr=False, compare=False)
 
     def replace(self, **changes: Any) -> Message:
         return dataclasses.replace(self, **changes)
+
+    def with_appended(self, suffix: str, **changes: Any) -> Message:
+        """This message with ``suffix`` after its content. Tokenizers that can count the new
+        text from this message's count and its last line do so instead of counting it all."""
+        grown = dataclasses.replace(self, content=self.content + suffix, **changes)
+        object.__setattr__(grown, "appended_to", self)
+        return grown
 
     @property
     def char_count(self) -> int:

@@ -1,0 +1,86 @@
+"""Counting appended and line-structured text from pieces, exactly.
+
+In the split patterns of cl100k, o200k, Llama 3, Qwen and Tekken a newline ends its
+pre-token when what follows it, up to the next non-whitespace character, holds no further
+line break, unless ``/`` follows it directly (o200k's punctuation pre-token may take
+``\n/``). No alternative of those patterns matches across such a point, and the
+whitespace alternatives stop at the last newline of a run, so the point is a pre-token
+boundary whatever text follows. BPE never merges across pre-tokens, so
+
+    count(text) == count(text[:p]) + count(text[p:])   for every such line start p.
+
+This lets a tokenizer count ``content + suffix`` from the content's known count and its last
+line, and count a block of lines (DB-GPT's task-progress block, rebuilt every step) line by
+line with the unchanged lines remembered. Tokenizers opt in (``Tokenizer.splits_at_line_starts``);
+``tests/test_line_starts.py`` checks the identity on adversarial text for each of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+# A line start that is a pre-token boundary: after "\n", before non-line-break whitespace and
+# then any non-whitespace, or directly before a non-whitespace character other than "/".
+# Python's \s covers every Unicode White_Space character (and a few more), so this is safe.
+LINE_START = re.compile(r"\n(?=[^\S\r\n]+\S|[^\s/])")
+MAX_TAIL = 4096  # look this far back for the last line start; beyond it, count in full
+MEMO_PIECE_CHARS = 2048  # only pieces this short are remembered (progress lines, a task line)
+MEMO_CHARS = 1 << 20  # remembered characters before the memo is cleared: memory stays bounded
+
+
+def last_line_start(text: str, within: int = MAX_TAIL) -> int | None:
+    """The last line start in the final ``within`` characters of ``text``, or None."""
+    low, pos = max(0, len(text) - within), len(text)
+    while (nl := text.rfind("\n", low, pos)) >= 0:
+        if LINE_START.match(text, nl):
+            return nl + 1
+        pos = nl
+    return None
+
+
+def line_pieces(text: str) -> list[str]:
+    """``text`` cut at every line start; the pieces join back to ``text``."""
+    pieces: list[str] = []
+    start = 0
+    for match in LINE_START.finditer(text):
+        pieces.append(text[start : match.end()])
+        start = match.end()
+    pieces.append(text[start:])
+    return pieces
+
+
+class PieceCounter:
+    """Counts text as the sum of its line pieces, remembering each piece's count."""
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        self._count = count
+        self._memo: dict[str, int] = {}
+        self._memo_chars = 0
+
+    def __call__(self, text: str) -> int:
+        memo = self._memo
+        total = 0
+        for piece in line_pieces(text):
+            tokens = memo.get(piece)
+            if tokens is None:
+                tokens = self._count(piece)
+                if len(piece) <= MEMO_PIECE_CHARS:
+                    if self._memo_chars + len(piece) > MEMO_CHARS:
+                        memo.clear()
+                        self._memo_chars = 0
+                    memo[piece] = tokens
+                    self._memo_chars += len(piece)
+            total += tokens
+        return total
+
+    def appended(self, text: str, text_tokens: int, suffix: str) -> int:
+        """Tokens of ``text + suffix`` given ``text_tokens == count(text)``: only the text's
+        last line is counted again, together with the suffix."""
+        if not text:
+            return self(suffix)
+        cut = last_line_start(text)
+        if cut is None:
+            return self._count(text + suffix)
+        tail = text[cut:]
+        return text_tokens - self._count(tail) + self(tail + suffix)

@@ -1,0 +1,97 @@
+"""Counting from line pieces must equal counting the whole text, for every tokenizer that opts in."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxbench.layers.snapshots import POINTER
+from ctxbench.tokens.dbgpt import DbgptEstimator
+from ctxbench.tokens.line_starts import LINE_START, PieceCounter, last_line_start, line_pieces
+from ctxbench.tokens.tokenizers import available_tokenizers, get_tokenizer
+from ctxbench.transcripts.canonical import read_transcripts
+from ctxbench.transcripts.model import Message
+from tests.conftest import ROOT
+
+SPLITTING = [name for name in available_tokenizers() if get_tokenizer(name).splits_at_line_starts]
+
+# Characters around which pre-tokenizers behave differently: line breaks, runs of spaces, "/" (o200k's
+# punctuation pre-token takes "\n/"), digits, apostrophes, combining marks, CJK, emoji, Unicode spaces
+# and separators that Python and the tokenizers' regex engines class differently.
+TRICKY = list("\n\n\n\r  \t/./'s9 aZé") + ["\u0301", "中", "✅", "\u00a0", "\u2028", "\x1c", "\u3000", "ﬁ", "'ll"]
+texts = st.lists(st.sampled_from(TRICKY), max_size=40).map("".join)
+
+
+def test_the_fast_path_is_taken_by_the_main_tokenizers() -> None:
+    assert {"cl100k_base", "o200k_base", "llama3", "qwen2.5", "mistral-tekken"} <= set(SPLITTING)
+
+
+@pytest.mark.parametrize("name", SPLITTING)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=texts, suffix=texts)
+def test_pieces_and_appending_count_exactly(name: str, text: str, suffix: str) -> None:
+    tokenizer = get_tokenizer(name)
+    count = tokenizer.count
+    for match in LINE_START.finditer(text):
+        cut = match.end()
+        assert count(text) == count(text[:cut]) + count(text[cut:]), (text[:cut], text[cut:])
+    assert PieceCounter(count)(text) == count(text)
+    assert PieceCounter(count).appended(text, count(text), suffix) == count(text + suffix)
+
+
+def test_the_slash_exclusion_is_needed() -> None:
+    """o200k keeps "\\n/" in one pre-token: cutting there would miscount."""
+    count = get_tokenizer("o200k_base").count
+    text = "x;\n//"
+    assert count(text) != count("x;\n") + count("//")
+    assert LINE_START.search(text) is None
+
+
+def test_pieces_join_back_and_the_last_line_start_is_found() -> None:
+    text = "head\n  indented\n\nnext\n/slash\n"
+    pieces = line_pieces(text)
+    assert "".join(pieces) == text
+    assert pieces == ["head\n", "  indented\n\n", "next\n/slash\n"]
+    assert last_line_start(text) == text.index("next")
+    assert last_line_start("one line") is None
+    assert last_line_start("x" * 10 + "\nlast", within=3) is None
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "llama3", "qwen2.5"])
+def test_snapshot_pointers_on_real_tool_output_count_exactly(name: str) -> None:
+    """Every tool result of a bundled transcript with DB-GPT's pointer appended, counted from
+    the result's own count, equals counting the grown text afresh."""
+    tokenizer = get_tokenizer(name)
+    transcript = next(iter(read_transcripts(ROOT / "datasets" / "coding_090k.jsonl")))
+    tools = [m for m in transcript.messages if m.role == "tool"]
+    assert len(tools) > 20
+    for n, message in enumerate(tools):
+        grown = message.with_appended(POINTER.format(path=f"op_snapshots/step_{n:03d}_run.json"))
+        fresh = Message(role=grown.role, content=grown.content, name=grown.name, tool_call_id=grown.tool_call_id)
+        assert tokenizer.count_message(grown) == tokenizer.count_message(fresh)
+
+
+def test_a_progress_block_rebuilt_every_step_counts_exactly() -> None:
+    """The task-progress block grows and slides; counted from remembered lines it must equal a fresh count."""
+    tokenizer = get_tokenizer("o200k_base")
+    rng = random.Random(3)
+    system = Message(role="system", content="You are an agent.\n  Use tools.")
+    lines = ["## Task progress", "Task: fix\n the bug"]
+    for step in range(1, 80):
+        lines.append(f"✅ {step}. {rng.choice(['sql_query', 'bash', '/bin/ls'])} (step_{step:03d}.json)")
+        block = "\n".join([*lines[:2], *lines[2:][-50:], "You MUST NOT repeat any action."])
+        grown = system.with_appended(f"\n\n{block}")
+        assert tokenizer.count_content(grown) == tokenizer.count(grown.content)
+
+
+def test_appended_messages_keep_dbgpt_estimates_and_plain_replace_forgets_the_base() -> None:
+    base = Message(role="tool", content="line one\n   2\tline two", tool_call_id="c1", name="bash")
+    grown = base.with_appended("\n[Full detail available at: x.json]", metadata={"snapshot": "x.json"})
+    assert grown.appended_to is base and grown.metadata == {"snapshot": "x.json"}
+    assert grown.replace(content="other").appended_to is None
+    estimator = DbgptEstimator("gpt-4o")
+    assert estimator.message(grown) == get_tokenizer("o200k_base").count(grown.content)
+    assert estimator.prompt([base, grown]) == estimator.message(base) + estimator.message(grown)
