@@ -27,6 +27,7 @@ from ctxbench.layers.truncate_tool_result import char_budget, window_tokens
 from ctxbench.strategies.base import StrategyContext
 from ctxbench.tokens.estimators import message_chars
 from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.running import RunningSum
 
 COMPACTION_PLACEHOLDER = "[compacted: tool output removed to free context]"
 DEFAULT_WHITELIST = ("Read File", "Bash", "Grep", "Glob", "Search Files", "Web Fetch", "Edit")
@@ -94,6 +95,7 @@ class CompactOldToolResults(Layer):
         self.context_window = context_window
         self._chars_key = f"openclaw_chars:{chars_per_token}:{tool_result_chars_per_token}"
         self._eligible: dict[str, bool] = {}  # per tool name: matching words is the hot spot on long histories
+        self._total = RunningSum(self.chars)  # the context's estimated chars, walked only where it changed
 
     def budget(self, ctx: StrategyContext) -> int:
         return char_budget(window_tokens(ctx, self.context_window), self.chars_per_token, self.headroom)
@@ -124,7 +126,7 @@ class CompactOldToolResults(Layer):
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         budget = self.budget(ctx)
-        total = sum(self.chars(m) for m in messages)
+        total = self._total(messages)
         if total <= budget:
             return messages
         names = tool_names(messages)

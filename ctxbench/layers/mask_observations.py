@@ -14,10 +14,13 @@ untouched messages keep their cached token counts.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import is_observation
+from ctxbench.transcripts.running import SeenPrefix
 
 # SWE-agent's text, verbatim (sweagent/agent/history_processors.py, LastNObservations).
 SWE_AGENT_PLACEHOLDER = "Old environment output: ({lines} lines omitted)"
@@ -55,6 +58,11 @@ class MaskObservations(Layer):
         # Observations judged too small to mask, held by reference so their ids stay unique;
         # without this each call would re-tokenize every small old observation's placeholder.
         self._too_small: dict[int, Message] = {}
+        # What the last call returned, for the next call to skip (see ctxbench.transcripts.running).
+        self._seen = SeenPrefix()
+        self._first_user: int | None = None
+        self._obs: list[int] = []
+        self._settled = 0  # leading observations already masked or too small
 
     def _is_observation(self, message: Message) -> bool:
         if message.pinned:
@@ -65,14 +73,29 @@ class MaskObservations(Layer):
     def _is_masked(message: Message) -> bool:
         return "masked_lines" in message.metadata  # by any masking layer: never mask a placeholder again
 
+    def _observations(self, messages: list[Message]) -> tuple[int | None, list[int], int]:
+        """The first user message, the observations' indices and how many leading observations
+        are settled (masked or too small), reusing what the last call found for the messages
+        it returned, which are the same objects up to the first change."""
+        same = self._seen.unchanged(messages)
+        first_user = self._first_user
+        if first_user is None or first_user >= same:
+            first_user = next((i for i in range(same, len(messages)) if messages[i].role == "user"), None)
+        kept = bisect_left(self._obs, same)
+        observations = self._obs[:kept]
+        observations.extend(
+            i for i in range(same, len(messages)) if i != first_user and self._is_observation(messages[i])
+        )
+        return first_user, observations, min(self._settled, kept)
+
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
-        first_user = next((i for i, m in enumerate(messages) if m.role == "user"), None)
-        observations = [i for i, m in enumerate(messages) if i != first_user and self._is_observation(m)]
+        first_user, observations, settled = self._observations(messages)
         # SWE-agent: last_removed_idx = max(0, (len(obs) // polling) * polling - n).
         last_removed = max(0, (len(observations) // self.polling) * self.polling - self.n)
         out: list[Message] | None = None
+        replaced: list[int] = []
         masked = lines_omitted = 0
-        for i in observations[:last_removed]:
+        for i in observations[settled:last_removed]:
             message = messages[i]
             if self._is_masked(message) or id(message) in self._too_small:
                 continue
@@ -85,8 +108,19 @@ class MaskObservations(Layer):
             if out is None:
                 out = list(messages)
             out[i] = replacement
+            replaced.append(i)
             masked += 1
             lines_omitted += lines
+        result = messages if out is None else out
+        settled, still = max(settled, last_removed), observations
+        if replaced and self.text_observations:
+            # A masked text observation no longer reads "Observation: ..." and stops counting as one.
+            gone = {i for i in replaced if not self._is_observation(result[i])}
+            if gone:
+                settled -= len(gone)
+                still = [i for i in observations if i not in gone]
+        self._seen.remember(result)
+        self._first_user, self._obs, self._settled = first_user, still, settled
         if out is None:
             return messages
         ctx.emit(

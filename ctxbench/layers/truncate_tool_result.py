@@ -12,6 +12,7 @@ from __future__ import annotations
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.running import SeenPrefix
 
 TRUNCATION_NOTICE = "[truncated: output exceeded context limit]"
 TRUNCATION_SUFFIX = "\n" + TRUNCATION_NOTICE
@@ -59,6 +60,8 @@ class TruncateToolResult(Layer):
         self.share = single_tool_result_context_share
         self.chars_per_token = tool_result_chars_per_token
         self.context_window = context_window
+        self._checked = SeenPrefix()  # what the last call returned: all within budget already
+        self._checked_budget: int | None = None
 
     def budget(self, ctx: StrategyContext) -> int:
         return char_budget(window_tokens(ctx, self.context_window), self.chars_per_token, self.share)
@@ -67,7 +70,9 @@ class TruncateToolResult(Layer):
         budget = self.budget(ctx)
         out: list[Message] | None = None
         cut_chars = truncated = 0
-        for i, message in enumerate(messages):
+        start = self._checked.unchanged(messages) if budget == self._checked_budget else 0
+        for i in range(start, len(messages)):
+            message = messages[i]
             if message.role != "tool" or len(message.content) <= budget:
                 continue
             if out is None:
@@ -76,6 +81,8 @@ class TruncateToolResult(Layer):
             cut_chars += len(message.content) - len(text)
             truncated += 1
             out[i] = compacted(message, text, self.name)
+        self._checked.remember(messages if out is None else out)
+        self._checked_budget = budget
         if out is None:
             return messages
         ctx.emit(

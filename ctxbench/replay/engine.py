@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ctxbench.replay.provider import ContextOverflowError, ModelSpec, SimulatedProvider, request_problems
+from ctxbench.replay.provider import ContextOverflowError, ModelSpec, RequestProblemCount, SimulatedProvider
 from ctxbench.strategies.base import Strategy, StrategyContext
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.estimators import Estimator
@@ -51,6 +51,7 @@ def replay(
     on_progress: Callable[[int], None] | None = None,
 ) -> ReplayResult:
     provider = SimulatedProvider(model, counter)
+    problems = RequestProblemCount()
     ctx = StrategyContext(
         model=model, estimator=estimator, transcript=transcript, workdir=workdir, summariser=summariser
     )
@@ -100,7 +101,7 @@ def replay(
             "retries": retries,
             "layers": list(ctx.layers_applied),
             "state": ctx.state,
-            "request_problems": len(request_problems(working)),
+            "request_problems": problems(working),
             "events": len(ctx.events) - events_before,
             "cost_usd": sent * model.input_price_per_mtok / 1e6 if accepted else 0.0,
         }

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.running import common_prefix
 
 
 @dataclass(frozen=True)
@@ -55,9 +56,10 @@ class SimulatedProvider:
             raise ValueError(f"unknown error_style {model.error_style!r}; choose from {sorted(_ERROR_TEXTS)}")
         self.model = model
         self.counter = counter
+        self._prompt = counter.running_prompt()  # follows the replay's working context
 
     def count(self, messages: Sequence[Message]) -> int:
-        return self.counter.prompt(messages)
+        return self._prompt(messages)
 
     def send(self, messages: Sequence[Message]) -> int:
         """Return the prompt tokens the provider reports, or raise ``ContextOverflowError``."""
@@ -81,14 +83,42 @@ def request_problems(messages: Sequence[Message]) -> list[str]:
     problems: list[str] = []
     open_calls: dict[str, int] = {}
     for i, message in enumerate(messages):
-        if message.role == "tool":
-            if message.tool_call_id not in open_calls:
-                problems.append(f"message {i}: tool result {message.tool_call_id!r} has no preceding call")
-            else:
-                del open_calls[message.tool_call_id]
-        elif open_calls:
-            problems.extend(f"message {j}: tool call {cid!r} has no result" for cid, j in open_calls.items())
-            open_calls.clear()
-        if message.role == "assistant":
-            open_calls.update({c.id: i for c in message.tool_calls})
+        open_calls = _check_message(open_calls, i, message, problems)
     return problems
+
+
+def _check_message(open_calls: dict[str, int], i: int, message: Message, problems: list[str]) -> dict[str, int]:
+    """One step of ``request_problems``: appends message ``i``'s problems and returns the calls
+    still open after it (a new dict when they change, so earlier states can be kept)."""
+    if message.role == "tool":
+        if message.tool_call_id not in open_calls:
+            problems.append(f"message {i}: tool result {message.tool_call_id!r} has no preceding call")
+        else:
+            open_calls = {cid: j for cid, j in open_calls.items() if cid != message.tool_call_id}
+    elif open_calls:
+        problems.extend(f"message {j}: tool call {cid!r} has no result" for cid, j in open_calls.items())
+        open_calls = {}
+    if message.role == "assistant" and message.tool_calls:
+        open_calls = {**open_calls, **{c.id: i for c in message.tool_calls}}
+    return open_calls
+
+
+class RequestProblemCount:
+    """``len(request_problems(messages))`` for the replay's working context, checking only the
+    messages after the unchanged prefix (see ``ctxbench.transcripts.running``)."""
+
+    def __init__(self) -> None:
+        self._seen: list[Message] = []
+        self._states: list[tuple[int, dict[str, int]]] = [(0, {})]  # before message k: (problems, open calls)
+
+    def __call__(self, messages: Sequence[Message]) -> int:
+        same = common_prefix(self._seen, messages)
+        del self._seen[same:]
+        del self._states[same + 1 :]
+        count, open_calls = self._states[-1]
+        found: list[str] = []
+        for i in range(same, len(messages)):
+            open_calls = _check_message(open_calls, i, messages[i], found)
+            self._states.append((count + len(found), open_calls))
+        self._seen.extend(messages[same:])
+        return count + len(found)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ctxbench.tokens.tokenizers import Tokenizer
 from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.running import RunningSum
 
 
 class TokenCounter:
@@ -31,3 +32,9 @@ class TokenCounter:
             cached = m.token_cache.get(key)
             total += self.message(m) if cached is None else cached
         return total
+
+    def running_prompt(self) -> Callable[[Sequence[Message]], int]:
+        """``prompt`` for one evolving working context (the provider's, an estimator's): only
+        the messages after its unchanged prefix are looked up again."""
+        total, per_request = RunningSum(self.message), self.tokenizer.per_request
+        return lambda messages: per_request + total(messages)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
 
 from ctxbench.errors import ConfigError
 from ctxbench.tokens.estimators import Estimator
@@ -73,11 +72,3 @@ class DbgptEstimator(Estimator):
                 cached = len(text) // 4
             message.token_cache[self.key] = cached
         return cached
-
-    def prompt(self, messages: Sequence[Message]) -> int:
-        # The pipeline sizes the whole context several times per call: look the cache up inline.
-        key, total = self.key, 0
-        for m in messages:
-            cached = m.token_cache.get(key)
-            total += self.message(m) if cached is None else cached
-        return total

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.tokenizers import get_tokenizer
 from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.running import RunningSum
 
 CHARS_KEY = "chars"  # a message's char_count, cached beside its token counts (messages are immutable)
 
@@ -39,7 +40,12 @@ class Estimator(ABC):
         """Estimated tokens of one message."""
 
     def prompt(self, messages: Sequence[Message]) -> int:
-        return sum(self.message(m) for m in messages)
+        """Estimated tokens of a whole context. Strategies size the working context several
+        times per call, so the sum is kept running (``message`` must be fixed per message)."""
+        running = self.__dict__.get("_running")
+        if running is None:
+            running = self.__dict__["_running"] = RunningSum(self.message)
+        return running(messages)
 
     def observe(self, messages: Sequence[Message], reported_prompt_tokens: int) -> None:
         """Learn from the provider's reported usage after a successful call (default: no-op)."""
@@ -55,11 +61,13 @@ class ExactEstimator(Estimator):
         self.counter = TokenCounter(get_tokenizer(tokenizer))
         self.name = f"exact:{self.counter.tokenizer.name}"
 
+        self._prompt = self.counter.running_prompt()
+
     def message(self, message: Message) -> int:
         return self.counter.message(message)
 
     def prompt(self, messages: Sequence[Message]) -> int:
-        return self.counter.prompt(messages)
+        return self._prompt(messages)
 
 
 class FixedRatioEstimator(Estimator):
@@ -86,19 +94,9 @@ class EmaEstimator(Estimator):
         self.samples = 0
         self.rejected = 0
         self.name = f"ema:{self.alpha:g}"
-        self._last: tuple[Sequence[Message], int, Message | None, int] | None = None
-
-    def _chars(self, messages: Sequence[Message]) -> int:
-        """Total chars, reused while it is the same list with the same length and last message:
-        a call sizes one context 3-4 times (status, engine, calibration). Layers return a new
-        list when they change one, and the engine only appends, so this cannot go stale."""
-        last = self._last
-        tail = messages[-1] if messages else None
-        if last is not None and last[0] is messages and last[1] == len(messages) and last[2] is tail:
-            return last[3]
-        total = total_chars(messages)
-        self._last = (messages, len(messages), tail, total)  # holds the list, so its id stays its own
-        return total
+        # Total chars of the working context, walked only after its unchanged prefix: a call
+        # sizes the context 3-4 times (status, engine, calibration) and it mostly just grows.
+        self._chars = RunningSum(message_chars)
 
     def message(self, message: Message) -> int:
         return int(message_chars(message) / self.cpt)

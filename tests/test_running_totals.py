@@ -1,0 +1,122 @@
+"""Running totals and incremental layers must give exactly what a walk over the whole list gives."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxbench.layers.compact_old_tool_results import CompactOldToolResults
+from ctxbench.layers.mask_observations import MaskObservations
+from ctxbench.layers.truncate_tool_result import TruncateToolResult
+from ctxbench.replay.provider import ModelSpec, RequestProblemCount, request_problems
+from ctxbench.strategies.base import StrategyContext
+from ctxbench.tokens.estimators import EmaEstimator, ExactEstimator, FixedRatioEstimator, message_chars
+from ctxbench.transcripts.model import Message, ToolCall, Transcript
+from ctxbench.transcripts.running import RunningSum, common_prefix
+from tests.strategy_histories import histories
+
+ROLES = ("system", "user", "assistant", "tool")
+
+
+def random_message(rng: random.Random, n: int) -> Message:
+    role = rng.choice(ROLES)
+    text = rng.choice(["ok", "Observation: ls -la\nfile_a\nfile_b", "x" * rng.randint(0, 3000), f"step {n}\n" * 5])
+    if role == "assistant" and rng.random() < 0.6:
+        ids = [f"c{rng.randint(0, 5)}" for _ in range(rng.randint(1, 2))]
+        calls = tuple(ToolCall(id=cid, name="bash", arguments="{}") for cid in ids)
+        return Message(role, text, tool_calls=calls)
+    if role == "tool":
+        return Message(role, text, tool_call_id=f"c{rng.randint(0, 5)}", name=rng.choice(["bash", "read_file"]))
+    return Message(role, text)
+
+
+def edit(rng: random.Random, messages: list[Message], n: int) -> list[Message]:
+    """What happens to a working context between two looks: it grows, a layer replaces or drops messages."""
+    out = list(messages)
+    action = rng.choice(["append", "append", "append", "replace", "drop", "same", "mutate_in_place"])
+    if action == "append" or not out:
+        out.extend(random_message(rng, n + k) for k in range(rng.randint(1, 3)))
+    elif action == "replace":
+        i = rng.randrange(len(out))
+        out[i] = out[i].replace(content=out[i].content[:10] + " [compacted]")
+    elif action == "drop":
+        i = rng.randrange(len(out))
+        del out[i : i + rng.randint(1, 4)]
+    elif action == "mutate_in_place":  # the engine appends to the very list it passed before
+        messages.append(random_message(rng, n))
+        return messages
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 40))
+def test_running_sums_and_problem_counts_match_a_full_walk(seed: int, steps: int) -> None:
+    rng = random.Random(seed)
+    chars, problems = RunningSum(message_chars), RequestProblemCount()
+    ratio = FixedRatioEstimator(3.0)
+    messages: list[Message] = []
+    for n in range(steps):
+        messages = edit(rng, messages, n)
+        assert chars(messages) == sum(map(message_chars, messages))
+        assert problems(messages) == len(request_problems(messages))
+        assert ratio.prompt(messages) == sum(ratio.message(m) for m in messages)
+
+
+def test_common_prefix_compares_identity_not_equality() -> None:
+    a, b = Message("user", "same"), Message("user", "same")
+    assert a == b and a is not b
+    assert common_prefix([a, a], [a, b]) == 1
+    assert common_prefix([a], [a, b]) == 1
+    assert common_prefix([], [a]) == 0
+
+
+def test_exact_and_ema_prompts_follow_a_changing_context() -> None:
+    rng = random.Random(5)
+    exact, ema = ExactEstimator("o200k_base"), EmaEstimator()
+    messages: list[Message] = []
+    for n in range(60):
+        messages = edit(rng, messages, n)
+        assert exact.prompt(messages) == exact.counter.tokenizer.per_request + sum(map(exact.message, messages))
+        assert ema.prompt(messages) == int(sum(map(message_chars, messages)) / ema.cpt)
+        if n % 7 == 0:
+            ema.observe(messages, max(1, exact.prompt(messages)))
+
+
+def ctx() -> StrategyContext:
+    return StrategyContext(
+        model=ModelSpec(context_window=6000), estimator=ExactEstimator("o200k_base"), transcript=Transcript("t", [])
+    )
+
+
+LAYERS = {
+    "mask": lambda: MaskObservations(n=3),
+    "mask_polling": lambda: MaskObservations(n=2, polling=3),
+    "truncate": lambda: TruncateToolResult(context_window=2000),
+    "compact": lambda: CompactOldToolResults(context_window=3000, whitelist=("Bash", "Read File", "Search")),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(history=histories(), text_observations=st.booleans())
+def test_layers_that_remember_the_last_call_decide_as_a_fresh_layer_would(history, text_observations: bool) -> None:
+    """Replay-style: the working list grows, each layer's output is the next input. A layer that
+    reuses what it saw last call must return the same messages as a new instance of it."""
+    messages = history.messages
+    if text_observations:  # DB-GPT style: observations as user messages
+        messages = [
+            Message("user", "Observation: " + m.content) if m.role == "tool" else m.replace(tool_calls=())
+            for m in messages
+        ]
+    for name, make in LAYERS.items():
+        layer, context = make(), ctx()
+        working: list[Message] = []
+        for n, message in enumerate(messages):
+            working.append(message)
+            if n % 9 == 8:  # another layer drops old messages: the remembered prefix no longer holds
+                del working[1:4]
+            fresh = make().apply(list(working), context)
+            kept = layer.apply(working, context)
+            assert [(m.role, m.content) for m in kept] == [(m.role, m.content) for m in fresh], name
+            working = list(kept)
