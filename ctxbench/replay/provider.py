@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.running import common_prefix
+from ctxbench.transcripts.running import REPLACED_LIMIT, replaced_positions
 
 
 @dataclass(frozen=True)
@@ -104,21 +104,37 @@ def _check_message(open_calls: dict[str, int], i: int, message: Message, problem
 
 
 class RequestProblemCount:
-    """``len(request_problems(messages))`` for the replay's working context, checking only the
-    messages after the unchanged prefix (see ``ctxbench.transcripts.running``)."""
+    """``len(request_problems(messages))`` for the replay's working context. Only the calls and
+    results matter, so a replaced message with the same ones (compacted content, DB-GPT's
+    system prompt) changes nothing; the check resumes from the first message that changed them
+    (see ``ctxbench.transcripts.running``)."""
 
     def __init__(self) -> None:
         self._seen: list[Message] = []
         self._states: list[tuple[int, dict[str, int]]] = [(0, {})]  # before message k: (problems, open calls)
 
     def __call__(self, messages: Sequence[Message]) -> int:
-        same = common_prefix(self._seen, messages)
-        del self._seen[same:]
-        del self._states[same + 1 :]
+        seen = self._seen
+        changed = replaced_positions(seen, messages)
+        start = min(len(seen), len(messages))
+        if len(changed) > REPLACED_LIMIT:
+            start = changed[0]
+        for i in changed[:REPLACED_LIMIT]:
+            if _pairing(seen[i]) != _pairing(messages[i]):
+                start = min(start, i)
+                break
+            seen[i] = messages[i]
+        del seen[start:]
+        del self._states[start + 1 :]
         count, open_calls = self._states[-1]
         found: list[str] = []
-        for i in range(same, len(messages)):
+        for i in range(start, len(messages)):
             open_calls = _check_message(open_calls, i, messages[i], found)
             self._states.append((count + len(found), open_calls))
-        self._seen.extend(messages[same:])
+        seen.extend(messages[start:])
         return count + len(found)
+
+
+def _pairing(message: Message) -> tuple[str, str | None, tuple[str, ...]]:
+    """What ``request_problems`` looks at in a message."""
+    return message.role, message.tool_call_id, tuple(c.id for c in message.tool_calls)

@@ -18,15 +18,25 @@ from operator import is_not
 
 from ctxbench.transcripts.model import Message
 
+REPLACED_LIMIT = 16  # more changed positions than this: treat as a shift and re-walk from the first
+
 
 def common_prefix(seen: Sequence[object], current: Sequence[object]) -> int:
     """How many leading items are the same objects in both sequences."""
     return next(compress(count(), map(is_not, seen, current)), min(len(seen), len(current)))
 
 
-class RunningSum:
-    """``sum(value(m) for m in messages)``, recomputed only from the first changed message.
+def replaced_positions(seen: Sequence[object], current: Sequence[object], limit: int = REPLACED_LIMIT) -> list[int]:
+    """Positions (within the shorter length) whose objects differ, found in C; at most
+    ``limit + 1`` of them: more than ``limit`` means the lists shifted, not a few replacements."""
+    return list(islice(compress(count(), map(is_not, seen, current)), limit + 1))
 
+
+class RunningSum:
+    """``sum(value(m) for m in messages)``, recomputed only where the list changed.
+
+    A few replaced messages (a compacted tool result, DB-GPT's system prompt with its progress
+    block) are swapped in place; an insertion or deletion re-walks from the first change.
     ``value`` must give the same number for the same message object (a cached count or a
     size). One instance should follow one evolving list (the replay's working context);
     given an unrelated list it is still exact, it just walks the whole list."""
@@ -34,22 +44,30 @@ class RunningSum:
     def __init__(self, value: Callable[[Message], int]) -> None:
         self.value = value
         self._seen: list[Message] = []
-        self._sums: list[int] = [0]  # _sums[k] = total of the first k messages seen
+        self._values: list[int] = []
+        self._total = 0
 
     def __call__(self, messages: Sequence[Message]) -> int:
-        seen, sums = self._seen, self._sums
-        same = common_prefix(seen, messages)
-        if same < len(seen):
-            del seen[same:]
-            del sums[same + 1 :]
-        total = sums[-1]
-        if same < len(messages):
-            value = self.value
-            for message in islice(messages, same, None):
-                total += value(message)
-                sums.append(total)
-            seen.extend(islice(messages, same, None))
-        return total
+        seen, values, value = self._seen, self._values, self.value
+        changed = replaced_positions(seen, messages)
+        if len(changed) > REPLACED_LIMIT:
+            first = changed[0]
+            del seen[first:], values[first:]
+            self._total = sum(values)
+        else:
+            for i in changed:
+                new = value(messages[i])
+                self._total += new - values[i]
+                seen[i], values[i] = messages[i], new
+        if len(seen) > len(messages):
+            self._total -= sum(values[len(messages) :])
+            del seen[len(messages) :], values[len(messages) :]
+        for message in islice(messages, len(seen), None):
+            new = value(message)
+            self._total += new
+            seen.append(message)
+            values.append(new)
+        return self._total
 
 
 class SeenPrefix:
