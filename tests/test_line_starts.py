@@ -95,3 +95,18 @@ def test_appended_messages_keep_dbgpt_estimates_and_plain_replace_forgets_the_ba
     estimator = DbgptEstimator("gpt-4o")
     assert estimator.message(grown) == get_tokenizer("o200k_base").count(grown.content)
     assert estimator.prompt([base, grown]) == estimator.message(base) + estimator.message(grown)
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "claude-sonnet-4"])
+def test_dbgpt_counts_content_and_calls_as_one_text(model: str) -> None:
+    """DB-GPT counts "content\\ncall args" as one string; counting it from the content's count must agree."""
+    from ctxbench.tokens.dbgpt import message_text
+
+    estimator = DbgptEstimator(model)
+    transcript = next(iter(read_transcripts(ROOT / "datasets" / "coding_090k.jsonl")))
+    with_calls = [m for m in transcript.messages if m.tool_calls][:40]
+    assert with_calls
+    empty = Message(role="assistant", content="", tool_calls=with_calls[0].tool_calls)
+    for message in [*with_calls, empty]:
+        fresh = Message(role=message.role, content=message.content, tool_calls=message.tool_calls)
+        assert estimator.message(fresh) == estimator.tokenizer.count(message_text(message))

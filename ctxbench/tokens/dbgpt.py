@@ -35,10 +35,15 @@ def dbgpt_encoding_name(model: str) -> str:
 def message_text(message: Message) -> str:
     """The text DB-GPT would count: in its ReAct prompts the action and its input are part of
     the message content, so tool calls are counted as text too."""
+    return message.content + calls_text(message)
+
+
+def calls_text(message: Message) -> str:
+    """What ``message_text`` adds after the content for the tool calls ("" without calls)."""
     if not message.tool_calls:
-        return message.content
+        return ""
     calls = "\n".join(f"{c.name} {c.arguments}" for c in message.tool_calls)
-    return f"{message.content}\n{calls}" if message.content else calls
+    return f"\n{calls}" if message.content else calls
 
 
 class DbgptEstimator(Estimator):
@@ -60,15 +65,16 @@ class DbgptEstimator(Estimator):
     def message(self, message: Message) -> int:
         cached = message.token_cache.get(self.key)
         if cached is None:
-            text = message_text(message)
+            calls = calls_text(message)
             try:
                 if self.tokenizer is None:
-                    cached = len(text) // 4
-                elif text is message.content:  # no tool calls: the provider's counter already has it
+                    cached = (len(message.content) + len(calls)) // 4
+                elif not calls:  # the provider's counter already has the content's count
                     cached = self.tokenizer.count_content(message)
-                else:
-                    cached = self.tokenizer.count(text)
+                else:  # content + calls, counted from the content's count and its last line
+                    content_tokens = self.tokenizer.count_content(message)
+                    cached = self.tokenizer.count_appended(message.content, content_tokens, calls)
             except Exception:  # noqa: BLE001 - DB-GPT falls back on any counting failure
-                cached = len(text) // 4
+                cached = len(message_text(message)) // 4
             message.token_cache[self.key] = cached
         return cached

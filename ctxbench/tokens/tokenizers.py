@@ -82,15 +82,22 @@ class Tokenizer(ABC):
         cached = message.token_cache.get(key)
         if cached is None:
             base = message.appended_to
-            if base is not None and self.splits_at_line_starts:
-                if self._pieces is None:
-                    self._pieces = PieceCounter(self.count)
-                suffix = message.content[len(base.content) :]
-                cached = self._pieces.appended(base.content, self.count_content(base), suffix)
-            else:
+            if base is None:
                 cached = self.count(message.content)
+            else:
+                suffix = message.content[len(base.content) :]
+                cached = self.count_appended(base.content, self.count_content(base), suffix)
             message.token_cache[key] = cached
         return cached
+
+    def count_appended(self, text: str, text_tokens: int, suffix: str) -> int:
+        """Tokens of ``text + suffix`` given ``text_tokens``, the count of ``text``: from the
+        text's last line when the split pattern allows it, else counted in full."""
+        if not self.splits_at_line_starts:
+            return self.count(text + suffix)
+        if self._pieces is None:
+            self._pieces = PieceCounter(self.count)
+        return self._pieces.appended(text, text_tokens, suffix)
 
     def count_message(self, message: Message) -> int:
         """Tokens a message costs inside a prompt: framing, content, tool calls, tool name."""
