@@ -9,37 +9,86 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from ctxbench.atomic import write_jsonl_atomic
 from ctxbench.errors import InputError
 from ctxbench.transcripts.model import Transcript
 
 CANONICAL_SUFFIX = ".jsonl"
+_INEXACT = float(2**63)  # orjson turns integers outside [-2**63, 2**64) into floats at least this large
 
 
 def read_transcripts(path: str | Path) -> Iterator[Transcript]:
-    """Yield the transcripts of one canonical file; a bad line is an ``InputError``."""
+    """Yield the transcripts of one canonical file; a bad line is an ``InputError``.
+
+    Memory: a line is parsed from its bytes and dropped before the ``Transcript`` is built. An
+    ASCII line goes through ``json`` (decoded, the bytes dropped, then parsed: its text costs 1
+    byte/char); any other line through ``orjson``, which parses the UTF-8 bytes without a ``str``
+    of the whole line (2 bytes/char as soon as one CJK character appears, 4 with one emoji).
+    What orjson rejects (bad JSON, bad UTF-8, but also NaN, lone surrogate escapes, ``1e400``) or
+    reads inexactly (integers beyond 64 bits) is parsed again by ``json``: the result, and every
+    error message, is the standard library's, exactly as before.
+    """
     path = Path(path)
     try:
         handle = path.open("rb")
     except OSError as exc:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
     with handle:
-        for line_no, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(path, f"line {line_no}", f"invalid UTF-8 at byte {exc.start} ({exc.reason})") from None
-            if not line.strip():
+        line_no = 0
+        # No enumerate(): its reused result tuple would keep each line's bytes alive through the parse.
+        for raw in handle:
+            line_no += 1
+            if raw.isspace():
                 continue
+            data = None if raw.isascii() else _orjson_loads(raw)
+            if data is None:
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(
+                        path, f"line {line_no}", f"invalid UTF-8 at byte {exc.start} ({exc.reason})"
+                    ) from None
+                del raw
+                if line.isspace():  # e.g. a no-break space only: blank, as str.strip() sees it
+                    continue
+                try:
+                    data = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(
+                        path, f"line {line_no}", f"not valid JSON ({exc.msg}, column {exc.colno})"
+                    ) from None
+                del line
+            else:
+                del raw
             try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"line {line_no}", f"not valid JSON ({exc.msg}, column {exc.colno})") from None
-            try:
-                yield Transcript.from_dict(data)
+                transcript = Transcript.from_dict(data)
             except (KeyError, ValueError, TypeError) as exc:
                 raise InputError(path, f"line {line_no}", f"not a ctxbench transcript ({exc})") from None
+            del data  # the parsed dicts; the transcript shares their strings
+            yield transcript
+            del transcript
+
+
+def _orjson_loads(raw: bytes) -> Any:
+    """``raw`` parsed by orjson, or None when the standard library must decide (see read_transcripts)."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, float) and abs(value) >= _INEXACT:
+            return None  # maybe an integer orjson could not hold; json keeps it exact
+    return data
 
 
 def write_transcripts(path: str | Path, transcripts: Iterable[Transcript]) -> Path:
