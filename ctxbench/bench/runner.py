@@ -69,10 +69,14 @@ def measure_transcript(
 
 
 def reduce(transcript: BenchTranscript, kind: str, strategy: str | None, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Medians over repeats; memory is the worst repeat."""
-    peak = max(r["peak_rss_kib"] for r in runs)
-    ready = min(r["rss_ready_kib"] for r in runs)
-    growth_bytes = (peak - ready) * 1024
+    """Medians over repeats; memory is the worst repeat's growth over its own baseline (the RSS
+    just before loading the transcript, see ``ctxbench.bench.worker``)."""
+    worst = max(runs, key=lambda r: r["peak_rss_kib"] - r["rss_ready_kib"])
+    ready = worst["rss_ready_kib"]
+
+    def x_text(peak_kib: int) -> float:
+        return (peak_kib - ready) * 1024 / transcript.text_bytes if transcript.text_bytes else 0.0
+
     return {
         "transcript": transcript.name,
         "tokens": transcript.tokens,
@@ -85,11 +89,14 @@ def reduce(transcript: BenchTranscript, kind: str, strategy: str | None, runs: l
         "cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs),
         "ratio_wall": statistics.median(r["ratio_wall"] for r in runs),
         "ratio_cpu": statistics.median(r["ratio_cpu"] for r in runs),
-        "peak_rss_kib": peak,
+        "peak_rss_kib": worst["peak_rss_kib"],
         "rss_ready_kib": ready,
         "rss_tokenizer_kib": min(r["rss_tokenizer_kib"] for r in runs),
         "rss_imports_kib": min(r["rss_imports_kib"] for r in runs),
-        "memory_growth_x_text": growth_bytes / transcript.text_bytes if transcript.text_bytes else 0.0,
+        "memory_growth_x_text": x_text(worst["peak_rss_kib"]),
+        "load_growth_x_text": x_text(worst["peak_load_kib"]),
+        "replay_growth_x_text": x_text(worst["peak_replay_kib"]),
+        "peak_reset": all(r["peak_reset"] for r in runs),
         "tokenized_chars": runs[0].get("tokenized_chars"),
         "tokens_sent_total": runs[0].get("tokens_sent_total"),
         "failed_calls": runs[0].get("failed_calls"),

@@ -2,17 +2,32 @@
 naive recount design, with wall time and peak memory (RSS).
 
 Run as ``python -m ctxbench.bench.worker '<json task>'``; it prints one JSON line. A fresh
-process per measurement means nothing is cached from an earlier run and the peak RSS
-(VmHWM) belongs to this measurement alone.
+process per measurement means nothing is cached from an earlier run.
+
+Memory: the issue's target is a peak under the transcript's text x 4 on top of the code and
+the tokenizer. So before loading, the worker does the same kind of work once on a small
+generated transcript (its own strategy, estimator and counter, a small window so every layer
+fires): what happens once per process (lazy imports, regex and tokenizer caches, first
+allocations) happens there. Then it collects garbage, returns free heap to the system
+(``malloc_trim``, glibc), reads the RSS (``rss_ready_kib``, the baseline) and resets the peak
+RSS (VmHWM) to it through ``/proc/self/clear_refs`` (Linux >= 4.0), loads the transcript, reads
+the peak (``peak_load_kib``), resets it again and replays (``peak_replay_kib``: the replay with
+the loaded transcript). ``peak_rss_kib`` is the larger, and ``growth_kib`` = peak - baseline.
+Where the reset is not available (``peak_reset`` false) the peak may date from start-up
+(Hydra, the tokenizer load) and the growth overstates the replay's.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import dataclasses
+import gc
 import json
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +37,8 @@ from ctxbench.transcripts.model import Message
 
 KINDS = ("floor", "replay", "naive")
 NAIVE_STRATEGY = "sliding_window"  # the recount reference: the same windowing, recounted every call
+WARM_UP_TOKENS = 20_000  # the warm-up transcript: generated, replayed once before the baseline
+WARM_UP_WINDOW = 12_000  # its model window (8k prompt budget after the 4k output reserve): every layer fires
 
 
 def rss_kib(field: str = "VmRSS") -> int:
@@ -38,6 +55,23 @@ def rss_kib(field: str = "VmRSS") -> int:
     return peak // 1024 if sys.platform == "darwin" else peak
 
 
+def release_free_memory() -> None:
+    """Collect garbage and hand free heap pages back to the system (glibc ``malloc_trim``), so
+    the baseline RSS is live memory, not freed memory a later allocation could reuse unseen."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError, TypeError):  # not glibc: RSS may keep some freed memory
+        ctypes.CDLL(None).malloc_trim(0)
+
+
+def reset_peak_rss() -> bool:
+    """Reset VmHWM to the current RSS (``/proc/self/clear_refs``, Linux >= 4.0); True if it took."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return rss_kib("VmHWM") <= rss_kib("VmRSS") + 64  # a few pages may be touched between the two reads
+
+
 class RecountingCounter(TokenCounter):
     """The naive design: every prompt is re-tokenized in full, nothing is cached."""
 
@@ -45,6 +79,9 @@ class RecountingCounter(TokenCounter):
         self.tokenized_chars += message.char_count
         message.token_cache.clear()  # the tokenizer caches content counts on the message
         return self.tokenizer.count_message(message)
+
+    def running_prompt(self) -> Callable[[Sequence[Message]], int]:
+        return self.prompt  # the naive design keeps no running total either
 
 
 class RecountingEstimator(Estimator):
@@ -69,10 +106,61 @@ def compose_config(strategy: str, model: str, overrides: Sequence[str] = ()) -> 
         return compose("config", overrides=[f"strategy={strategy}", f"model={model}", "llm=offline", *overrides])
 
 
+def _run(kind: str, transcript: Any, parts: dict[str, Any], model: Any, workdir: Path) -> dict[str, Any]:
+    """The measured work: count (floor) or replay ``transcript`` with ``parts``."""
+    from ctxbench.replay.engine import replay
+
+    if kind == "floor":
+        floor = TokenCounter(parts["tokenizer"])
+        return {"tokens": sum(floor.message(m) for m in transcript.messages)}
+    counter = parts["counter"]
+    result = replay(
+        transcript,
+        parts["strategy"],
+        parts["estimator"],
+        model,
+        counter,
+        workdir=workdir,
+        summariser=parts["summariser"],
+    )
+    return {
+        "tokens_sent_total": result.summary["tokens_sent_total"],
+        "calls": result.summary["calls"],
+        "failed_calls": result.summary["failed_calls"],
+        "tokenized_chars": counter.tokenized_chars,
+    }
+
+
+def _parts(kind: str, cfg: Any, tokenizer: Any, workdir: Path) -> dict[str, Any]:
+    """Fresh strategy, estimator, counter and summariser for one run of ``kind``."""
+    from ctxbench.build import build_estimator, build_strategy, build_summariser
+
+    parts: dict[str, Any] = {"tokenizer": tokenizer}
+    if kind == "replay":
+        parts.update(strategy=build_strategy(cfg), estimator=build_estimator(cfg), counter=TokenCounter(tokenizer))
+        parts["summariser"] = build_summariser(cfg, workdir)
+    elif kind == "naive":
+        counter = RecountingCounter(tokenizer)
+        parts.update(strategy=build_strategy(cfg), estimator=RecountingEstimator(counter), counter=counter)
+        parts["summariser"] = None
+    return parts
+
+
+def warm_up(kind: str, cfg: Any, model: Any, tokenizer: Any, workdir: Path) -> None:
+    """The same kind of run once, on a small generated transcript with a small window, with its
+    own strategy and counters (nothing carries over to the measured run but process-wide state)."""
+    from ctxbench.datagen import make_transcript
+
+    workdir.mkdir()
+    small = make_transcript("coding", WARM_UP_TOKENS, seed=1)
+    small_model = dataclasses.replace(model, context_window=min(model.context_window, WARM_UP_WINDOW))
+    _run(kind, small, _parts(kind, cfg, tokenizer, workdir), small_model, workdir)
+
+
 def measure(task: dict[str, Any]) -> dict[str, Any]:
     """Run one task: {kind, path, model, strategy?, overrides?}; return times, sizes and RSS."""
-    from ctxbench.build import build_estimator, build_model, build_strategy, build_summariser
-    from ctxbench.replay.engine import replay
+    from ctxbench.bench.data import text_bytes
+    from ctxbench.build import build_model
     from ctxbench.tokens.tokenizers import get_tokenizer
     from ctxbench.transcripts.canonical import read_transcripts
 
@@ -88,36 +176,35 @@ def measure(task: dict[str, Any]) -> dict[str, Any]:
     rss_tokenizer = rss_kib()
     out: dict[str, Any] = {"kind": kind, "strategy": strategy_name if kind != "floor" else None}
     with tempfile.TemporaryDirectory(prefix="ctxbench-bench-") as tmp:
-        if kind == "replay":
-            strategy, estimator = build_strategy(cfg), build_estimator(cfg)
-            summariser = build_summariser(cfg, Path(tmp))
-            counter = TokenCounter(tokenizer)
-        elif kind == "naive":
-            counter = RecountingCounter(tokenizer)
-            strategy, estimator, summariser = build_strategy(cfg), RecountingEstimator(counter), None
-        rss_ready = rss_kib()
+        warm_up(kind, cfg, model, tokenizer, Path(tmp) / "warm-up")
+        parts = _parts(kind, cfg, tokenizer, Path(tmp))
+        release_free_memory()
+        rss_ready = rss_kib()  # the baseline: code, tokenizer, the built strategy, after the warm-up
+        peak_reset = reset_peak_rss()
         transcript = next(iter(read_transcripts(task["path"])))  # fresh objects: nothing counted yet
-        rss_loaded = rss_kib()
+        rss_loaded, peak_load = rss_kib(), rss_kib("VmHWM")
+        if peak_reset:
+            reset_peak_rss()  # from here VmHWM is the replay's peak (with the loaded transcript)
         start, cpu_start = time.perf_counter(), time.process_time()
-        if kind == "floor":
-            floor = TokenCounter(tokenizer)
-            tokens = sum(floor.message(m) for m in transcript.messages)
-            out["tokens"] = tokens
-        else:
-            result = replay(transcript, strategy, estimator, model, counter, workdir=Path(tmp), summariser=summariser)
-            out["tokens_sent_total"] = result.summary["tokens_sent_total"]
-            out["calls"] = result.summary["calls"]
-            out["failed_calls"] = result.summary["failed_calls"]
-            out["tokenized_chars"] = counter.tokenized_chars
+        out.update(_run(kind, transcript, parts, model, Path(tmp)))
         out["seconds"] = time.perf_counter() - start
         out["cpu_seconds"] = time.process_time() - cpu_start  # robust when other jobs share the cores
+        peak_replay = rss_kib("VmHWM")
+    peak = max(peak_load, peak_replay)
+    size = text_bytes(transcript)
     out.update(
         rss_imports_kib=rss_imports,
         rss_tokenizer_kib=rss_tokenizer,
         rss_ready_kib=rss_ready,
         rss_loaded_kib=rss_loaded,
-        peak_rss_kib=rss_kib("VmHWM"),
+        peak_rss_kib=peak,
+        peak_load_kib=peak_load,
+        peak_replay_kib=peak_replay,
+        peak_reset=peak_reset,
+        growth_kib=peak - rss_ready,
         transcript_chars=transcript.char_count,
+        text_bytes=size,
+        growth_x_text=(peak - rss_ready) * 1024 / size if size else 0.0,
     )
     return out
 
