@@ -9,34 +9,21 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
-from tqdm import tqdm
 
-from ctxbench.build import (
-    build_estimator,
-    build_model,
-    build_probe_observer,
-    build_strategy,
-    build_summariser,
-    estimator_config,
-    judge_usage,
-    strategy_name,
-    to_plain,
-)
 from ctxbench.errors import CtxbenchError, InputError
-from ctxbench.judges.agreement import agreement_metrics
-from ctxbench.probes.metrics import retention_metrics
-from ctxbench.replay.engine import replay
-from ctxbench.results.store import Cell, config_hash, iter_summaries
-from ctxbench.tokens.counting import TokenCounter
-from ctxbench.tokens.tokenizers import get_tokenizer
-from ctxbench.transcripts.canonical import find_canonical_files, read_transcripts
-from ctxbench.transcripts.model import Transcript
+
+if TYPE_CHECKING:
+    from ctxbench.transcripts.model import Transcript
+
+# Only Hydra is imported up front: a sweep's parent process composes configs, launches the jobs and
+# prints the comparison, so the replay machinery (strategies, tokenizers, judges) is imported by
+# whichever process runs a job: the parent with the basic launcher, each worker with joblib.
 
 log = logging.getLogger("ctxbench")
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -45,6 +32,8 @@ CELLS_FILE = "cells.json"
 
 def load_dataset(cfg: DictConfig) -> list[tuple[Transcript, str]]:
     """The dataset's transcripts, each with a hash of the file it came from."""
+    from ctxbench.transcripts.canonical import find_canonical_files, read_transcripts
+
     paths = [Path(p) if Path(p).is_absolute() else Path(hydra.utils.get_original_cwd()) / p for p in cfg.dataset.paths]
     files = find_canonical_files(paths)
     if not files:
@@ -66,6 +55,8 @@ def load_dataset(cfg: DictConfig) -> list[tuple[Transcript, str]]:
 
 def cell_config(cfg: DictConfig, data_hash: str) -> dict[str, Any]:
     """Everything that changes a cell's numbers; its hash names the cell."""
+    from ctxbench.build import estimator_config, to_plain
+
     return {
         "strategy": to_plain(cfg.strategy),
         "estimator": estimator_config(cfg),
@@ -89,6 +80,24 @@ def compaction_cost(summariser: Any, summary: dict[str, Any]) -> dict[str, Any]:
 
 def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     """Replay the dataset through the configured strategy; return the cells' summaries."""
+    from tqdm import tqdm
+
+    from ctxbench.build import (
+        build_estimator,
+        build_model,
+        build_probe_observer,
+        build_strategy,
+        build_summariser,
+        judge_usage,
+        strategy_name,
+    )
+    from ctxbench.judges.agreement import agreement_metrics
+    from ctxbench.probes.metrics import retention_metrics
+    from ctxbench.replay.engine import replay
+    from ctxbench.results.store import Cell, config_hash
+    from ctxbench.tokens.counting import TokenCounter
+    from ctxbench.tokens.tokenizers import get_tokenizer
+
     output_dir = Path(HydraConfig.get().runtime.output_dir)
     root = Path(cfg.output.root)
     if not root.is_absolute():
@@ -183,6 +192,8 @@ class PrintComparison(Callback):
         self._print(sorted(Path(config.hydra.sweep.dir).glob(f"*/{CELLS_FILE}")), glob=False)
 
     def _print(self, places: list[Path], glob: bool = True) -> None:
+        from ctxbench.results.store import iter_summaries
+
         files = [p / CELLS_FILE for p in places] if glob else places
         cells = [Path(c) for f in files if f.exists() for c in json.loads(f.read_text("utf-8"))]
         summaries = [s for c in cells for _, s in iter_summaries(c / "summary.json") if (c / "summary.json").exists()]
