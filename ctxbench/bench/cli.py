@@ -29,8 +29,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--real", default=str(data.DEFAULT_REAL), help="folder or file of real transcripts; 'none' skips")
     p.add_argument("--naive-repeats", type=int, default=1, help="rounds of the naive recount (slow by design)")
     p.add_argument("--workers", default="1,2", help="joblib n_jobs values for the sweep; empty skips the sweep")
-    p.add_argument("--sweep-size", default="100k", help="generated transcript the sweep runs on")
-    p.add_argument("--sweep-strategies", default=",".join(sweep.SWEEP_STRATEGIES), help="one sweep cell each")
+    p.add_argument(
+        "--sweep",
+        choices=sweep.SWEEPS,
+        default="thresholds",
+        help="thresholds: 8 DB-GPT threshold settings, each a job over the whole --sweep-data (long jobs, what "
+        "users sweep); strategies: one job per --sweep-strategies on a --sweep-size transcript (short jobs)",
+    )
+    p.add_argument("--sweep-data", default=str(sweep.DEFAULT_SWEEP_DATA), help="thresholds sweep: transcript folder")
+    p.add_argument("--sweep-size", default="100k", help="strategies sweep: generated transcript it runs on")
+    p.add_argument(
+        "--sweep-strategies", default=",".join(sweep.SWEEP_STRATEGIES), help="strategies sweep: one job each"
+    )
     p.add_argument("--no-main-job", action="store_true", help="skip timing `ctxbench run -m` on the bundled data")
     p.add_argument("--out", help="write the Markdown report here (and JSON beside it, .json)")
     return p
@@ -92,12 +102,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result["exponents"] = runner.exponents(rows, synthetic)
         largest = max((t for t in transcripts if t.synthetic), key=lambda t: t.tokens, default=None)
         result["sweep"] = None
-        if workers:
+        if workers and args.sweep == "thresholds":
+            progress(f"sweep: 8 DB-GPT threshold settings over {args.sweep_data} at n_jobs {args.workers}")
+            result["sweep"] = sweep.threshold_sweep(Path(args.sweep_data), workers, args.repeats, progress)
+        elif workers:
             size = data.parse_size(args.sweep_size)
             path = next((t.path for t in transcripts if t.synthetic and t.tokens and size == _target(t)), None)
             if path is None:
                 path = data.generated(size, workdir, tokenizer, args.kind).path
-            result["sweep"] = sweep.launcher_sweep(path, split(args.sweep_strategies), workers, args.repeats, progress)
+            result["sweep"] = sweep.strategy_sweep(path, split(args.sweep_strategies), workers, args.repeats, progress)
+        if result["sweep"] is not None and not result["sweep"]["balanced"]:
+            result["notes"].append(
+                f"The sweep's {len(result['sweep']['strategies'])} jobs are not a multiple of every worker count "
+                f"({args.workers}): at the end some workers wait, which lowers the speedup."
+            )
         result["main_job"] = None if args.no_main_job else sweep.main_job(progress)
     result["verdicts"] = report.verdicts(
         rows, result["exponents"], largest.name if largest else None, result["sweep"], result["main_job"]

@@ -1,9 +1,19 @@
 """Wall time of real ``ctxbench run -m`` sweeps: the joblib launcher at 1 and 2 workers, and the
 README's main job on the bundled data. Each run writes into a fresh temporary output root, so
-no cell is skipped as already complete."""
+no cell is skipped as already complete.
+
+Two sweeps, each of 8 Hydra jobs (a multiple of the 2 workers, so neither waits for the other):
+
+- ``thresholds`` (the default, what users run): 8 DB-GPT warning x error threshold settings
+  (``+experiment=dbgpt_thresholds``) over the bundled dataset, each job replaying all of its
+  transcripts. Jobs are long next to the sweep's fixed start-up.
+- ``strategies``: 8 strategies, one job each, on one generated transcript (``--sweep-size``):
+  short jobs, where the fixed start-up (Hydra's, each worker's imports and tokenizer) weighs most.
+"""
 
 from __future__ import annotations
 
+import itertools
 import os
 import resource
 import shutil
@@ -18,6 +28,8 @@ from typing import Any
 from ctxbench.bench.runner import BenchError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SWEEPS = ("thresholds", "strategies")
+DEFAULT_SWEEP_DATA = PROJECT_ROOT / "datasets"
 SWEEP_STRATEGIES = (
     "none",
     "sliding_window",
@@ -27,6 +39,14 @@ SWEEP_STRATEGIES = (
     "clear_tool_uses",
     "amortized_forgetting",
     "anchored_summary",
+)
+# 8 of the 12 settings of configs/experiment/dbgpt_thresholds.yaml: 4 warning x 2 error thresholds.
+WARNING_THRESHOLDS = ("0.5", "0.6", "0.7", "0.8")
+ERROR_THRESHOLDS = ("0.9", "0.95")
+THRESHOLD_SWEEP = (
+    "+experiment=dbgpt_thresholds",
+    f"strategy.params.warning_threshold={','.join(WARNING_THRESHOLDS)}",
+    f"strategy.params.error_threshold={','.join(ERROR_THRESHOLDS)}",
 )
 MAIN_JOB = ("run", "-m")  # the README's main job: the default sweep over the bundled datasets/
 
@@ -49,52 +69,107 @@ def run_ctxbench(args: Sequence[str], output_root: Path, cwd: Path = PROJECT_ROO
 
 
 def count_cells(output_root: Path) -> int:
+    """Result cells written (one per transcript per job)."""
     return sum(1 for _ in output_root.rglob("summary.json"))
 
 
-def sweep_args(dataset_dir: Path, strategies: Sequence[str], n_jobs: int) -> list[str]:
+def count_jobs(output_root: Path) -> int:
+    """Hydra jobs that ran to the end (each writes the list of its cells last)."""
+    return sum(1 for _ in output_root.rglob("cells.json"))
+
+
+def sweep_args(dataset_dir: Path, overrides: Sequence[str], n_jobs: int) -> list[str]:
     return [
         "run",
         "-m",
-        f"strategy={','.join(strategies)}",
+        *overrides,
         f"dataset.paths=[{dataset_dir}]",
         "hydra/launcher=joblib",
         f"hydra.launcher.n_jobs={n_jobs}",
     ]
 
 
-def launcher_sweep(
+def timed_sweeps(
+    dataset_dir: Path, overrides: Sequence[str], workers: Sequence[int], repeats: int, progress: Any, work: Path
+) -> dict[str, Any]:
+    """The same sweep at each worker count, ``repeats`` rounds. The order of the worker counts
+    alternates between rounds, so a change of load on the shared cores does not favour one."""
+    times: dict[int, list[float]] = {n: [] for n in workers}
+    cpu: dict[int, list[float]] = {n: [] for n in workers}  # CPU the sweep got: cores actually free
+    jobs: dict[int, int] = {}
+    cells: dict[int, int] = {}
+    load = [os.getloadavg()[0]]
+    for round_ in range(repeats):
+        for n in workers if round_ % 2 == 0 else list(reversed(workers)):
+            out = work / f"out-{n}-{round_}"
+            cpu_before = children_cpu()
+            seconds = run_ctxbench(sweep_args(dataset_dir, overrides, n), out)
+            cpu[n].append(children_cpu() - cpu_before)
+            jobs[n], cells[n] = count_jobs(out), count_cells(out)
+            shutil.rmtree(out, ignore_errors=True)
+            times[n].append(seconds)
+            load.append(os.getloadavg()[0])
+            progress(
+                f"sweep round {round_ + 1}/{repeats}: {jobs[n]} jobs ({cells[n]} result cells) at n_jobs={n}: "
+                f"{seconds:.1f} s wall, {cpu[n][-1]:.1f} s cpu"
+            )
+    # `cells` in the report's sweep table counts sweep points (Hydra jobs), as in the issue's "8 cells".
+    return {"times": times, "cpu": cpu, "cells": jobs, "result_cells": cells, "load_average_1m": load}
+
+
+def dataset_summary(dataset_dir: Path) -> tuple[int, int, float]:
+    """(transcripts, calls, MiB of JSONL) in a folder of canonical transcripts."""
+    from ctxbench.transcripts.canonical import find_canonical_files, read_transcripts
+
+    files = find_canonical_files([dataset_dir])
+    transcripts = [t for f in files for t in read_transcripts(f) if t.call_indices]
+    mib = sum(f.stat().st_size for f in files) / 1024**2
+    return len(transcripts), sum(len(t.call_indices) for t in transcripts), mib
+
+
+def threshold_sweep(dataset_dir: Path, workers: Sequence[int], repeats: int, progress: Any) -> dict[str, Any]:
+    """8 DB-GPT threshold settings over a whole dataset (default: the bundled one), one job each."""
+    if not dataset_dir.is_dir():
+        raise BenchError(f"--sweep-data {dataset_dir}: not a folder of canonical transcripts")
+    n_transcripts, calls, mib = dataset_summary(dataset_dir)
+    if not n_transcripts:
+        raise BenchError(f"--sweep-data {dataset_dir}: no canonical .jsonl transcripts with calls")
+    settings = [f"dbgpt warning={w} error={e}" for w, e in itertools.product(WARNING_THRESHOLDS, ERROR_THRESHOLDS)]
+    with tempfile.TemporaryDirectory(prefix="ctxbench-bench-sweep-") as tmp:
+        result = timed_sweeps(dataset_dir, THRESHOLD_SWEEP, workers, repeats, progress, Path(tmp))
+    name = dataset_dir.name if dataset_dir != DEFAULT_SWEEP_DATA else "the bundled datasets/"
+    return {
+        "kind": "thresholds",
+        "command": "ctxbench run -m " + " ".join(THRESHOLD_SWEEP),
+        "strategies": settings,  # one sweep cell (Hydra job) each
+        # The report's header reads "<n> cells on <transcript> with the joblib launcher".
+        "transcript": (
+            f"{name} ({n_transcripts} transcripts, {calls:,} calls, {mib:.1f} MiB; DB-GPT warning x error "
+            f"thresholds, each cell a job replaying all {n_transcripts})"
+        ),
+        "dataset": str(dataset_dir),
+        "balanced": all(len(settings) % n == 0 for n in workers),
+        **result,
+    }
+
+
+def strategy_sweep(
     transcript_path: Path, strategies: Sequence[str], workers: Sequence[int], repeats: int, progress: Any
 ) -> dict[str, Any]:
-    """The same sweep (one cell per strategy on one transcript) at each worker count."""
+    """One job per strategy on one transcript: short jobs, the fixed start-up weighs most."""
     with tempfile.TemporaryDirectory(prefix="ctxbench-bench-sweep-") as tmp:
         data = Path(tmp) / "data"
         data.mkdir()
         shutil.copy(transcript_path, data / transcript_path.name)
-        times: dict[int, list[float]] = {n: [] for n in workers}
-        cpu: dict[int, list[float]] = {n: [] for n in workers}  # CPU the sweep got: cores actually free
-        cells: dict[int, int] = {}
-        load = [os.getloadavg()[0]]
-        for round_ in range(repeats):
-            for n in workers:
-                out = Path(tmp) / f"out-{n}-{round_}"
-                cpu_before = children_cpu()
-                seconds = run_ctxbench(sweep_args(data, strategies, n), out)
-                cpu[n].append(children_cpu() - cpu_before)
-                cells[n] = count_cells(out)
-                times[n].append(seconds)
-                load.append(os.getloadavg()[0])
-                progress(
-                    f"sweep round {round_ + 1}/{repeats}: {cells[n]} cells at n_jobs={n}: {seconds:.1f} s wall, "
-                    f"{cpu[n][-1]:.1f} s cpu"
-                )
+        overrides = [f"strategy={','.join(strategies)}"]
+        result = timed_sweeps(data, overrides, workers, repeats, progress, Path(tmp))
     return {
+        "kind": "strategies",
+        "command": "ctxbench run -m " + " ".join(overrides),
         "strategies": list(strategies),
-        "transcript": transcript_path.name,
-        "times": times,
-        "cpu": cpu,
-        "cells": cells,
-        "load_average_1m": load,
+        "transcript": f"{transcript_path.name} (one short job per strategy)",
+        "balanced": all(len(strategies) % n == 0 for n in workers),
+        **result,
     }
 
 
