@@ -130,3 +130,13 @@ def test_layer1_keeps_the_pointer_when_truncating():
     first = next(m for m in out if m.content.startswith("Observation"))
     assert first.content.endswith("... [truncated, full detail at: op_snapshots/step_001_sql_query.json]")
     assert len(first.content) == 200 + len("... [truncated, full detail at: op_snapshots/step_001_sql_query.json]")
+
+
+def test_snapshot_files_are_utf8_json_even_with_a_lone_surrogate() -> None:
+    from ctxbench.layers.snapshots import snapshot_json
+
+    record = {"step": 1, "observation": "中文 ok"}
+    assert json.loads(snapshot_json(record)) == record
+    assert "中文".encode() in snapshot_json(record)  # not \\u-escaped
+    odd = {"step": 2, "observation": "bad \ud800 half"}  # json.loads("\"\\ud800\"") gives this
+    assert json.loads(snapshot_json(odd)) == odd

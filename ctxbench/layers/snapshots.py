@@ -25,10 +25,12 @@ Runs as a ``prepare`` layer of the pipeline: it rewrites what arrived, it is not
 from __future__ import annotations
 
 import json
+import os
 import re
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
+
+import orjson
 
 from ctxbench.atomic import write_bytes
 from ctxbench.layers.base import Layer
@@ -88,7 +90,8 @@ class ToolResultSnapshots(Layer):
         self.name = name
         self.step = 0  # successful actions so far; the strategy (and this layer) serves one conversation
         self.progress: list[tuple[int, str, str]] = []  # (step, action, snapshot file name)
-        self._made: Path | None = None  # the snapshot folder, once created
+        self._made: str | None = None  # the snapshot folder, once created
+        self._head: tuple[Message, Message] | None = None  # (system message, it + the block's fixed head)
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         if not self.enabled:
@@ -121,38 +124,52 @@ class ToolResultSnapshots(Layer):
         record["conv_id"] = ctx.transcript.id
         pointer = f"{self.folder}/{name}"
         if ctx.workdir is not None:
-            folder = Path(ctx.workdir) / self.folder
+            folder = os.path.join(ctx.workdir, self.folder)
             if folder != self._made:
-                folder.mkdir(parents=True, exist_ok=True)
+                os.makedirs(folder, exist_ok=True)
                 self._made = folder
-            write_bytes(folder / name, json.dumps(record, ensure_ascii=False, indent=1).encode())
+            write_bytes(os.path.join(folder, name), snapshot_json(record))
         self.progress.append((self.step, record["action"], name))
         return pointer
 
     # --- task progress ---------------------------------------------------------------
     def _with_progress(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
-        block = self._progress_block(ctx)
+        head, rest = self._progress_block(ctx)
         for i, message in enumerate(messages):
             if message.role == "system":
                 base = _progress_base(message)
-                suffix = f"\n\n{block}" if base.content else block
+                # The block's head (title, task) never changes: appended once and kept, so each
+                # step a tokenizer counts only the step lines that follow it.
+                if self._head is None or self._head[0] is not base:
+                    self._head = (base, base.with_appended(f"\n\n{head}" if base.content else head))
                 metadata = {**message.metadata, PROGRESS_BASE_KEY: base.content}
-                messages[i] = base.with_appended(suffix, metadata=metadata, pinned=message.pinned)
+                messages[i] = self._head[1].with_appended(rest, metadata=metadata, pinned=message.pinned)
                 return messages
-        return [Message(role="system", content="").with_appended(block, metadata={PROGRESS_BASE_KEY: ""}), *messages]
+        empty = Message(role="system", content="")
+        return [empty.with_appended(head).with_appended(rest, metadata={PROGRESS_BASE_KEY: ""}), *messages]
 
-    def _progress_block(self, ctx: StrategyContext) -> str:
-        lines = ["## Task progress"]
+    def _progress_block(self, ctx: StrategyContext) -> tuple[str, str]:
+        """The progress block as its fixed head (title and task) and the rest, each line after a newline."""
+        head = "## Task progress"
         task = _first_task(ctx)
         if task:
             cut = task[: self.task_max_chars]
-            lines.append(f"Task: {cut}{' ...' if len(cut) < len(task) else ''}")
+            head += f"\nTask: {cut}{' ...' if len(cut) < len(task) else ''}"
+        lines = []
         shown = self.progress[-self.progress_max_steps :] if self.progress_max_steps > 0 else self.progress
         if len(shown) < len(self.progress):
             lines.append(f"({len(self.progress) - len(shown)} earlier steps, snapshots in {self.folder}/)")
         lines.extend(f"✅ {step}. {action} ({name})" for step, action, name in shown)
         lines.append("You MUST NOT repeat any action already listed above as ✅ completed.")
-        return "\n".join(lines)
+        return head, "".join(f"\n{line}" for line in lines)
+
+
+def snapshot_json(record: dict[str, Any]) -> bytes:
+    """A snapshot file's bytes: UTF-8 JSON, indented (orjson: one snapshot per tool result adds up)."""
+    try:
+        return orjson.dumps(record, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:  # e.g. a lone surrogate escape in the transcript: json escapes it
+        return json.dumps(record, indent=2).encode()
 
 
 def _progress_base(system: Message) -> Message:
@@ -162,7 +179,9 @@ def _progress_base(system: Message) -> Message:
         return system
     text = system.metadata[PROGRESS_BASE_KEY]
     earlier = system.appended_to
-    return earlier if earlier is not None and earlier.content == text else system.replace(content=text)
+    while earlier is not None and earlier.content != text:
+        earlier = earlier.appended_to
+    return earlier if earlier is not None else system.replace(content=text)
 
 
 def _is_success(message: Message) -> bool:

@@ -83,4 +83,4 @@ class PieceCounter:
         if cut is None:
             return self._count(text + suffix)
         tail = text[cut:]
-        return text_tokens - self._count(tail) + self(tail + suffix)
+        return text_tokens - self(tail) + self(tail + suffix)  # tail has no line start: one remembered piece
