@@ -42,6 +42,13 @@ def test_pieces_and_appending_count_exactly(name: str, text: str, suffix: str) -
     assert PieceCounter(count).appended(text, count(text), suffix) == count(text + suffix)
 
 
+@settings(max_examples=500, deadline=None)
+@given(text=texts)
+def test_line_pieces_cut_exactly_at_the_line_starts(text: str) -> None:
+    cuts = [0, *(match.end() for match in LINE_START.finditer(text)), len(text)]
+    assert line_pieces(text) == [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+
+
 def test_the_slash_exclusion_is_needed() -> None:
     """o200k keeps "\\n/" in one pre-token: cutting there would miscount."""
     count = get_tokenizer("o200k_base").count

@@ -40,6 +40,7 @@ from ctxbench.transcripts.rounds import is_observation
 
 FOLDER = "op_snapshots"
 POINTER = "\n[Full detail available at: {path}]"
+PROGRESS_FOOTER = "You MUST NOT repeat any action already listed above as ✅ completed."
 PROGRESS_BASE_KEY = "task_progress_base"
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 _FIELDS = {
@@ -89,7 +90,7 @@ class ToolResultSnapshots(Layer):
         self.folder = folder
         self.name = name
         self.step = 0  # successful actions so far; the strategy (and this layer) serves one conversation
-        self.progress: list[tuple[int, str, str]] = []  # (step, action, snapshot file name)
+        self.progress: list[str] = []  # one progress line per completed step, "\n✅ 3. action (file)"
         self._made: str | None = None  # the snapshot folder, once created
         self._head: tuple[Message, Message] | None = None  # (system message, it + the block's fixed head)
 
@@ -129,7 +130,7 @@ class ToolResultSnapshots(Layer):
                 os.makedirs(folder, exist_ok=True)
                 self._made = folder
             write_bytes(os.path.join(folder, name), snapshot_json(record))
-        self.progress.append((self.step, record["action"], name))
+        self.progress.append(f"\n✅ {self.step}. {record['action']} ({name})")
         return pointer
 
     # --- task progress ---------------------------------------------------------------
@@ -155,13 +156,10 @@ class ToolResultSnapshots(Layer):
         if task:
             cut = task[: self.task_max_chars]
             head += f"\nTask: {cut}{' ...' if len(cut) < len(task) else ''}"
-        lines = []
         shown = self.progress[-self.progress_max_steps :] if self.progress_max_steps > 0 else self.progress
-        if len(shown) < len(self.progress):
-            lines.append(f"({len(self.progress) - len(shown)} earlier steps, snapshots in {self.folder}/)")
-        lines.extend(f"✅ {step}. {action} ({name})" for step, action, name in shown)
-        lines.append("You MUST NOT repeat any action already listed above as ✅ completed.")
-        return head, "".join(f"\n{line}" for line in lines)
+        earlier = len(self.progress) - len(shown)
+        notice = f"\n({earlier} earlier steps, snapshots in {self.folder}/)" if earlier else ""
+        return head, f"{notice}{''.join(shown)}\n{PROGRESS_FOOTER}"
 
 
 def snapshot_json(record: dict[str, Any]) -> bytes:

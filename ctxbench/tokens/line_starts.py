@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import islice
 
 # A line start that is a pre-token boundary: after "\n", before non-line-break whitespace and
 # then any non-whitespace, or directly before a non-whitespace character other than "/".
 # Python's \s covers every Unicode White_Space character (and a few more), so this is safe.
 LINE_START = re.compile(r"\n(?=[^\S\r\n]+\S|[^\s/])")
+_STARTS_LINE = re.compile(r"[^\S\r\n]+\S|[^\s/]").match  # what may follow "\n" at a line start
 MAX_TAIL = 4096  # look this far back for the last line start; beyond it, count in full
 MEMO_PIECE_CHARS = 2048  # only pieces this short are remembered (progress lines, a task line)
 MEMO_CHARS = 1 << 20  # remembered characters before the memo is cleared: memory stays bounded
@@ -41,12 +43,17 @@ def last_line_start(text: str, within: int = MAX_TAIL) -> int | None:
 
 def line_pieces(text: str) -> list[str]:
     """``text`` cut at every line start; the pieces join back to ``text``."""
+    lines = text.split("\n")  # in C; then only the line starts' condition is checked per line
     pieces: list[str] = []
-    start = 0
-    for match in LINE_START.finditer(text):
-        pieces.append(text[start : match.end()])
-        start = match.end()
-    pieces.append(text[start:])
+    current = lines[0]
+    starts = _STARTS_LINE
+    for line in islice(lines, 1, None):
+        if starts(line):
+            pieces.append(current + "\n")
+            current = line
+        else:
+            current = f"{current}\n{line}"
+    pieces.append(current)
     return pieces
 
 
