@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.running import REPLACED_LIMIT, replaced_positions
+from ctxbench.transcripts.running import REPLACED_LIMIT, dropped_run_end, replaced_positions
 
 
 @dataclass(frozen=True)
@@ -114,8 +114,20 @@ class RequestProblemCount:
         self._states: list[tuple[int, dict[str, int]]] = [(0, {})]  # before message k: (problems, open calls)
 
     def __call__(self, messages: Sequence[Message]) -> int:
-        seen = self._seen
+        seen, states = self._seen, self._states
         changed = replaced_positions(seen, messages)
+        for _ in range(REPLACED_LIMIT):  # dropped runs (old rounds) that leave the same calls open: cut out
+            end = dropped_run_end(seen, messages, changed[0]) if len(changed) > REPLACED_LIMIT else None
+            if end is None:
+                break
+            first = changed[0]
+            (before, open_before), (after, open_after) = states[first], states[end]
+            if open_before.keys() != open_after.keys():
+                break
+            if after != before:  # the dropped run had problems: later counts lose them
+                states[end:] = [(count - (after - before), open_calls) for count, open_calls in states[end:]]
+            del seen[first:end], states[first:end]
+            changed = replaced_positions(seen, messages)
         start = min(len(seen), len(messages))
         if len(changed) > REPLACED_LIMIT:
             start = changed[0]

@@ -32,11 +32,21 @@ def replaced_positions(seen: Sequence[object], current: Sequence[object], limit:
     return list(islice(compress(count(), map(is_not, seen, current)), limit + 1))
 
 
+def dropped_run_end(seen: Sequence[object], current: Sequence[object], first: int) -> int | None:
+    """If ``current`` continues at ``first`` with an object ``seen`` has later, at ``end``, the
+    run ``seen[first:end]`` was dropped: return ``end`` (None when it was not a drop)."""
+    if first >= len(current):
+        return None
+    target = current[first]
+    return next((end for end in range(first + 1, len(seen)) if seen[end] is target), None)
+
+
 class RunningSum:
     """``sum(value(m) for m in messages)``, recomputed only where the list changed.
 
     A few replaced messages (a compacted tool result, DB-GPT's system prompt with its progress
-    block) are swapped in place; an insertion or deletion re-walks from the first change.
+    block) are swapped in place, dropped runs of messages (old rounds) are cut out; anything
+    else (an insertion, a summary replacing many) re-walks from the first change.
     ``value`` must give the same number for the same message object (a cached count or a
     size). One instance should follow one evolving list (the replay's working context);
     given an unrelated list it is still exact, it just walks the whole list."""
@@ -50,6 +60,16 @@ class RunningSum:
     def __call__(self, messages: Sequence[Message]) -> int:
         seen, values, value = self._seen, self._values, self.value
         changed = replaced_positions(seen, messages)
+        for _ in range(REPLACED_LIMIT):  # dropped runs (a window or pruning drops old rounds): cut them out
+            if len(changed) <= REPLACED_LIMIT:
+                break
+            first = changed[0]
+            end = dropped_run_end(seen, messages, first)
+            if end is None:
+                break
+            self._total -= sum(values[first:end])
+            del seen[first:end], values[first:end]
+            changed = replaced_positions(seen, messages)
         if len(changed) > REPLACED_LIMIT:
             first = changed[0]
             del seen[first:], values[first:]
