@@ -6,6 +6,7 @@ with the real tokenizer, so estimate error becomes overflow errors and retries.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
@@ -28,10 +29,6 @@ def message_chars(message: Message) -> int:
     return chars
 
 
-def total_chars(messages: Sequence[Message]) -> int:
-    return sum(map(message_chars, messages))
-
-
 class Estimator(ABC):
     name: str
 
@@ -42,10 +39,11 @@ class Estimator(ABC):
     def prompt(self, messages: Sequence[Message]) -> int:
         """Estimated tokens of a whole context. Strategies size the working context several
         times per call, so the sum is kept running (``message`` must be fixed per message)."""
-        running = self.__dict__.get("_running")
-        if running is None:
-            running = self.__dict__["_running"] = RunningSum(self.message)
-        return running(messages)
+        return self._running(messages)
+
+    @functools.cached_property
+    def _running(self) -> RunningSum:
+        return RunningSum(self.message)
 
     def observe(self, messages: Sequence[Message], reported_prompt_tokens: int) -> None:
         """Learn from the provider's reported usage after a successful call (default: no-op)."""
@@ -60,7 +58,6 @@ class ExactEstimator(Estimator):
     def __init__(self, tokenizer: str = "cl100k_base") -> None:
         self.counter = TokenCounter(get_tokenizer(tokenizer))
         self.name = f"exact:{self.counter.tokenizer.name}"
-
         self._prompt = self.counter.running_prompt()
 
     def message(self, message: Message) -> int:
