@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.running import REPLACED_LIMIT, dropped_run_end, replaced_positions
+from ctxbench.transcripts.running import REPLACED_LIMIT, cut_dropped_runs
 
 
 @dataclass(frozen=True)
@@ -115,19 +115,7 @@ class RequestProblemCount:
 
     def __call__(self, messages: Sequence[Message]) -> int:
         seen, states = self._seen, self._states
-        changed = replaced_positions(seen, messages)
-        for _ in range(REPLACED_LIMIT):  # dropped runs (old rounds) that leave the same calls open: cut out
-            end = dropped_run_end(seen, messages, changed[0]) if len(changed) > REPLACED_LIMIT else None
-            if end is None:
-                break
-            first = changed[0]
-            (before, open_before), (after, open_after) = states[first], states[end]
-            if open_before.keys() != open_after.keys():
-                break
-            if after != before:  # the dropped run had problems: later counts lose them
-                states[end:] = [(count - (after - before), open_calls) for count, open_calls in states[end:]]
-            del seen[first:end], states[first:end]
-            changed = replaced_positions(seen, messages)
+        changed = cut_dropped_runs(seen, messages, self._cut)
         start = min(len(seen), len(messages))
         if len(changed) > REPLACED_LIMIT:
             start = changed[0]
@@ -136,15 +124,25 @@ class RequestProblemCount:
                 start = min(start, i)
                 break
             seen[i] = messages[i]
-        del seen[start:]
-        del self._states[start + 1 :]
-        count, open_calls = self._states[-1]
+        del seen[start:], states[start + 1 :]
+        count, open_calls = states[-1]
         found: list[str] = []
         for i in range(start, len(messages)):
             open_calls = _check_message(open_calls, i, messages[i], found)
-            self._states.append((count + len(found), open_calls))
+            states.append((count + len(found), open_calls))
         seen.extend(messages[start:])
         return count + len(found)
+
+    def _cut(self, first: int, end: int) -> bool:
+        """Drop ``seen[first:end]`` if it leaves the same calls open; its problems leave the later counts."""
+        states = self._states
+        (before, open_before), (after, open_after) = states[first], states[end]
+        if open_before.keys() != open_after.keys():
+            return False
+        if after != before:
+            states[end:] = [(count - (after - before), open_calls) for count, open_calls in states[end:]]
+        del self._seen[first:end], states[first:end]
+        return True
 
 
 def _pairing(message: Message) -> tuple[str, str | None, tuple[str, ...]]:

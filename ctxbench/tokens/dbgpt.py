@@ -75,6 +75,6 @@ class DbgptEstimator(Estimator):
                     content_tokens = self.tokenizer.count_content(message)
                     cached = self.tokenizer.count_appended(message.content, content_tokens, calls)
             except Exception:  # noqa: BLE001 - DB-GPT falls back on any counting failure
-                cached = len(message_text(message)) // 4
+                cached = (len(message.content) + len(calls)) // 4
             message.token_cache[self.key] = cached
         return cached

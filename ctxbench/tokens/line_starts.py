@@ -24,8 +24,9 @@ from itertools import islice
 # A line start that is a pre-token boundary: after "\n", before non-line-break whitespace and
 # then any non-whitespace, or directly before a non-whitespace character other than "/".
 # Python's \s covers every Unicode White_Space character (and a few more), so this is safe.
-LINE_START = re.compile(r"\n(?=[^\S\r\n]+\S|[^\s/])")
-_STARTS_LINE = re.compile(r"[^\S\r\n]+\S|[^\s/]").match  # what may follow "\n" at a line start
+_AFTER_NEWLINE = r"[^\S\r\n]+\S|[^\s/]"  # what may follow "\n" at a line start
+LINE_START = re.compile(rf"\n(?={_AFTER_NEWLINE})")
+_STARTS_LINE = re.compile(_AFTER_NEWLINE).match
 MAX_TAIL = 4096  # look this far back for the last line start; beyond it, count in full
 MEMO_PIECE_CHARS = 2048  # only pieces this short are remembered (progress lines, a task line)
 MEMO_CHARS = 1 << 20  # remembered characters before the memo is cleared: memory stays bounded

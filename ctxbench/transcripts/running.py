@@ -41,6 +41,21 @@ def dropped_run_end(seen: Sequence[object], current: Sequence[object], first: in
     return next((end for end in range(first + 1, len(seen)) if seen[end] is target), None)
 
 
+def cut_dropped_runs(seen: list[Message], current: Sequence[Message], cut: Callable[[int, int], bool]) -> list[int]:
+    """Bring ``seen`` in line with ``current`` where whole runs were dropped (a window or pruning
+    drops old rounds, shifting everything after them): while more than ``REPLACED_LIMIT``
+    positions differ and ``current`` continues at the first one with a later object of ``seen``,
+    ``cut(first, end)`` removes ``seen[first:end]`` and what its owner keeps beside it, or returns
+    False to stop. Returns the positions that still differ (see ``replaced_positions``)."""
+    changed = replaced_positions(seen, current)
+    for _ in range(REPLACED_LIMIT):
+        end = dropped_run_end(seen, current, changed[0]) if len(changed) > REPLACED_LIMIT else None
+        if end is None or not cut(changed[0], end):
+            break
+        changed = replaced_positions(seen, current)
+    return changed
+
+
 class RunningSum:
     """``sum(value(m) for m in messages)``, recomputed only where the list changed.
 
@@ -59,17 +74,7 @@ class RunningSum:
 
     def __call__(self, messages: Sequence[Message]) -> int:
         seen, values, value = self._seen, self._values, self.value
-        changed = replaced_positions(seen, messages)
-        for _ in range(REPLACED_LIMIT):  # dropped runs (a window or pruning drops old rounds): cut them out
-            if len(changed) <= REPLACED_LIMIT:
-                break
-            first = changed[0]
-            end = dropped_run_end(seen, messages, first)
-            if end is None:
-                break
-            self._total -= sum(values[first:end])
-            del seen[first:end], values[first:end]
-            changed = replaced_positions(seen, messages)
+        changed = cut_dropped_runs(seen, messages, self._cut)
         if len(changed) > REPLACED_LIMIT:
             first = changed[0]
             del seen[first:], values[first:]
@@ -88,6 +93,11 @@ class RunningSum:
             seen.append(message)
             values.append(new)
         return self._total
+
+    def _cut(self, first: int, end: int) -> bool:
+        self._total -= sum(self._values[first:end])
+        del self._seen[first:end], self._values[first:end]
+        return True
 
 
 class SeenPrefix:
