@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxbench.bench import data, report, runner, worker
+from ctxbench.memory import release_free_memory
 
 
 def clear_refs_works() -> bool:
@@ -33,7 +34,7 @@ def test_peak_reset_forgets_an_earlier_peak() -> None:
     block[::4096] = b"x" * len(block[::4096])
     held = worker.rss_kib("VmHWM")
     del block
-    worker.release_free_memory()
+    release_free_memory()
     assert worker.reset_peak_rss()
     assert worker.rss_kib("VmHWM") < held - 32 * 1024
 

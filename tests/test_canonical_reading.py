@@ -136,3 +136,27 @@ def test_an_ascii_line_is_not_held_as_bytes_and_str_and_objects_at_once(tmp_path
     assert len(transcript.messages) == 2 + 40 * 2 + 1
     # About 2.0x here (readline's chunks and their join; then the str and the objects); 3.1x before.
     assert peak < 2.6 * size
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmRSS from /proc")
+def test_a_long_line_leaves_only_the_transcript_in_the_rss(tmp_path: Path) -> None:
+    """After a line of TRIM_LINE_BYTES or more the heap is trimmed: the parse's freed buffers
+    (raw bytes, parser copy, dicts) leave the RSS instead of staying under the replay."""
+    from ctxbench.bench.worker import rss_kib
+    from ctxbench.memory import _malloc_trim, release_free_memory
+
+    if _malloc_trim() is None:
+        pytest.skip("no malloc_trim (not glibc): freed memory stays as the allocator decides")
+    # About 6 MiB, large next to the RSS's noise; non-ASCII (the orjson path).
+    big = coding_transcript(rounds=60, lines_per_output=2000)
+    big.messages[-1] = big.messages[-1].replace(content=big.messages[-1].content + " é ✅")
+    path = write_transcripts(tmp_path / "big.jsonl", [big])
+    del big
+    size_kib = path.stat().st_size / 1024
+    release_free_memory()
+    before = rss_kib()
+    (transcript,) = read_transcripts(path)
+    held = rss_kib() - before
+    assert transcript.messages
+    # The transcript's own strings are about 1x the file; without the trim about 2x stayed.
+    assert held < 1.5 * size_kib, f"RSS grew {held / size_kib:.2f}x the file after reading it"

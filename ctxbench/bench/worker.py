@@ -19,10 +19,7 @@ Where the reset is not available (``peak_reset`` false) the peak may date from s
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import dataclasses
-import gc
 import json
 import sys
 import tempfile
@@ -31,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ctxbench.memory import release_free_memory
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.transcripts.model import Message
@@ -53,14 +51,6 @@ def rss_kib(field: str = "VmRSS") -> int:
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak // 1024 if sys.platform == "darwin" else peak
-
-
-def release_free_memory() -> None:
-    """Collect garbage and hand free heap pages back to the system (glibc ``malloc_trim``), so
-    the baseline RSS is live memory, not freed memory a later allocation could reuse unseen."""
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError, TypeError):  # not glibc: RSS may keep some freed memory
-        ctypes.CDLL(None).malloc_trim(0)
 
 
 def reset_peak_rss() -> bool:
