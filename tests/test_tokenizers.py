@@ -84,6 +84,21 @@ def test_openai_encodings_match_pure_bpe(name: str) -> None:
         assert tok.count(text) == len(tok.encode(text))
 
 
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base", "llama3", "qwen2.5", "mistral-tekken"])
+def test_long_texts_count_from_the_buffer_as_encode_does(name: str) -> None:
+    """Past BUFFER_COUNT_CHARS the count comes from tiktoken's token buffer: the same number,
+    with special-token text counted as ordinary text, on both sides of the threshold."""
+    from ctxbench.tokens.tokenizers import BUFFER_COUNT_CHARS
+
+    tok = get_tokenizer(name)
+    specials = "<|endoftext|> <|im_start|> <|begin_of_text|> [INST] <s> "
+    for body in (*TEXTS.values(), specials):
+        for size in (BUFFER_COUNT_CHARS - 1, BUFFER_COUNT_CHARS, 3 * BUFFER_COUNT_CHARS + 7):
+            text = (body * (size // max(1, len(body)) + 1))[:size]
+            assert len(text) == size
+            assert tok.count(text) == len(tok.encode(text)), (name, size, body[:20])
+
+
 def test_llama3_matches_pure_bpe_and_metas_encoder() -> None:
     from llama_models.llama3.tokenizer import Tokenizer as MetaTokenizer
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ctxbench.errors import ConfigError
 from ctxbench.tokens import framing, sources
-from ctxbench.tokens.tokenizers import Tokenizer
+from ctxbench.tokens.tokenizers import Tokenizer, tiktoken_counter
 
 # Meta's Llama 3 split pattern (llama_models/llama3/tokenizer.py).
 LLAMA3_PATTERN = (
@@ -152,6 +152,7 @@ class RankTokenizer(Tokenizer):
         self.special_ids = dict(specials)
         self._normalize = normalize
         self._encoding = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
+        self._count = tiktoken_counter(self._encoding)
         self.splits_at_line_starts = pattern in LINE_START_PATTERNS
         self.template = template
         framing.apply_template(self, template)
@@ -160,7 +161,7 @@ class RankTokenizer(Tokenizer):
         return self._normalize(text) if self._normalize else text
 
     def count(self, text: str) -> int:
-        return len(self._encoding.encode_ordinary(self._prepare(text))) if text else 0
+        return self._count(self._prepare(text)) if text else 0
 
     def count_template(self, text: str) -> int:
         return len(self._encoding.encode(self._prepare(text), allowed_special="all"))

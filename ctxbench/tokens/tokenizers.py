@@ -23,6 +23,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ctxbench.errors import ConfigError
 from ctxbench.tokens import sources
@@ -33,6 +34,23 @@ log = logging.getLogger(__name__)
 
 HF_PREFIX = "hf:"
 FALLBACK_SEP = "|"
+# Texts this long are counted from tiktoken's token buffer (4 bytes a token) instead of its list
+# of Python ints (about 40): no transient list the size of a long tool result. Shorter texts keep
+# the list, whose call costs less.
+BUFFER_COUNT_CHARS = 4096
+
+
+def tiktoken_counter(encoding: Any) -> Callable[[str], int]:
+    """Token count of plain text with a ``tiktoken.Encoding``, special-token text as ordinary
+    text (what ``encode_ordinary`` does); the same count either way, less memory for long text."""
+    ordinary = encoding.encode_ordinary
+    # No special token is allowed and none is checked for: the buffer holds encode_ordinary's ids.
+    buffered = functools.partial(encoding.encode_to_numpy, allowed_special=frozenset(), disallowed_special=())
+
+    def count(text: str) -> int:
+        return len(ordinary(text)) if len(text) < BUFFER_COUNT_CHARS else len(buffered(text))
+
+    return count
 
 
 def litellm_tokenizer_dir() -> Path:
@@ -127,13 +145,13 @@ class TiktokenTokenizer(Tokenizer):
         self._encoding = tiktoken.get_encoding(encoding)
         # Reviewed split patterns (tests/test_line_starts.py checks the identity on both).
         self.splits_at_line_starts = encoding in ("cl100k_base", "o200k_base")
-        self._encode = functools.partial(self._encoding.encode_ordinary)
+        self._count = tiktoken_counter(self._encoding)
 
     def count(self, text: str) -> int:
-        return len(self._encode(text)) if text else 0
+        return self._count(text) if text else 0
 
     def encode(self, text: str) -> list[int]:
-        return self._encode(text)
+        return self._encoding.encode_ordinary(text)
 
     def decode(self, ids: Sequence[int]) -> str:
         return self._encoding.decode(list(ids))
