@@ -36,18 +36,6 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     return path
 
 
-def write_bytes(path: str | Path, data: bytes) -> None:
-    """A plain (not atomic) write with bare os calls: many small files per replay (snapshots),
-    where pathlib's and io's per-file set-up is most of the cost."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-
-
 def write_json_atomic(path: str | Path, data: Any) -> Path:
     return write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
 

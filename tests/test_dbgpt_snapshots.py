@@ -1,11 +1,23 @@
-"""DB-GPT tool-result snapshots: file per successful action, pointer in the prompt, task progress."""
+"""DB-GPT tool-result snapshots: a record per successful action (a line of the cell's store, under
+DB-GPT's file path), the pointer in the prompt, task progress."""
 
 import json
+import os
 
+import pytest
+
+from ctxbench.errors import InputError
 from ctxbench.layers.observation_micro import ObservationMicroCompact
+from ctxbench.layers.snapshot_store import SnapshotReader, SnapshotWriter, snapshot_line, store_path
 from ctxbench.layers.snapshots import ToolResultSnapshots, file_name, react_fields
 from ctxbench.transcripts.model import Message
 from tests.dbgpt_histories import TASK, make_ctx, react_history, tool_history
+
+
+def stored(folder) -> dict:
+    """The cell's snapshot store as {path: record}, in the order written."""
+    lines = (folder / "op_snapshots.jsonl").read_text("utf-8").splitlines()
+    return {entry["path"]: entry["snapshot"] for entry in map(json.loads, lines)}
 
 
 def _feed(layer, history, ctx, calls):
@@ -46,9 +58,11 @@ def test_snapshot_files_fields_and_pointers(tmp_path):
     history.append(Message("assistant", "Thought: done\nAction: terminate"))
     ctx = make_ctx(history, workdir=tmp_path, transcript_id="conv-42")
     working = _feed(ToolResultSnapshots(), history, ctx, calls)
-    files = sorted(p.name for p in (tmp_path / "op_snapshots").iterdir())
+    store = stored(tmp_path)
+    files = [path.removeprefix("op_snapshots/") for path in store]
     assert files == ["step_001_sql_query.json", "step_002_sql_query.json", "step_003_sql_query.json"]
-    record = json.loads((tmp_path / "op_snapshots" / "step_002_sql_query.json").read_text("utf-8"))
+    assert not (tmp_path / "op_snapshots").exists()  # no file per snapshot
+    record = store["op_snapshots/step_002_sql_query.json"]
     assert set(record) == {
         "step", "action", "phase", "action_intention", "action_reason", "thought", "action_input",
         "observation", "timestamp", "conv_id",
@@ -70,9 +84,11 @@ def test_tool_results_get_tool_name_and_arguments_and_errors_are_skipped(tmp_pat
     history.append(Message("assistant", "done"))
     ctx = make_ctx(history, workdir=tmp_path)
     _feed(ToolResultSnapshots(), history, ctx, calls)
-    files = sorted(p.name for p in (tmp_path / "op_snapshots").iterdir())
-    assert files == ["step_001_read_file.json", "step_002_read_file.json", "step_003_grep.json"]
-    record = json.loads((tmp_path / "op_snapshots" / "step_001_read_file.json").read_text("utf-8"))
+    store = stored(tmp_path)
+    assert list(store) == [
+        f"op_snapshots/{f}" for f in ("step_001_read_file.json", "step_002_read_file.json", "step_003_grep.json")
+    ]
+    record = store["op_snapshots/step_001_read_file.json"]
     assert record["action_input"] == '{"path": "src/m0.py"}' and record["thought"] == "Reading module 0."
 
 
@@ -132,11 +148,45 @@ def test_layer1_keeps_the_pointer_when_truncating():
     assert len(first.content) == 200 + len("... [truncated, full detail at: op_snapshots/step_001_sql_query.json]")
 
 
-def test_snapshot_files_are_utf8_json_even_with_a_lone_surrogate() -> None:
-    from ctxbench.layers.snapshots import snapshot_json
-
+def test_snapshot_lines_are_utf8_json_even_with_a_lone_surrogate() -> None:
     record = {"step": 1, "observation": "中文 ok"}
-    assert json.loads(snapshot_json(record)) == record
-    assert "中文".encode() in snapshot_json(record)  # not \\u-escaped
+    line = snapshot_line("op_snapshots/step_001_x.json", record)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert json.loads(line) == {"path": "op_snapshots/step_001_x.json", "snapshot": record}
+    assert "中文".encode() in line  # not \\u-escaped
     odd = {"step": 2, "observation": "bad \ud800 half"}  # json.loads("\"\\ud800\"") gives this
-    assert json.loads(snapshot_json(odd)) == odd
+    assert json.loads(snapshot_line("p/q.json", odd))["snapshot"] == odd
+
+
+def test_a_rerun_of_the_cell_replaces_the_store(tmp_path) -> None:
+    history = react_history(3)
+    calls = [i for i, m in enumerate(history) if m.role == "assistant"] + [len(history)]
+    history.append(Message("assistant", "end"))
+    for _ in range(2):  # a fresh layer per replay, as a rerun (or a resumed sweep) builds one
+        _feed(ToolResultSnapshots(), history, make_ctx(history, workdir=tmp_path), calls)
+    assert len((tmp_path / "op_snapshots.jsonl").read_text("utf-8").splitlines()) == 3
+
+
+def test_reader_follows_a_growing_store_and_skips_an_unfinished_line(tmp_path) -> None:
+    writer = SnapshotWriter(tmp_path, "op_snapshots")
+    writer.write("op_snapshots/step_001_a.json", {"step": 1, "observation": "one"})
+    store = store_path(tmp_path, "op_snapshots/step_001_a.json")
+    assert store == tmp_path / "op_snapshots.jsonl"
+    reader = SnapshotReader(store)
+    assert reader.get("op_snapshots/step_001_a.json") == {"step": 1, "observation": "one"}
+    assert reader.get("op_snapshots/step_002_b.json") is None
+    writer.write("op_snapshots/step_002_b.json", {"step": 2, "observation": "two"})  # later in the replay
+    half = snapshot_line("op_snapshots/step_003_c.json", {"step": 3})[:-5]
+    with open(store, "ab") as handle:  # a run cut short mid-line
+        handle.write(half)
+    assert reader.get("op_snapshots/step_002_b.json") == {"step": 2, "observation": "two"}
+    assert reader.get("op_snapshots/step_003_c.json") is None
+    assert store_path(tmp_path, "step_001_a.json") is None and store_path(tmp_path, os.path.abspath("x/y")) is None
+
+
+def test_a_corrupt_store_line_is_named_with_its_file_and_byte(tmp_path) -> None:
+    store = tmp_path / "op_snapshots.jsonl"
+    good = snapshot_line("op_snapshots/step_001_a.json", {"step": 1})
+    store.write_bytes(good + b'{"path": "op_snapshots/step_002_b.json"\n')
+    with pytest.raises(InputError, match=rf"op_snapshots.jsonl:byte {len(good)}: not a snapshot line"):
+        SnapshotReader(store).get("op_snapshots/step_009.json")

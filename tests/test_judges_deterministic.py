@@ -109,3 +109,20 @@ def test_relative_snapshot_pointers_resolve_against_the_run_folder(tmp_path):
     working = [Message("user", "Observation: ... [truncated, full detail at: op_snapshots/step_001_bash.json]")]
     assert DeterministicJudge(tmp_path).judge(PROBE, working).status == "recoverable"
     assert DeterministicJudge().judge(PROBE, working).status == "lost"  # no root: the pointer leads nowhere
+
+
+def test_pointers_into_the_cells_snapshot_store_are_followed_as_it_grows(tmp_path):
+    """DB-GPT's snapshots are lines of <cell>/op_snapshots.jsonl; the judge runs mid-replay,
+    so a snapshot written after its first lookup must still be found."""
+    from ctxbench.layers.snapshot_store import SnapshotWriter
+
+    writer = SnapshotWriter(tmp_path, "op_snapshots")
+    writer.write("op_snapshots/step_001_bash.json", {"observation": "nothing here"})
+    judge = DeterministicJudge(tmp_path)
+    first = [Message("user", "Observation: ok\n[Full detail available at: op_snapshots/step_001_bash.json]")]
+    assert judge.judge(PROBE, first).status == "lost"
+    writer.write("op_snapshots/step_002_bash.json", {"observation": "The server listens on port 47213"})
+    later = [*first, Message("user", "... [truncated, full detail at: op_snapshots/step_002_bash.json]")]
+    verdict = judge.judge(PROBE, later)
+    assert verdict.status == "recoverable" and verdict.evidence == "op_snapshots/step_002_bash.json"
+    assert not (tmp_path / "op_snapshots").exists()  # found in the store, not in a file

@@ -234,7 +234,8 @@ def test_end_to_end_run(tmp_path):
             assert "layer3" in layers
         assert metrics["invalid_requests"] == 0 and metrics["failed_calls"] == 0
         assert metrics["savings"] > 0.5
-        snapshots = sorted(p.name for p in (cell / "op_snapshots").iterdir())
-        assert len(snapshots) == 40 and snapshots[2] == "step_003_sql_query.json"
+        lines = (cell / "op_snapshots.jsonl").read_text("utf-8").splitlines()
+        snapshots = [json.loads(line)["path"] for line in lines]
+        assert len(snapshots) == 40 and snapshots[2] == "op_snapshots/step_003_sql_query.json"
         events = [json.loads(line) for line in (cell / "events.jsonl").read_text().splitlines()]
         assert {e["compact_layer"] for e in events if e["type"] == "context.status"} >= {None} | layers

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.judges.base import Verdict
+from ctxbench.layers.snapshot_store import SnapshotReader, store_path
 from ctxbench.transcripts.model import Message, Probe
 
 _SPACE = re.compile(r"\s+")
@@ -32,6 +33,7 @@ class DeterministicJudge:
         # Normalised text per message object; the message is kept as value so its id stays unique.
         self._texts: dict[int, tuple[Message, str]] = {}
         self._snapshots: dict[str, str] = {}
+        self._stores: dict[Path, SnapshotReader] = {}
 
     def _text(self, message: Message) -> str:
         hit = self._texts.get(id(message))
@@ -48,6 +50,10 @@ class DeterministicJudge:
 
     def _snapshot_text(self, path: str) -> str:
         if path not in self._snapshots:
+            record = self._stored(path)
+            if record is not None:  # a DB-GPT snapshot from the cell's store: its string values
+                self._snapshots[path] = normalise(" ".join(_strings(record)))
+                return self._snapshots[path]
             file = Path(path)
             if not file.is_absolute() and self.snapshot_root is not None:
                 file = self.snapshot_root / file
@@ -59,6 +65,15 @@ class DeterministicJudge:
                 raw = " ".join(_strings(json.loads(raw)))
             self._snapshots[path] = normalise(raw)
         return self._snapshots[path]
+
+    def _stored(self, path: str) -> Any | None:
+        """The snapshot under ``path`` in the cell's snapshot store, if it is there."""
+        store = store_path(self.snapshot_root, path) if self.snapshot_root is not None else None
+        if store is None or not store.is_file():
+            return None
+        if store not in self._stores:
+            self._stores[store] = SnapshotReader(store)
+        return self._stores[store].get(path)
 
     def judge(self, probe: Probe, working: Sequence[Message]) -> Verdict:
         golds = [normalise(g) for g in (probe.answer, *probe.aliases) if g.strip()]

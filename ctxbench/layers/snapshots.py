@@ -8,11 +8,12 @@ conv_id, and the prompt keeps ``\\n[Full detail available at: <path>]`` after th
 observation. The path is also kept in ``metadata["snapshot"]`` so Layer 1 keeps the
 pointer when it truncates.
 
-Here the files go to ``<ctx.workdir>/op_snapshots/`` (the cell's folder; nothing is written
-when ``ctx.workdir`` is None, the prompt text is the same). The pointer in the prompt is
-the path relative to the cell folder, so token counts do not depend on where results are
-stored. Timestamps are derived from the step (or the transcript's own timestamp), never
-from the clock, so runs reproduce.
+Here the records go, under the same paths (``op_snapshots/step_003_sql_query.json``), into
+one line each of ``<ctx.workdir>/op_snapshots.jsonl`` (the folder's name) (see ``ctxbench.layers.snapshot_store``
+for why not a file each; nothing is written when ``ctx.workdir`` is None, the prompt text is
+the same). The pointer is relative to the cell folder, so token counts do not depend on
+where results are stored. Timestamps are derived from the step (or the transcript's own
+timestamp), never from the clock, so runs reproduce.
 
 The task-progress block (``task_progress: true``) is what DB-GPT's ReAct system prompt
 carries: the task and one short line per completed step with its snapshot file. Layers 2
@@ -24,16 +25,12 @@ Runs as a ``prepare`` layer of the pipeline: it rewrites what arrived, it is not
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import orjson
-
-from ctxbench.atomic import write_bytes
 from ctxbench.layers.base import Layer
+from ctxbench.layers.snapshot_store import SnapshotWriter
 from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import is_observation
@@ -91,7 +88,7 @@ class ToolResultSnapshots(Layer):
         self.name = name
         self.step = 0  # successful actions so far; the strategy (and this layer) serves one conversation
         self.progress: list[str] = []  # one progress line per completed step, "\n✅ 3. action (file)"
-        self._made: str | None = None  # the snapshot folder, once created
+        self._store: SnapshotWriter | None = None  # the cell's snapshot store, once written to
         self._head: tuple[Message, Message] | None = None  # (system message, it + the block's fixed head)
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
@@ -125,11 +122,10 @@ class ToolResultSnapshots(Layer):
         record["conv_id"] = ctx.transcript.id
         pointer = f"{self.folder}/{name}"
         if ctx.workdir is not None:
-            folder = os.path.join(ctx.workdir, self.folder)
-            if folder != self._made:
-                os.makedirs(folder, exist_ok=True)
-                self._made = folder
-            write_bytes(os.path.join(folder, name), snapshot_json(record))
+            if self._store is None:
+                ctx.workdir.mkdir(parents=True, exist_ok=True)
+                self._store = SnapshotWriter(ctx.workdir, self.folder)
+            self._store.write(pointer, record)
         self.progress.append(f"\n✅ {self.step}. {record['action']} ({name})")
         return pointer
 
@@ -160,14 +156,6 @@ class ToolResultSnapshots(Layer):
         earlier = len(self.progress) - len(shown)
         notice = f"\n({earlier} earlier steps, snapshots in {self.folder}/)" if earlier else ""
         return head, f"{notice}{''.join(shown)}\n{PROGRESS_FOOTER}"
-
-
-def snapshot_json(record: dict[str, Any]) -> bytes:
-    """A snapshot file's bytes: UTF-8 JSON, indented (orjson: one snapshot per tool result adds up)."""
-    try:
-        return orjson.dumps(record, option=orjson.OPT_INDENT_2)
-    except orjson.JSONEncodeError:  # e.g. a lone surrogate escape in the transcript: json escapes it
-        return json.dumps(record, indent=2).encode()
 
 
 def _progress_base(system: Message) -> Message:

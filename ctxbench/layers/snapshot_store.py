@@ -1,0 +1,105 @@
+"""Where DB-GPT's tool-result snapshots are kept: one JSON line each, in one file per cell.
+
+DB-GPT writes every successful action to its own file (``op_snapshots/step_003_sql_query.json``)
+and the prompt points at that path. ctxbench keeps the same records under the same paths, as
+lines of ``<cell>/op_snapshots.jsonl``: ``{"path": "op_snapshots/step_003_sql_query.json",
+"snapshot": {...the file's JSON...}}``. The prompt text, and so every token count, is DB-GPT's.
+
+Why not a file each: creating a file is kernel work that depends on the disk's state. On the
+bench's 1M-token transcript the 334 files took 0.05-0.24 s of CPU on this machine's ext4, from
+one run to the next, against 0.01 s for 334 appends to one file. A sweep of hundreds of cells
+would also leave hundreds of thousands of small files.
+
+A replay truncates the store at its first snapshot, so a rerun of a cell never mixes in an
+earlier run's lines. Readers ignore a last line without its newline (a run cut short).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ctxbench.errors import InputError
+
+STORE_SUFFIX = ".jsonl"  # the store of pointers "op_snapshots/..." is "op_snapshots.jsonl"
+
+
+def store_path(root: str | Path, pointer: str) -> Path | None:
+    """The store that holds ``pointer`` (``<root>/<its first folder>.jsonl``), or None for a
+    pointer that is absolute or has no folder."""
+    parts = Path(pointer).parts
+    if len(parts) < 2 or Path(pointer).is_absolute():
+        return None
+    return Path(root) / f"{parts[0]}{STORE_SUFFIX}"
+
+
+def snapshot_line(path: str, record: dict[str, Any]) -> bytes:
+    """One store line: UTF-8 JSON and a newline (orjson: one per tool result adds up)."""
+    entry = {"path": path, "snapshot": record}
+    try:
+        return orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:  # e.g. a lone surrogate escape in the transcript: json escapes it
+        return (json.dumps(entry) + "\n").encode()
+
+
+class SnapshotWriter:
+    """Appends snapshot lines to ``<workdir>/<folder>.jsonl``; the first write truncates it."""
+
+    def __init__(self, workdir: str | Path, folder: str) -> None:
+        self.path = os.path.join(workdir, folder + STORE_SUFFIX)
+        self._flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC  # then O_APPEND
+
+    def write(self, path: str, record: dict[str, Any]) -> None:
+        data = memoryview(snapshot_line(path, record))
+        fd = os.open(self.path, self._flags, 0o666)
+        self._flags = os.O_WRONLY | os.O_APPEND
+        try:
+            while data:
+                data = data[os.write(fd, data) :]
+        finally:
+            os.close(fd)
+
+
+class SnapshotReader:
+    """Snapshots by path from a store that may still be growing (the judge reads mid-replay):
+    a path not seen yet makes it read the lines added since its last read."""
+
+    def __init__(self, store: str | Path) -> None:
+        self.path = Path(store)
+        self._records: dict[str, Any] = {}
+        self._offset = 0
+
+    def get(self, path: str) -> Any | None:
+        """The snapshot stored under ``path``, or None."""
+        if path not in self._records:
+            self._read_new_lines()
+        return self._records.get(path)
+
+    def _read_new_lines(self) -> None:
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self._offset)
+                data = handle.read()
+        except OSError:
+            return
+        end = data.rfind(b"\n") + 1  # a last line without its newline is not complete yet
+        start = 0
+        while start < end:
+            stop = data.index(b"\n", start) + 1
+            self._add(data[start:stop], self._offset + start)
+            start = stop
+        self._offset += end
+
+    def _add(self, line: bytes, offset: int) -> None:
+        try:
+            try:
+                entry = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                entry = json.loads(line)  # what orjson rejects (lone surrogate escapes), json reads
+            self._records[entry["path"]] = entry["snapshot"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(self.path, f"byte {offset}", f"not a snapshot line ({exc})") from None
