@@ -43,6 +43,10 @@ BUFFER_COUNT_CHARS = 4096
 def tiktoken_counter(encoding: Any) -> Callable[[str], int]:
     """Token count of plain text with a ``tiktoken.Encoding``, special-token text as ordinary
     text (what ``encode_ordinary`` does); the same count either way, less memory for long text."""
+    # encode_to_numpy imports numpy on its first call: do it with the tokenizer, not in the
+    # middle of the first long count (0.1 s, and OpenBLAS starting its threads).
+    import numpy  # noqa: F401
+
     ordinary = encoding.encode_ordinary
     # No special token is allowed and none is checked for: the buffer holds encode_ordinary's ids.
     buffered = functools.partial(encoding.encode_to_numpy, allowed_special=frozenset(), disallowed_special=())
