@@ -145,8 +145,11 @@ class TiktokenTokenizer(Tokenizer):
         os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(litellm_tokenizer_dir()))
         import tiktoken
 
+        from ctxbench.tokens.rank_cache import tiktoken_rank_cache
+
         self.name = encoding
-        self._encoding = tiktoken.get_encoding(encoding)
+        with tiktoken_rank_cache():
+            self._encoding = tiktoken.get_encoding(encoding)
         # Reviewed split patterns (tests/test_line_starts.py checks the identity on both).
         self.splits_at_line_starts = encoding in ("cl100k_base", "o200k_base")
         self._count = tiktoken_counter(self._encoding)
