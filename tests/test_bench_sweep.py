@@ -22,13 +22,14 @@ def tiny_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data
 
 
-def test_threshold_sweep_runs_eight_settings_over_the_whole_dataset(tiny_dataset: Path) -> None:
+def test_threshold_sweep_runs_the_shipped_experiment_over_the_whole_dataset(tiny_dataset: Path) -> None:
     lines: list[str] = []
     result = sweep.threshold_sweep(tiny_dataset, [2], 1, lines.append)
     assert result["kind"] == "thresholds" and result["balanced"]
-    assert len(result["strategies"]) == 8 and result["strategies"][0] == "dbgpt warning=0.5 error=0.9"
-    assert result["cells"] == {2: 8}  # one job per threshold setting
-    assert result["result_cells"] == {2: 16}  # each job replays both transcripts
+    # configs/experiment/dbgpt_thresholds.yaml: 4 warning x 3 error thresholds, run unchanged.
+    assert len(result["strategies"]) == 12 and result["strategies"][0] == "dbgpt warning=0.5 error=0.85"
+    assert result["cells"] == {2: 12}  # one job per threshold setting
+    assert result["result_cells"] == {2: 24}  # each job replays both transcripts
     assert len(result["times"][2]) == len(result["cpu"][2]) == 1 and len(lines) == 1
     assert "2 transcripts" in result["transcript"] and "+experiment=dbgpt_thresholds" in result["command"]
     assert report.speedup(result) is None  # one worker count: no speedup to state
@@ -46,7 +47,7 @@ def test_threshold_sweep_runs_eight_settings_over_the_whole_dataset(tiny_dataset
             "verdicts": [],
         }
     )
-    assert "## Sweep: 8 cells on" in text and "DB-GPT warning x error thresholds" in text
+    assert "## Sweep: 12 cells on" in text and "DB-GPT warning x error thresholds" in text
 
 
 def test_threshold_sweep_needs_transcripts(tmp_path: Path) -> None:

@@ -33,8 +33,9 @@ def parser() -> argparse.ArgumentParser:
         "--sweep",
         choices=sweep.SWEEPS,
         default="thresholds",
-        help="thresholds: 8 DB-GPT threshold settings, each a job over the whole --sweep-data (long jobs, what "
-        "users sweep); strategies: one job per --sweep-strategies on a --sweep-size transcript (short jobs)",
+        help="thresholds: the shipped +experiment=dbgpt_thresholds (12 DB-GPT threshold settings), each a job "
+        "over the whole --sweep-data (long jobs, what users sweep); strategies: one job per --sweep-strategies "
+        "on a --sweep-size transcript (short jobs)",
     )
     p.add_argument("--sweep-data", default=str(sweep.DEFAULT_SWEEP_DATA), help="thresholds sweep: transcript folder")
     p.add_argument("--sweep-size", default="100k", help="strategies sweep: generated transcript it runs on")
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         largest = max((t for t in transcripts if t.synthetic), key=lambda t: t.tokens, default=None)
         result["sweep"] = None
         if workers and args.sweep == "thresholds":
-            progress(f"sweep: 8 DB-GPT threshold settings over {args.sweep_data} at n_jobs {args.workers}")
+            progress(f"sweep: +experiment=dbgpt_thresholds over {args.sweep_data} at n_jobs {args.workers}")
             result["sweep"] = sweep.threshold_sweep(Path(args.sweep_data), workers, args.repeats, progress)
         elif workers:
             size = data.parse_size(args.sweep_size)
