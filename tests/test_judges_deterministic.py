@@ -121,8 +121,9 @@ def test_pointers_into_the_cells_snapshot_store_are_followed_as_it_grows(tmp_pat
     judge = DeterministicJudge(tmp_path)
     first = [Message("user", "Observation: ok\n[Full detail available at: op_snapshots/step_001_bash.json]")]
     assert judge.judge(PROBE, first).status == "lost"
-    writer.write("op_snapshots/step_002_bash.json", {"observation": "The server listens on port 47213"})
     later = [*first, Message("user", "... [truncated, full detail at: op_snapshots/step_002_bash.json]")]
+    assert judge.judge(PROBE, later).status == "lost"  # not written yet: looked up again next time
+    writer.write("op_snapshots/step_002_bash.json", {"observation": "The server listens on port 47213"})
     verdict = judge.judge(PROBE, later)
     assert verdict.status == "recoverable" and verdict.evidence == "op_snapshots/step_002_bash.json"
     assert not (tmp_path / "op_snapshots").exists()  # found in the store, not in a file

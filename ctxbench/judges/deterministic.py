@@ -60,7 +60,7 @@ class DeterministicJudge:
             try:
                 raw = file.read_text("utf-8")
             except OSError:
-                raw = ""
+                return ""  # not cached: the snapshot may still be written later in the replay
             with contextlib.suppress(ValueError):  # JSON snapshot: match string values, not escapes
                 raw = " ".join(_strings(json.loads(raw)))
             self._snapshots[path] = normalise(raw)

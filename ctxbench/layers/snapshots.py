@@ -9,11 +9,11 @@ observation. The path is also kept in ``metadata["snapshot"]`` so Layer 1 keeps 
 pointer when it truncates.
 
 Here the records go, under the same paths (``op_snapshots/step_003_sql_query.json``), into
-one line each of ``<ctx.workdir>/op_snapshots.jsonl`` (the folder's name) (see ``ctxbench.layers.snapshot_store``
-for why not a file each; nothing is written when ``ctx.workdir`` is None, the prompt text is
-the same). The pointer is relative to the cell folder, so token counts do not depend on
-where results are stored. Timestamps are derived from the step (or the transcript's own
-timestamp), never from the clock, so runs reproduce.
+one line each of ``<ctx.workdir>/op_snapshots.jsonl``, named after the folder (see
+``ctxbench.layers.snapshot_store`` for why not a file each). Nothing is written when
+``ctx.workdir`` is None; the prompt text is the same. The pointer is relative to the cell
+folder, so token counts do not depend on where results are stored. Timestamps are derived
+from the step (or the transcript's own timestamp), never from the clock, so runs reproduce.
 
 The task-progress block (``task_progress: true``) is what DB-GPT's ReAct system prompt
 carries: the task and one short line per completed step with its snapshot file. Layers 2
