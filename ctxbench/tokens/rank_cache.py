@@ -9,7 +9,7 @@ unreadable or corrupt entry is parsed again from the rank file and rewritten.
 
 Where: ``$CTXBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/ctxbench``, else ``~/.cache/ctxbench``.
 ``CTXBENCH_CACHE_DIR=off`` turns the cache off. A folder that cannot be written is skipped
-(logged once at debug level); the tokenizer is the same either way.
+(logged at debug level); the tokenizer is the same either way.
 """
 
 from __future__ import annotations
