@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # whichever process runs a job: the parent with the basic launcher, each worker with joblib.
 
 log = logging.getLogger("ctxbench")
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 CELLS_FILE = "cells.json"
 
 

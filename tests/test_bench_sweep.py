@@ -26,7 +26,7 @@ def test_threshold_sweep_runs_the_shipped_experiment_over_the_whole_dataset(tiny
     lines: list[str] = []
     result = sweep.threshold_sweep(tiny_dataset, [2], 1, lines.append)
     assert result["kind"] == "thresholds" and result["balanced"]
-    # configs/experiment/dbgpt_thresholds.yaml: 4 warning x 3 error thresholds, run unchanged.
+    # ctxbench/configs/experiment/dbgpt_thresholds.yaml: 4 warning x 3 error thresholds, run unchanged.
     assert len(result["strategies"]) == 12 and result["strategies"][0] == "dbgpt warning=0.5 error=0.85"
     assert result["cells"] == {2: 12}  # one job per threshold setting
     assert result["result_cells"] == {2: 24}  # each job replays both transcripts

@@ -9,7 +9,7 @@ from ctxbench.replay.provider import ContextOverflowError, request_problems
 from ctxbench.strategies.pipeline import LayeredStrategy
 from tests.dbgpt_histories import make_ctx, react_history, tool_history
 
-YAML = Path(__file__).resolve().parents[1] / "configs" / "strategy" / "dbgpt.yaml"
+YAML = Path(__file__).resolve().parents[1] / "ctxbench" / "configs" / "strategy" / "dbgpt.yaml"
 OPENAI = (
     "Error code: 400 - This model's maximum context length is 32768 tokens. However, you requested 40000 tokens "
     "(35904 in the messages, 4096 in the completion). (code: context_length_exceeded)"

@@ -1,4 +1,4 @@
-"""Cost from litellm's local map and from config prices; overflow texts; configs/llm/*.yaml build."""
+"""Cost from litellm's local map and from config prices; overflow texts; ctxbench/configs/llm/*.yaml build."""
 
 from pathlib import Path
 
@@ -18,7 +18,7 @@ from ctxbench.llm import (
     usage_totals,
 )
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "ctxbench" / "configs"
 
 
 def test_cost_from_litellm_local_map():

@@ -16,7 +16,7 @@ from ctxbench.transcripts import write_transcripts
 from tests.conftest import CTXBENCH, ROOT
 from tests.strategy_histories import fixed_history
 
-CONFIG_DIR = ROOT / "configs"
+CONFIG_DIR = ROOT / "ctxbench" / "configs"
 STRATEGY_FILES = sorted((CONFIG_DIR / "strategy").glob("*.yaml"))
 MINE = ["observation_masking", "clear_tool_uses", "amortized_forgetting", "anchored_summary", "masking_then_summary"]
 

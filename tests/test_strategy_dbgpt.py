@@ -1,4 +1,4 @@
-"""DB-GPT strategy as configured (configs/strategy/dbgpt.yaml): seed defaults, budget, states,
+"""DB-GPT strategy as configured (ctxbench/configs/strategy/dbgpt.yaml): seed defaults, budget, states,
 DB-GPT counting, status events of a real replay, and an end-to-end `ctxbench run`."""
 
 import json
@@ -19,7 +19,7 @@ from ctxbench.transcripts import write_transcripts
 from ctxbench.transcripts.model import Message, ToolCall, Transcript
 from tests.conftest import CTXBENCH, ROOT
 
-CONFIG_DIR = ROOT / "configs"
+CONFIG_DIR = ROOT / "ctxbench" / "configs"
 SEED_DEFAULTS = {  # the seed's [service.web.agent_context] block
     "max_context_tokens": 120000,
     "reserved_tokens": 4096,

@@ -120,7 +120,7 @@ def test_end_to_end_degradation_under_injected_faults(tmp_path: Path) -> None:
 def _strategy_cfg(name: str):  # noqa: ANN202 - a DictConfig
     from hydra import compose, initialize_config_dir
 
-    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(ROOT / "ctxbench" / "configs"), version_base="1.3"):
         return compose("config", overrides=[f"strategy={name}", "model=gpt-4-32k"])
 
 

@@ -1,6 +1,6 @@
 """Properties every strategy config must keep, on generated histories (hypothesis).
 
-Every ``configs/strategy/*.yaml`` is discovered at test time, composed with Hydra's compose API
+Every ``ctxbench/configs/strategy/*.yaml`` is discovered at test time, composed with Hydra's compose API
 and built with ``ctxbench.build.build_strategy``, then replayed with the real engine:
 
 * valid requests: ``request_problems`` is 0 in every call record;
@@ -39,7 +39,7 @@ from ctxbench.tokens.tokenizers import get_tokenizer
 from ctxbench.transcripts.model import Message, Transcript
 from tests.strategy_histories import build_history, histories
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "ctxbench" / "configs"
 STRATEGIES = sorted(p.stem for p in (CONFIG_DIR / "strategy").glob("*.yaml"))
 SMALL_WINDOW = ["model=gpt-4o", "model.context_window=6000", "model.reserved_output_tokens=1000"]
 LARGE_WINDOW = ["model=gpt-4o", "model.context_window=10000000", "model.reserved_output_tokens=1000"]

@@ -41,7 +41,7 @@ SWEEP_STRATEGIES = (
     "amortized_forgetting",
     "anchored_summary",
 )
-THRESHOLD_EXPERIMENT = PROJECT_ROOT / "configs" / "experiment" / "dbgpt_thresholds.yaml"
+THRESHOLD_EXPERIMENT = PROJECT_ROOT / "ctxbench" / "configs" / "experiment" / "dbgpt_thresholds.yaml"
 THRESHOLD_SWEEP = ("+experiment=dbgpt_thresholds",)
 MAIN_JOB = ("run", "-m")  # the README's main job: the default sweep over the bundled datasets/
 

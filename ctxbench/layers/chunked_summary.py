@@ -15,7 +15,7 @@ least ``min_messages_for_split`` (4) messages is split into ``parts`` chunks by 
 SAFETY_MARGIN 1.2`` and the adaptive ratio starts at BASE_CHUNK_RATIO 0.4 and falls toward
 MIN_CHUNK_RATIO 0.15 when the average message is over 10% of the window. A chunk boundary never
 falls between an assistant's tool calls and their results. Tokens come from the strategy's
-estimator (the EMA estimator in configs/strategy/five_layer.yaml).
+estimator (the EMA estimator in ctxbench/configs/strategy/five_layer.yaml).
 
 Each summariser call is tried up to ``attempts`` (3) times; the backoff a real system would
 sleep (500-5000 ms doubling, jitter 0.2) is computed deterministically and recorded in the

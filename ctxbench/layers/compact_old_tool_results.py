@@ -10,7 +10,7 @@ until it fits again.
   results are always kept because later steps build on them; the newest results are kept
   (the trailing results the model has not seen yet are never touched, and the walk stops as
   soon as enough is freed).
-* The later OpenClaw variant (configs/strategy/five_layer_v2.yaml): headroom 0.8, the 3 most
+* The later OpenClaw variant (ctxbench/configs/strategy/five_layer_v2.yaml): headroom 0.8, the 3 most
   recent tool results protected, and MIN_COMPACTION_SAVINGS_RATIO 0.2: a pass runs only if it
   can free at least 20% of the budget, then frees at least that much (hysteresis), and skips
   results that would save less than twice the placeholder.

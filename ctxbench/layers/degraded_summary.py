@@ -1,6 +1,6 @@
 """Strategy 5 of the 5-layer strategy: the summary degrades instead of failing (OpenClaw's
 ``summarizeWithFallback``). This layer is strategy 4 (``ChunkedSummary``) plus the fallbacks,
-so configs/strategy/five_layer.yaml uses it alone for strategies 4 and 5.
+so ctxbench/configs/strategy/five_layer.yaml uses it alone for strategies 4 and 5.
 
 * Level 1: the full chunked summary, each call tried 3 times (backoff recorded, not slept).
 * Level 2: messages whose estimated tokens x SAFETY_MARGIN 1.2 exceed 0.5 x window are left out

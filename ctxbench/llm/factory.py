@@ -1,4 +1,4 @@
-"""Build summarisers and role clients from the plain ``llm`` config dict (configs/llm/*.yaml)."""
+"""Build summarisers and role clients from the plain ``llm`` config dict (ctxbench/configs/llm/*.yaml)."""
 
 from __future__ import annotations
 

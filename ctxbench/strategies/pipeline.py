@@ -3,7 +3,7 @@ overflow error, each step with its own trigger, and a recount plus a ``context.s
 event after every count and every layer that fired (progressive escalation).
 
 DB-GPT's 4 layers, the 5-layer strategy and the alternatives are all this class with
-different YAML (configs/strategy/*.yaml); a new mix is a new YAML file.
+different YAML (ctxbench/configs/strategy/*.yaml); a new mix is a new YAML file.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ when the key is a config group or the value is not a number, and only the number
 otherwise. Any composition error a group choice, a missing key, a type or a non-numeric value
 can cause is still caught before the launch, as before; every job still composes its own config.
 
-Selected in configs/config.yaml (``override hydra/sweeper: ctxbench``); its settings are the basic
+Selected in ctxbench/configs/config.yaml (``override hydra/sweeper: ctxbench``); its settings are the basic
 sweeper's (``params``, ``max_batch_size``).
 """
 
