@@ -8,12 +8,11 @@ from typing import Any
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from ctxbench.core import ModelSpec, SnapshotSource, Strategy
 from ctxbench.errors import ConfigError
 from ctxbench.judges.deterministic import DeterministicJudge
 from ctxbench.probes.checkpoints import CheckpointPolicy, ProbeObserver
 from ctxbench.probes.extract import extract_probes
-from ctxbench.replay.provider import ModelSpec
-from ctxbench.strategies.base import Strategy
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.transcripts.model import Transcript
 
@@ -82,8 +81,11 @@ def build_summariser(cfg: DictConfig, workdir: Path) -> Any:
     return build(to_plain(cfg.get("llm")) or {}, workdir)
 
 
-def build_probe_observer(cfg: DictConfig, transcript: Transcript, workdir: Path | None = None) -> ProbeObserver | None:
-    """Probes for the transcript (planted, else extracted) judged at the configured checkpoints."""
+def build_probe_observer(
+    cfg: DictConfig, transcript: Transcript, workdir: Path | None = None, snapshots: SnapshotSource | None = None
+) -> ProbeObserver | None:
+    """Probes for the transcript (planted, else extracted) judged at the configured checkpoints;
+    ``snapshots``: the strategy's (``strategy.snapshots(workdir)``), for "recoverable" verdicts."""
     judge_cfg = to_plain(cfg.get("judge")) or {}
     if not judge_cfg:
         return None
@@ -93,14 +95,16 @@ def build_probe_observer(cfg: DictConfig, transcript: Transcript, workdir: Path 
     if not probes:
         return None
     return ProbeObserver(
-        probes, build_judge(cfg, judge_cfg, workdir), CheckpointPolicy(**judge_cfg.get("checkpoints", {}))
+        probes, build_judge(cfg, judge_cfg, workdir, snapshots), CheckpointPolicy(**judge_cfg.get("checkpoints", {}))
     )
 
 
-def build_judge(cfg: DictConfig, judge_cfg: dict[str, Any], workdir: Path | None) -> Any:
+def build_judge(
+    cfg: DictConfig, judge_cfg: dict[str, Any], workdir: Path | None, snapshots: SnapshotSource | None = None
+) -> Any:
     kind = judge_cfg.get("kind", "deterministic")
     if kind == "deterministic":
-        return DeterministicJudge(workdir)
+        return DeterministicJudge(snapshots)
     if kind != "llm":
         raise ConfigError(f"judge.kind {kind!r} is not known; use 'deterministic' or 'llm'")
     from ctxbench.judges.agreement import JudgePanel
@@ -116,7 +120,7 @@ def build_judge(cfg: DictConfig, judge_cfg: dict[str, Any], workdir: Path | None
     beside: dict[str, Any] = {}
     for name in judge_cfg.get("beside") or ():
         if name == "deterministic":
-            beside[name] = DeterministicJudge(workdir)
+            beside[name] = DeterministicJudge(snapshots)
         elif name == "repeat":
             beside[name] = LLMJudge(answerer, grader, repeat=1, max_context_chars=max_chars)
         else:

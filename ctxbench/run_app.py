@@ -120,7 +120,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
             summaries.append(json.loads((cell.path / "summary.json").read_text("utf-8")))
             continue
         strategy, estimator = build_strategy(cfg), build_estimator(cfg)
-        observer = build_probe_observer(cfg, transcript, cell.path)
+        observer = build_probe_observer(cfg, transcript, cell.path, strategy.snapshots(cell.path))
         summariser = build_summariser(cfg, cell.path)
         calls_bar = tqdm(
             total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not cfg.progress, leave=False

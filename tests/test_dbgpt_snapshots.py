@@ -190,3 +190,33 @@ def test_a_corrupt_store_line_is_named_with_its_file_and_byte(tmp_path) -> None:
     store.write_bytes(good + b'{"path": "op_snapshots/step_002_b.json"\n')
     with pytest.raises(InputError, match=rf"op_snapshots.jsonl:byte {len(good)}: not a snapshot line"):
         SnapshotReader(store).get("op_snapshots/step_009.json")
+
+
+def test_the_strategy_hands_the_judge_its_snapshots(tmp_path) -> None:
+    """The judge follows pointers through the SnapshotSource the strategy provides
+    (ctxbench.core), not by knowing DB-GPT's store: a strategy without snapshots gives none."""
+    from ctxbench.core import SnapshotSource, Strategy
+    from ctxbench.judges.deterministic import DeterministicJudge
+    from ctxbench.strategies.pipeline import LayeredStrategy
+    from ctxbench.transcripts.model import Probe
+
+    history = react_history(2, obs_chars=300)
+    calls = [i for i, m in enumerate(history) if m.role == "assistant"] + [len(history)]
+    history.append(Message("assistant", "Thought: done\nAction: terminate"))
+    snapshots_layer = ToolResultSnapshots()
+    working = _feed(snapshots_layer, history, make_ctx(history, workdir=tmp_path), calls)
+    strategy = LayeredStrategy(prepare=[snapshots_layer])
+    source = strategy.snapshots(tmp_path)
+    assert isinstance(source, SnapshotSource)
+    assert Strategy().snapshots(tmp_path) is None and LayeredStrategy().snapshots(tmp_path) is None
+    assert ToolResultSnapshots(enabled=False).snapshots(tmp_path) is None
+    # A fact only in the first observation: gone from a context that keeps just the pointer.
+    fact = history[[m.content.startswith("Observation") for m in history].index(True)].content[-40:]
+    probe = Probe("p", "What was observed?", fact, "fact", 0)
+    pointer_only = [
+        m.replace(content=f"[Full detail available at: {m.metadata['snapshot']}]")
+        for m in working
+        if m.metadata.get("snapshot")
+    ]
+    assert DeterministicJudge(source).judge(probe, pointer_only[:1]).status == "recoverable"
+    assert DeterministicJudge().judge(probe, pointer_only[:1]).status == "lost"

@@ -1,6 +1,7 @@
 import json
 
 from ctxbench.judges.deterministic import DeterministicJudge, normalise
+from ctxbench.layers.snapshot_store import StoredSnapshots
 from ctxbench.probes.metrics import retention_metrics
 from ctxbench.transcripts.model import Message, Probe
 
@@ -21,12 +22,15 @@ def test_fact_behind_a_snapshot_pointer_is_scored_recoverable(tmp_path):
     snapshot = tmp_path / "step_003_sql_query.json"
     snapshot.write_text(json.dumps({"step": 3, "observation": "server on port 47213\n中文"}), encoding="utf-8")
     working = [Message("user", f"Observation: server on ... [truncated, full detail at: {snapshot}]")]
-    verdict = DeterministicJudge().judge(PROBE, working)
+    verdict = DeterministicJudge(StoredSnapshots(tmp_path)).judge(PROBE, working)
     assert verdict.status == "recoverable" and verdict.evidence == str(snapshot)
+    # Without the strategy's snapshot source the judge follows no pointer.
+    assert DeterministicJudge().judge(PROBE, working).status == "lost"
     # A pointer to a snapshot without the fact does not make it recoverable.
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"observation": "nothing here"}), encoding="utf-8")
-    assert DeterministicJudge().judge(PROBE, [Message("user", f"[Full detail available at: {other}]")]).status == "lost"
+    judge = DeterministicJudge(StoredSnapshots(tmp_path))
+    assert judge.judge(PROBE, [Message("user", f"[Full detail available at: {other}]")]).status == "lost"
 
 
 def test_matching_is_case_and_space_insensitive_and_sees_tool_call_arguments():
@@ -107,8 +111,8 @@ def test_relative_snapshot_pointers_resolve_against_the_run_folder(tmp_path):
     (tmp_path / "op_snapshots").mkdir()
     (tmp_path / "op_snapshots" / "step_001_bash.json").write_text(json.dumps({"observation": "port 47213"}))
     working = [Message("user", "Observation: ... [truncated, full detail at: op_snapshots/step_001_bash.json]")]
-    assert DeterministicJudge(tmp_path).judge(PROBE, working).status == "recoverable"
-    assert DeterministicJudge().judge(PROBE, working).status == "lost"  # no root: the pointer leads nowhere
+    assert DeterministicJudge(StoredSnapshots(tmp_path)).judge(PROBE, working).status == "recoverable"
+    assert DeterministicJudge().judge(PROBE, working).status == "lost"  # no snapshots: the pointer leads nowhere
 
 
 def test_pointers_into_the_cells_snapshot_store_are_followed_as_it_grows(tmp_path):
@@ -118,7 +122,7 @@ def test_pointers_into_the_cells_snapshot_store_are_followed_as_it_grows(tmp_pat
 
     writer = SnapshotWriter(tmp_path, "op_snapshots")
     writer.write("op_snapshots/step_001_bash.json", {"observation": "nothing here"})
-    judge = DeterministicJudge(tmp_path)
+    judge = DeterministicJudge(StoredSnapshots(tmp_path))
     first = [Message("user", "Observation: ok\n[Full detail available at: op_snapshots/step_001_bash.json]")]
     assert judge.judge(PROBE, first).status == "lost"
     later = [*first, Message("user", "... [truncated, full detail at: op_snapshots/step_002_bash.json]")]

@@ -1,22 +1,19 @@
 """The deterministic judge: is the gold value (normalised) in the working context, or
-recoverable through a snapshot pointer that the context still holds?"""
+recoverable through a snapshot pointer that the context still holds? Snapshots are read
+through the ``SnapshotSource`` the strategy provides (``Strategy.snapshots(cell)``)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from ctxbench.core import SnapshotSource
 from ctxbench.judges.base import Verdict
-from ctxbench.layers.snapshot_store import SnapshotReader, store_path
 from ctxbench.transcripts.model import Message, Probe
 
 _SPACE = re.compile(r"\s+")
-# DB-GPT's pointers: "[Full detail available at: PATH]" and Layer 1's "full detail at: PATH]".
-_POINTER = re.compile(r"full detail (?:available )?at: ([^\]\n]+)\]", re.IGNORECASE)
 
 
 def normalise(text: str) -> str:
@@ -27,13 +24,12 @@ def normalise(text: str) -> str:
 class DeterministicJudge:
     name = "deterministic"
 
-    def __init__(self, snapshot_root: Path | None = None) -> None:
-        # Pointers may be relative to the run's cell folder (DB-GPT's snapshots are written there).
-        self.snapshot_root = snapshot_root
+    def __init__(self, snapshots: SnapshotSource | None = None) -> None:
+        # The strategy's snapshots (None: it keeps none, so nothing is "recoverable").
+        self.snapshots = snapshots
         # Normalised text per message object; the message is kept as value so its id stays unique.
         self._texts: dict[int, tuple[Message, str]] = {}
         self._snapshots: dict[str, str] = {}
-        self._stores: dict[Path, SnapshotReader] = {}
 
     def _text(self, message: Message) -> str:
         hit = self._texts.get(id(message))
@@ -50,30 +46,11 @@ class DeterministicJudge:
 
     def _snapshot_text(self, path: str) -> str:
         if path not in self._snapshots:
-            record = self._stored(path)
-            if record is not None:  # a DB-GPT snapshot from the cell's store: its string values
-                self._snapshots[path] = normalise(" ".join(_strings(record)))
-                return self._snapshots[path]
-            file = Path(path)
-            if not file.is_absolute() and self.snapshot_root is not None:
-                file = self.snapshot_root / file
-            try:
-                raw = file.read_text("utf-8")
-            except OSError:
+            record = self.snapshots.read(path) if self.snapshots is not None else None
+            if record is None:
                 return ""  # not cached: the snapshot may still be written later in the replay
-            with contextlib.suppress(ValueError):  # JSON snapshot: match string values, not escapes
-                raw = " ".join(_strings(json.loads(raw)))
-            self._snapshots[path] = normalise(raw)
+            self._snapshots[path] = normalise(" ".join(_strings(record)))
         return self._snapshots[path]
-
-    def _stored(self, path: str) -> Any | None:
-        """The snapshot under ``path`` in the cell's snapshot store, if it is there."""
-        store = store_path(self.snapshot_root, path) if self.snapshot_root is not None else None
-        if store is None or not store.is_file():
-            return None
-        if store not in self._stores:
-            self._stores[store] = SnapshotReader(store)
-        return self._stores[store].get(path)
 
     def judge(self, probe: Probe, working: Sequence[Message]) -> Verdict:
         golds = [normalise(g) for g in (probe.answer, *probe.aliases) if g.strip()]
@@ -82,11 +59,13 @@ class DeterministicJudge:
             for i, text in enumerate(texts):
                 if gold in text:
                     return Verdict("kept", self.name, evidence=f"message {i}")
+        if self.snapshots is None:
+            return Verdict("lost", self.name)
         for message in working:
-            for path in _POINTER.findall(message.content):
-                snapshot = self._snapshot_text(path.strip())
+            for path in self.snapshots.pointers(message.content):
+                snapshot = self._snapshot_text(path)
                 if any(g in snapshot for g in golds):
-                    return Verdict("recoverable", self.name, evidence=path.strip())
+                    return Verdict("recoverable", self.name, evidence=path)
         return Verdict("lost", self.name)
 
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.tool_pairs import repair_tool_pairs
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import group_rounds
 

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.amortized_forgetting import with_tool_partners
 from ctxbench.layers.base import Layer
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import group_rounds
 

@@ -1,24 +1,11 @@
-"""A layer is one compaction step: small, separately tested, configured on its own.
-
-Layers know nothing of thresholds: a strategy pipeline (ctxbench.strategies.pipeline)
-decides when each layer runs. A layer returns the *same list object* when it changes
-nothing, so the pipeline can tell cheaply whether it fired.
-"""
+"""Helpers for layers. The ``Layer`` interface lives in ctxbench.core (re-exported here)."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-
-from ctxbench.strategies.base import StrategyContext
+from ctxbench.core import Layer
 from ctxbench.transcripts.model import Message
 
-
-class Layer(ABC):
-    name: str = "layer"
-
-    @abstractmethod
-    def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
-        """Return a compacted copy of ``messages``, or ``messages`` itself if nothing changed."""
+__all__ = ["Layer", "compacted"]
 
 
 def compacted(message: Message, content: str, layer: str) -> Message:

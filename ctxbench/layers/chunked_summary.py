@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.prune_history import PRUNED_KEY, split_history
 from ctxbench.layers.tool_pairs import repair_tool_pairs
 from ctxbench.llm.base import SummariserError, SummaryRequest
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.transcripts.model import Message
 

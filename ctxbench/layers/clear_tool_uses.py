@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer, compacted
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message, ToolCall
 
 CLEARED_RESULT = "[Old tool result content cleared]"

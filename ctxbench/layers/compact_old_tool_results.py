@@ -22,9 +22,9 @@ import math
 import re
 from collections.abc import Sequence
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.layers.truncate_tool_result import char_budget, window_tokens
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.tokens.estimators import message_chars
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.running import RunningSum

@@ -20,9 +20,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.chunked_summary import ChunkedSummary, SummaryRun, tool_groups
 from ctxbench.llm.base import SummariserError
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.transcripts.model import Message
 

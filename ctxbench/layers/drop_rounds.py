@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.llm_full_compression import breaker_open
 from ctxbench.layers.tool_pairs import repair_tool_pairs
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import dbgpt_rounds

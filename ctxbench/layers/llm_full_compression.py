@@ -18,9 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.tool_pairs import repair_tool_pairs
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import dbgpt_rounds
 

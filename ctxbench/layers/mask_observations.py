@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer, compacted
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import is_observation
 from ctxbench.transcripts.running import SeenPrefix

@@ -12,9 +12,9 @@ message has no snapshot. Deterministic, no LLM.
 
 from __future__ import annotations
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.layers.llm_full_compression import breaker_open
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import dbgpt_rounds, is_observation
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.tool_pairs import repair_tool_pairs
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message
 
 NOTICE_TEMPLATE = "[context compacted: {removed} earlier messages removed]"

@@ -9,9 +9,9 @@ pipeline gives up, as DB-GPT's retry would fail again).
 
 from __future__ import annotations
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.tool_pairs import repair_tool_pairs
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import dbgpt_rounds
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +104,37 @@ class SnapshotReader:
             self._records[entry["path"]] = entry["snapshot"]
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(self.path, f"byte {offset}", f"not a snapshot line ({exc})") from None
+
+
+# DB-GPT's pointers: "[Full detail available at: PATH]" and Layer 1's "full detail at: PATH]".
+POINTER_PATTERN = re.compile(r"full detail (?:available )?at: ([^\]\n]+)\]", re.IGNORECASE)
+
+
+class StoredSnapshots:
+    """The ``ctxbench.core.SnapshotSource`` of a cell: DB-GPT pointers, looked up in the cell's
+    snapshot stores (``<root>/<folder>.jsonl``), else as files relative to ``root``."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self._stores: dict[Path, SnapshotReader] = {}
+
+    def pointers(self, text: str) -> list[str]:
+        return [p.strip() for p in POINTER_PATTERN.findall(text)]
+
+    def read(self, pointer: str) -> Any | None:
+        store = store_path(self.root, pointer)
+        if store is not None and store.is_file():
+            if store not in self._stores:
+                self._stores[store] = SnapshotReader(store)
+            record = self._stores[store].get(pointer)
+            if record is not None:
+                return record
+        file = Path(pointer) if Path(pointer).is_absolute() else self.root / pointer
+        try:
+            raw = file.read_text("utf-8")
+        except OSError:
+            return None  # not written yet: the judge asks again later in the replay
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw

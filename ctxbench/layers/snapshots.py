@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer
-from ctxbench.layers.snapshot_store import SnapshotWriter
-from ctxbench.strategies.base import StrategyContext
+from ctxbench.layers.snapshot_store import SnapshotWriter, StoredSnapshots
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import is_observation
 
@@ -90,6 +91,10 @@ class ToolResultSnapshots(Layer):
         self.progress: list[str] = []  # one progress line per completed step, "\n✅ 3. action (file)"
         self._store: SnapshotWriter | None = None  # the cell's snapshot store, once written to
         self._head: tuple[Message, Message] | None = None  # (system message, it + the block's fixed head)
+
+    def snapshots(self, workdir: Path | None) -> StoredSnapshots | None:
+        """The cell's snapshots, for the judge to follow this layer's pointers."""
+        return StoredSnapshots(workdir) if self.enabled and workdir is not None else None
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         if not self.enabled:

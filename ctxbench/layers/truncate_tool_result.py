@@ -9,8 +9,8 @@ single result = window x TOOL_RESULT_CHARS_PER_TOKEN_ESTIMATE (2) x SINGLE_TOOL_
 
 from __future__ import annotations
 
+from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer, compacted
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.running import SeenPrefix
 

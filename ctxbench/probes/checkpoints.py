@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ctxbench.core import StrategyContext
 from ctxbench.judges.base import Judge
-from ctxbench.strategies.base import StrategyContext
 from ctxbench.transcripts.model import Message, Probe, Transcript
 
 

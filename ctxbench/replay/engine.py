@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ctxbench.replay.provider import ContextOverflowError, ModelSpec, RequestProblemCount, SimulatedProvider
-from ctxbench.strategies.base import Strategy, StrategyContext
+from ctxbench.core import ContextOverflowError, ModelSpec, Strategy, StrategyContext
+from ctxbench.replay.provider import RequestProblemCount, SimulatedProvider
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.transcripts.model import Message, Transcript

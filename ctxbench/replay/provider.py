@@ -4,29 +4,11 @@ it, with the provider's own error text, when prompt + reserved output exceeds th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from ctxbench.core import ContextOverflowError, ModelSpec
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.running import REPLACED_LIMIT, cut_dropped_runs
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """The simulated model: window, output reserve, tokenizer, and price per 1M tokens."""
-
-    name: str = "gpt-4o"
-    context_window: int = 128_000
-    reserved_output_tokens: int = 4_096
-    tokenizer: str = "o200k_base"
-    input_price_per_mtok: float = 0.0
-    output_price_per_mtok: float = 0.0
-    error_style: str = "openai"
-
-    @property
-    def prompt_budget(self) -> int:
-        return self.context_window - self.reserved_output_tokens
-
 
 # Error texts as real providers word them; strategies match them with their own patterns.
 _ERROR_TEXTS = {
@@ -38,16 +20,6 @@ _ERROR_TEXTS = {
     "anthropic": "Error code: 400 - prompt is too long: {prompt} tokens > {limit} maximum",
     "dbgpt": "LLM error: context_too_long ({prompt} prompt tokens, budget {limit})",
 }
-
-
-class ContextOverflowError(Exception):
-    """The provider rejected a prompt that does not fit its window."""
-
-    def __init__(self, text: str, prompt_tokens: int, limit: int) -> None:
-        super().__init__(text)
-        self.text = text
-        self.prompt_tokens = prompt_tokens
-        self.limit = limit
 
 
 class SimulatedProvider:

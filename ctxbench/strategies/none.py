@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxbench.strategies.base import Strategy
+from ctxbench.core import Strategy
 
 
 class FullHistory(Strategy):

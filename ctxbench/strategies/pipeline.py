@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
+from ctxbench.core import ContextOverflowError, ModelSpec, SnapshotSource, Strategy, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.llm.errors import OVERFLOW_TEXTS, SIZE_EXCEEDS_PATTERN
-from ctxbench.replay.provider import ContextOverflowError, ModelSpec
-from ctxbench.strategies.base import Strategy, StrategyContext
 from ctxbench.transcripts.model import Message
 
 # Overflow texts that real providers and agents match (reference.md 1b, one list in
@@ -153,6 +153,15 @@ class LayeredStrategy(Strategy):
         return messages
 
     # --- the Strategy interface ------------------------------------------------------
+    def snapshots(self, workdir: Path | None) -> SnapshotSource | None:
+        """The first of its layers' snapshot sources (DB-GPT's tool-result snapshots)."""
+        layers = [*self.prepare, *(s.layer for s in self.proactive), *(s.layer for s in self.reactive)]
+        for layer in layers:
+            source = layer.snapshots(workdir)
+            if source is not None:
+                return source
+        return None
+
     def before_call(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         for layer in self.prepare:
             messages = layer.apply(messages, ctx)

@@ -3,8 +3,7 @@ rounds that fit in a share of the prompt budget; on overflow, shrink the share a
 
 from __future__ import annotations
 
-from ctxbench.replay.provider import ContextOverflowError
-from ctxbench.strategies.base import Strategy, StrategyContext
+from ctxbench.core import ContextOverflowError, Strategy, StrategyContext
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import group_rounds
 

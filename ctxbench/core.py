@@ -1,0 +1,163 @@
+"""The extension contract in one place: what a strategy, a layer and a summariser implement,
+what they are given, and the one error a provider raises on overflow.
+
+This module imports nothing else of ctxbench at run time (a CI test walks the import graph),
+so every other package can build on it without cycles. The older import paths
+(``ctxbench.strategies.base``, ``ctxbench.layers.base``, ``ctxbench.replay.provider``,
+``ctxbench.llm.base``) re-export these names. See docs/extending.md for worked examples.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # annotations only: importing them here would tie the contract to the implementations
+    from ctxbench.tokens.estimators import Estimator
+    from ctxbench.transcripts.model import Message, Transcript
+
+
+# --- the simulated model and its overflow error ------------------------------------------
+@dataclass(frozen=True)
+class ModelSpec:
+    """The simulated model: window, output reserve, tokenizer, and price per 1M tokens."""
+
+    name: str = "gpt-4o"
+    context_window: int = 128_000
+    reserved_output_tokens: int = 4_096
+    tokenizer: str = "o200k_base"
+    input_price_per_mtok: float = 0.0
+    output_price_per_mtok: float = 0.0
+    error_style: str = "openai"
+
+    @property
+    def prompt_budget(self) -> int:
+        return self.context_window - self.reserved_output_tokens
+
+
+class ContextOverflowError(Exception):
+    """The provider rejected a prompt that does not fit its window."""
+
+    def __init__(self, text: str, prompt_tokens: int, limit: int) -> None:
+        super().__init__(text)
+        self.text = text
+        self.prompt_tokens = prompt_tokens
+        self.limit = limit
+
+
+# --- the summariser protocol (what LLM-summary layers call) ------------------------------
+# Every way a call can fail; layers branch on these (e.g. "overflow" triggers emergency truncation).
+FAULT_KINDS: tuple[str, ...] = ("error", "timeout", "rate_limit", "empty", "malformed", "overflow")
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    instructions: str  # the full prompt text for an LLM (system/instructions incl. section headings)
+    source_text: str  # the conversation span to summarise, rendered as text
+    sections: tuple[str, ...]  # the section headings the summary must have, in order
+    max_tokens: int = 2000
+    purpose: str = "summary"  # e.g. "dbgpt_layer3", "five_layer_chunk", "five_layer_merge"
+
+
+class SummariserError(Exception):
+    """Any failure of a summariser or LLM call; ``kind`` is one of FAULT_KINDS."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown SummariserError kind {kind!r}; choose from {FAULT_KINDS}")
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@runtime_checkable
+class Summariser(Protocol):
+    name: str
+    usage: list[dict]  # one record per call: role, model, prompt_tokens, completion_tokens, cost_usd, cached, fault
+
+    def summarise(self, request: SummaryRequest) -> str: ...  # raises SummariserError
+
+
+# --- snapshots a strategy keeps outside the context (read by the judge) ------------------
+@runtime_checkable
+class SnapshotSource(Protocol):
+    """Where a strategy keeps what it moved out of the context (e.g. DB-GPT's tool-result
+    snapshots), so a judge can tell a fact that is gone from one still reachable by pointer."""
+
+    def pointers(self, text: str) -> list[str]:
+        """The snapshot pointers the strategy wrote into ``text``."""
+        ...
+
+    def read(self, pointer: str) -> Any | None:
+        """The snapshot's content (text or JSON value), or None when it is not (yet) written."""
+        ...
+
+
+# --- what a strategy is given, and what it implements ------------------------------------
+@dataclass
+class StrategyContext:
+    """What a strategy may know and use while it decides, for one call of one transcript."""
+
+    model: ModelSpec
+    estimator: Estimator
+    transcript: Transcript
+    call_index: int = 0
+    new_messages: list[Message] = field(default_factory=list)
+    workdir: Path | None = None  # where the strategy may write files (e.g. tool-result snapshots)
+    summariser: Any = None  # a Summariser (see above), or None when no LLM is configured
+    events: list[dict[str, Any]] = field(default_factory=list)
+    layers_applied: list[str] = field(default_factory=list)
+    state: str | None = None
+    shared: dict[str, Any] = field(default_factory=dict)  # per-replay state layers share (e.g. a circuit breaker)
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self.events.append({"call": self.call_index, **event})
+
+    def mark_layer(self, layer: str) -> None:
+        self.layers_applied.append(layer)
+
+
+class Strategy:
+    """Override ``before_call`` to compact proactively and ``on_overflow`` to react.
+
+    A strategy object serves one transcript: the engine makes a fresh one per transcript,
+    so per-conversation state (circuit breakers, counters, summaries) lives on ``self``.
+    """
+
+    name: str = "strategy"
+    max_retries: int = 0
+
+    def before_call(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
+        return messages
+
+    def on_overflow(
+        self, messages: list[Message], error: ContextOverflowError, ctx: StrategyContext, attempt: int
+    ) -> list[Message] | None:
+        """Return a smaller context to retry with, or None to give up."""
+        return None
+
+    def after_call(self, messages: list[Message], prompt_tokens: int, ctx: StrategyContext) -> None:
+        """Called with the provider's reported prompt tokens after a call succeeded."""
+        ctx.estimator.observe(messages, prompt_tokens)
+
+    def snapshots(self, workdir: Path | None) -> SnapshotSource | None:
+        """The snapshots this strategy writes under ``workdir``, or None if it keeps none."""
+        return None
+
+
+class Layer(ABC):
+    """One compaction step. Layers know nothing of thresholds: a strategy pipeline
+    (ctxbench.strategies.pipeline) decides when each runs. A layer returns the *same list
+    object* when it changes nothing, so the pipeline can tell cheaply whether it fired."""
+
+    name: str = "layer"
+
+    @abstractmethod
+    def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
+        """Return a compacted copy of ``messages``, or ``messages`` itself if nothing changed."""
+
+    def snapshots(self, workdir: Path | None) -> SnapshotSource | None:
+        """The snapshots this layer writes under ``workdir``, or None if it keeps none."""
+        return None
