@@ -1,6 +1,9 @@
 """``ctxbench calibrate``: how many chars a token is, per tokenizer and content kind, and how
 wrong each estimator is against the real count over the calls of real transcripts.
 
+With ``--against provider`` it measures replay fidelity instead: the replayed prompt against the
+provider-reported prompt tokens of every call that carries usage (``ctxbench.tokens.provider_fidelity``).
+
 For every transcript and tokenizer the prompt of each call (all messages before an
 assistant message) is counted exactly; estimators guess the same prompt; the EMA learns
 from the exact count after each call, as it would from the provider's reported usage.
@@ -418,10 +421,29 @@ def cli(argv: list[str]) -> int:
         help="tokenizer an ExactEstimator counts with (repeatable; default: cl100k_base, as DB-GPT)",
     )
     parser.add_argument("--out", type=Path, default=Path("results/calibrate"), help="folder for CSV, Markdown, PNG")
+    parser.add_argument(
+        "--against",
+        choices=("tokenizer", "provider"),
+        default="tokenizer",
+        help="tokenizer: estimators against the exact count (default); provider: the replayed prompt and the "
+        "estimators against each call's provider-reported prompt tokens (provider_fidelity.csv, "
+        "fidelity_outliers.csv, estimators_vs_provider.csv; --tokenizer then replaces the provider's family)",
+    )
+    parser.add_argument(
+        "--reasoning",
+        choices=("tool_loop", "all", "none"),
+        help="with --against provider: which assistant turns' reasoning the provider counts again "
+        "(default: what each importer recorded for its provider)",
+    )
     args = parser.parse_args(argv)
     transcripts = load_any(args.paths)
     if not transcripts:
         raise InputError(", ".join(map(str, args.paths)), None, "no transcripts found")
+    if args.against == "provider":
+        from ctxbench.tokens.provider_fidelity import write_report
+
+        print(write_report(transcripts, args.out, args.tokenizers or (), args.reasoning))
+        return 0
     result = calibrate(transcripts, args.tokenizers or DEFAULT_TOKENIZERS, args.references or DEFAULT_REFERENCES)
     print(report(result, args.out))
     print(f"\nwritten: {args.out}/calibrate.md, chars_per_token.csv, estimator_error.csv, estimator_error.png")

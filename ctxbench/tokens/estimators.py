@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.tokenizers import get_tokenizer
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.running import RunningSum
+from ctxbench.transcripts.running import RunningSum, common_prefix
 
 CHARS_KEY = "chars"  # a message's char_count, cached beside its token counts (messages are immutable)
 
@@ -113,3 +113,45 @@ class EmaEstimator(Estimator):
 
     def state(self) -> dict[str, float]:
         return {"cpt": round(self.cpt, 4), "samples": self.samples, "rejected": self.rejected}
+
+
+class AnchoredEstimator(Estimator):
+    """The last provider-reported prompt size plus the text that changed since, at the EMA's
+    chars/token (how inspect_ai's ``record_output`` and OpenClaw use reported usage).
+
+    After a report for context ``A`` and a new context ``B`` sharing a prefix of ``p`` messages
+    with it, the estimate is ``reported(A) + (chars(B[p:]) - chars(A[p:])) / cpt``: only what
+    was appended, replaced or dropped is guessed, the rest is the provider's own count. Before
+    the first report (a transcript without usage) it is the EMA. In replay the report is the
+    simulated provider's count (``observe`` after each accepted call).
+    """
+
+    def __init__(
+        self, alpha: float = 0.3, initial_cpt: float = 4.0, min_cpt: float = 1.0, max_cpt: float = 8.0
+    ) -> None:
+        self.ema = EmaEstimator(alpha, initial_cpt, min_cpt, max_cpt)
+        self.name = f"anchored:{self.ema.alpha:g}"
+        self._anchor: list[Message] = []  # the context the last report was for
+        self._anchor_tokens: int | None = None
+        self.anchored = 0  # estimates made from a report (the rest fell back to the EMA)
+
+    def message(self, message: Message) -> int:
+        return self.ema.message(message)
+
+    def prompt(self, messages: Sequence[Message]) -> int:
+        if self._anchor_tokens is None:
+            return self.ema.prompt(messages)
+        anchor = self._anchor
+        same = common_prefix(anchor, messages)
+        delta = sum(message_chars(m) for m in messages[same:]) - sum(message_chars(m) for m in anchor[same:])
+        self.anchored += 1
+        return max(0, self._anchor_tokens + round(delta / self.ema.cpt))
+
+    def observe(self, messages: Sequence[Message], reported_prompt_tokens: int) -> None:
+        self.ema.observe(messages, reported_prompt_tokens)
+        if reported_prompt_tokens > 0:
+            self._anchor = list(messages)
+            self._anchor_tokens = int(reported_prompt_tokens)
+
+    def state(self) -> dict[str, float]:
+        return {**self.ema.state(), "anchored": self.anchored}

@@ -76,6 +76,25 @@ def _summary(transcripts: list[Transcript]) -> tuple[int, int]:
     return messages, with_usage
 
 
+def _fidelity_note(path: Path, transcripts: list[Transcript]) -> str:
+    """`` median_ratio=R (tokenizer)`` for a file with usage; a warning when R is far from 1."""
+    from ctxbench.tokens.provider_fidelity import IMPORT_WARN_RANGE, file_median_ratio
+
+    measured = file_median_ratio(transcripts)
+    if measured is None:
+        return ""
+    ratio, tokenizer = measured
+    low, high = IMPORT_WARN_RANGE
+    if not low <= ratio <= high:
+        print(
+            f"warning: {path}: the replayed prompt is {ratio:.2f}x what the provider reported (median over "
+            f"calls, {tokenizer}); what the transcript does not hold (system prompt, tool schemas) or "
+            "drops is missing: see `ctxbench calibrate --against provider`",
+            file=sys.stderr,
+        )
+    return f" median_ratio={ratio:.3f} ({tokenizer})"
+
+
 def cli(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ctxbench import", description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", help="source files or directories (walked recursively)")
@@ -111,13 +130,14 @@ def cli(argv: list[str]) -> int:
         for w in caught:
             print(f"warning: {w.message}", file=sys.stderr)
         messages, with_usage = _summary(transcripts)
+        fidelity = _fidelity_note(path, transcripts) if with_usage else ""
         ok += 1
         n_transcripts += len(transcripts)
         n_messages += messages
         n_usage += with_usage
         print(
             f"ok      {path} -> {target}  format={fmt} transcripts={len(transcripts)} messages={messages} "
-            f"calls_with_usage={with_usage} warnings={len(caught)}"
+            f"calls_with_usage={with_usage} warnings={len(caught)}{fidelity}"
         )
     elapsed = time.perf_counter() - started
     print(
