@@ -13,6 +13,7 @@ from ctxbench.errors import ConfigError
 from ctxbench.judges.deterministic import DeterministicJudge
 from ctxbench.probes.checkpoints import CheckpointPolicy, ProbeObserver
 from ctxbench.probes.extract import extract_probes
+from ctxbench.replay.provider import model_from_config
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.transcripts.model import Transcript
 
@@ -28,8 +29,8 @@ def to_plain(cfg: Any) -> Any:
 def build_model(cfg: DictConfig) -> ModelSpec:
     data = to_plain(cfg.model)
     try:
-        model = ModelSpec(**data)
-    except TypeError as exc:
+        model = model_from_config(data)
+    except (TypeError, ValueError) as exc:
         raise ConfigError(f"model config: {exc}") from None
     if model.prompt_budget <= 0:
         raise ConfigError(f"model {model.name}: reserved_output_tokens must be below context_window")

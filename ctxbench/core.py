@@ -22,7 +22,9 @@ if TYPE_CHECKING:  # annotations only: importing them here would tie the contrac
 # --- the simulated model and its overflow error ------------------------------------------
 @dataclass(frozen=True)
 class ModelSpec:
-    """The simulated model: window, output reserve, tokenizer, and price per 1M tokens."""
+    """The simulated model: window, output reserve, tokenizer, price per 1M tokens, the provider's
+    prompt caching (``cache``: a ``ctxbench.replay.prefix_cache.CacheRules``; None bills every prompt
+    token in full) and an optional latency model (``ctxbench.replay.billing.LatencyModel``)."""
 
     name: str = "gpt-4o"
     context_window: int = 128_000
@@ -31,6 +33,8 @@ class ModelSpec:
     input_price_per_mtok: float = 0.0
     output_price_per_mtok: float = 0.0
     error_style: str = "openai"
+    cache: Any = None
+    latency: Any = None
 
     @property
     def prompt_budget(self) -> int:

@@ -68,14 +68,23 @@ def cell_config(cfg: DictConfig, data_hash: str) -> dict[str, Any]:
 
 
 def compaction_cost(summariser: Any, summary: dict[str, Any]) -> dict[str, Any]:
-    """Summariser calls and their cost beside the agent's cost (the JetBrains cost split)."""
+    """Summariser calls and their cost beside the agent's cost (the JetBrains cost split); the
+    cell's cost with prompt caching (``cost_usd``), without (``cost_usd_uncached``), and the
+    cost saving against the full history under the same caching (``cost_savings_vs_none``)."""
     usage = list(getattr(summariser, "usage", None) or [])
     cost = round(sum(u.get("cost_usd") or 0.0 for u in usage), 6)
-    return {
+    agent = summary["agent_cost_usd"]
+    out = {
         "compaction_calls": len(usage),
         "compaction_cost_usd": cost,
-        "total_cost_usd": round(summary["agent_cost_usd"] + cost, 6),
+        "cost_usd": round(agent + cost, 6),
+        "cost_usd_uncached": round(summary.get("agent_cost_usd_uncached", agent) + cost, 6),
+        "total_cost_usd": round(agent + cost, 6),
     }
+    full = summary.get("full_history_cost_usd")
+    if full:
+        out["cost_savings_vs_none"] = round(1 - (agent + cost) / full, 6)
+    return out
 
 
 def run_job(cfg: DictConfig) -> list[dict[str, Any]]:

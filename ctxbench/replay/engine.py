@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ctxbench.core import ContextOverflowError, ModelSpec, Strategy, StrategyContext
+from ctxbench.replay.billing import CallBilling, cost_summary
 from ctxbench.replay.provider import RequestProblemCount, SimulatedProvider
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.estimators import Estimator
@@ -52,6 +53,7 @@ def replay(
 ) -> ReplayResult:
     provider = SimulatedProvider(model, counter)
     problems = RequestProblemCount()
+    billing = CallBilling(model, counter, summariser)
     ctx = StrategyContext(
         model=model, estimator=estimator, transcript=transcript, workdir=workdir, summariser=summariser
     )
@@ -103,7 +105,7 @@ def replay(
             "state": ctx.state,
             "request_problems": problems(working),
             "events": len(ctx.events) - events_before,
-            "cost_usd": sent * model.input_price_per_mtok / 1e6 if accepted else 0.0,
+            **billing.bill(working, sent, accepted, transcript.messages, at, uncompacted),
         }
         calls.append(record)
         for observer in observers:
@@ -145,6 +147,7 @@ def summarise_calls(calls: Sequence[dict[str, Any]], estimator: Estimator | None
         "invalid_requests": sum(1 for c in calls if c["request_problems"]),
         "agent_cost_usd": round(sum(c["cost_usd"] for c in calls), 6),
         "estimate_mape": _mape(calls),
+        **cost_summary(calls),
     }
     if estimator is not None:
         summary["estimator"] = {"name": estimator.name, **estimator.state()}

@@ -4,11 +4,23 @@ it, with the provider's own error text, when prompt + reserved output exceeds th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ctxbench.core import ContextOverflowError, ModelSpec
+from ctxbench.replay.billing import LatencyModel
+from ctxbench.replay.prefix_cache import CacheRules
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.running import REPLACED_LIMIT, cut_dropped_runs
+
+def model_from_config(data: dict[str, Any]) -> ModelSpec:
+    """A model config as a ``ModelSpec``: its ``cache`` and ``latency`` blocks become the provider's
+    caching rules and the latency model (a bad block raises ``ValueError`` naming the key)."""
+    data = dict(data)
+    cache = CacheRules.from_config(data.pop("cache", None))
+    latency = LatencyModel.from_config(data.pop("latency", None))
+    return ModelSpec(**data, cache=cache, latency=latency)
+
 
 # Error texts as real providers word them; strategies match them with their own patterns.
 _ERROR_TEXTS = {

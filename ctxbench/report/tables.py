@@ -43,17 +43,45 @@ def comparison_frame(summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
     optional = {
         "retention": ("retention", "mean"),
         "recoverable": ("recoverable", "mean"),
-        "cost_usd": ("total_cost_usd", "sum"),
+        "cost_usd": ("cost_usd", "sum"),
     }
     agg.update({k: v for k, v in optional.items() if v[0] in cells})
-    if "total_cost_usd" not in cells and "agent_cost_usd" in cells:
-        agg["cost_usd"] = ("agent_cost_usd", "sum")
+    if "cost_usd" not in cells:  # results written before prompt caching was priced
+        agg["cost_usd"] = ("total_cost_usd", "sum") if "total_cost_usd" in cells else ("agent_cost_usd", "sum")
+    if "agent_cost_usd" not in cells:
+        agg.pop("cost_usd", None)
+    cached = "full_history_cost_usd" in cells and "cached_tokens_total" in cells
+    if cached:
+        cells = _with_cache_sums(cells)
+        agg.update(
+            strategy_cost=("strategy_cost", "sum"),
+            full_cost=("full_history_cost_usd", "sum"),
+            cached=("cached_tokens_total", "sum"),
+            billed=("billed_tokens", "sum"),
+        )
     table = cells.groupby(keys, dropna=False).agg(**agg).reset_index()
-    table.insert(table.columns.get_loc("uncompacted"), "savings_vs_none", 1 - table.tokens_sent / table.uncompacted)
+    at = table.columns.get_loc("uncompacted")
+    table.insert(at, "savings_vs_none", 1 - table.tokens_sent / table.uncompacted)
+    if cached:
+        # Same baseline as savings_vs_none: the full history, under the same prompt caching.
+        table.insert(at + 1, "cost_savings_vs_none", 1 - table.strategy_cost / table.full_cost)
+        table.insert(at + 2, "cache_hit_share", table.cached / table.billed.where(table.billed > 0))
+        table = table.drop(columns=["strategy_cost", "full_cost", "cached", "billed"])
     table = table.drop(columns="uncompacted")
     if not table.variant.astype(bool).any():
         table = table.drop(columns="variant")
     return table.sort_values(["model", "strategy"]).reset_index(drop=True)
+
+
+def _with_cache_sums(cells: pd.DataFrame) -> pd.DataFrame:
+    """The strategy's own cost (agent calls + compaction, not the judge) and the prompt tokens
+    billed, per cell, for the ratios of the comparison table."""
+    cells = cells.copy()
+    compaction = cells["compaction_cost_usd"].fillna(0) if "compaction_cost_usd" in cells else 0.0
+    cells["strategy_cost"] = cells["agent_cost_usd"] + compaction
+    parts = ["cached_tokens_total", "cache_write_tokens_total", "uncached_tokens_total"]
+    cells["billed_tokens"] = cells[[p for p in parts if p in cells]].sum(axis=1)
+    return cells
 
 
 def format_table(table: pd.DataFrame) -> str:
@@ -62,7 +90,7 @@ def format_table(table: pd.DataFrame) -> str:
         return "(no results)"
     shown = table.copy()
     for col in shown.columns:
-        if col in ("savings_vs_none", "retention", "recoverable"):
+        if col in ("savings_vs_none", "cost_savings_vs_none", "cache_hit_share", "retention", "recoverable"):
             shown[col] = shown[col].map(lambda v: f"{v:6.1%}")
         elif col == "cost_usd":
             shown[col] = shown[col].map(lambda v: f"{v:,.2f}")

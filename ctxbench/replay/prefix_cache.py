@@ -1,0 +1,235 @@
+"""Provider prompt caching, simulated: for every accepted request, how many of its tokens the
+provider serves from its prefix cache, how many it writes to it, and how many it bills in full.
+
+Rules per provider (docs/cost.md, /work/shared/docs/reference.md section 8, as billed late 2026):
+
+- ``openai``: automatic; a prompt of at least ``min_tokens`` (1,024) hits the longest cached prefix
+  of an earlier prompt, counted in ``step_tokens`` (128) steps above the minimum.
+- ``anthropic``: explicit breakpoints (``breakpoints``: ``system`` = after the leading system
+  messages, ``last_message`` = at the end of the request; up to 4). A request reads the longest
+  prefix written earlier that ends within ``lookback_blocks`` messages before one of its breakpoints,
+  and writes the prefix up to its last breakpoint (if at least ``min_tokens``); writes are billed at
+  ``write_price_per_mtok``, reads at ``read_price_per_mtok``. A hit refreshes the entry's TTL.
+- ``deepseek``: automatic, in ``step_tokens`` (64) units; the previous request's reply is cached
+  with it (``cache_reply``).
+
+A TTL applies only where messages carry a ``timestamp`` (Claude Code imports do); without
+recorded times nothing expires. The shared prefix is found at message boundaries by identity
+(``common_prefix``: unchanged messages are the very same objects) and priced from running
+token counts kept per cached request, so a request costs O(its changed messages) in Python,
+never a re-tokenisation. Matching whole messages undercounts a hit by at most the part of the
+first changed message that happens to be unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import accumulate, islice
+from typing import Any
+
+from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.running import common_prefix
+
+PROVIDERS = ("openai", "anthropic", "deepseek")
+BREAKPOINTS = ("system", "last_message")
+MAX_BREAKPOINTS = 4  # Anthropic's limit per request
+MAX_ENTRIES = 4  # cached request chains kept; older ones are dropped (a compaction rarely returns to them)
+
+
+@dataclass(frozen=True)
+class CacheRules:
+    """One provider's caching rules and cache prices (USD per 1M tokens), from the model config."""
+
+    provider: str
+    read_price_per_mtok: float
+    write_price_per_mtok: float | None = None  # None: writes cost the plain input price
+    min_tokens: int = 1024
+    step_tokens: int = 1
+    ttl_seconds: float | None = None
+    breakpoints: tuple[str, ...] = ("system", "last_message")
+    lookback_blocks: int = 20
+    cache_reply: bool = False
+
+    def __post_init__(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise ValueError(f"cache.provider {self.provider!r}: choose from {', '.join(PROVIDERS)}")
+        unknown = [b for b in self.breakpoints if b not in BREAKPOINTS]
+        if unknown:
+            raise ValueError(f"cache.breakpoints {unknown}: choose from {', '.join(BREAKPOINTS)}")
+        if len(self.breakpoints) > MAX_BREAKPOINTS:
+            raise ValueError(f"cache.breakpoints: at most {MAX_BREAKPOINTS}, got {len(self.breakpoints)}")
+        if self.step_tokens < 1 or self.min_tokens < 0:
+            raise ValueError("cache.step_tokens must be >= 1 and cache.min_tokens >= 0")
+
+    @classmethod
+    def from_config(cls, data: dict[str, Any] | None) -> CacheRules | None:
+        """The ``cache`` block of a model config; None or ``enabled: false`` turns caching off."""
+        if not data:
+            return None
+        data = dict(data)
+        if not data.pop("enabled", True):
+            return None
+        if "breakpoints" in data:
+            data["breakpoints"] = tuple(data["breakpoints"])
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise ValueError(f"cache: {exc}") from None
+
+
+@dataclass(frozen=True)
+class CacheUsage:
+    """One request's prompt tokens, split as the provider bills them. ``lost_tokens``: tokens
+    of the previous request that this one no longer starts with (a rewrite invalidated them)."""
+
+    cached_tokens: int = 0
+    write_tokens: int = 0
+    uncached_tokens: int = 0
+    lost_tokens: int = 0
+
+
+class _Chain:
+    """A request the provider processed: its messages, running token counts (``cum[i]`` =
+    tokens of ``messages[:i]``) and the cached prefix ends with their expiry (None: never)."""
+
+    __slots__ = ("messages", "cum", "ends")
+
+    def __init__(self, messages: list[Message], cum: list[int], ends: dict[int, float | None]) -> None:
+        self.messages, self.cum, self.ends = messages, cum, ends
+
+
+def message_time(message: Message) -> float | None:
+    """The message's recorded time (``metadata["timestamp"]``, ISO 8601 or epoch seconds)."""
+    raw = message.metadata.get("timestamp")
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        return float(raw)
+    if isinstance(raw, str):
+        try:
+            return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+class PrefixCache:
+    """The provider's prefix cache for one conversation (one replay)."""
+
+    def __init__(self, rules: CacheRules) -> None:
+        self.rules = rules
+        self._chains: list[_Chain] = []
+        self._last: _Chain | None = None
+
+    def request(
+        self, messages: Sequence[Message], size: Callable[[Message], int], prompt_tokens: int, now: float | None = None
+    ) -> CacheUsage:
+        """Bill one accepted request of ``prompt_tokens`` (its messages plus request framing, which
+        is never cached) and remember what it cached. ``size`` gives a message's tokens."""
+        rules = self.rules
+        live = [c for c in self._chains if not _expired_all(c, now)]
+        best, shared, read_end, read = None, 0, 0, 0
+        stops = self._breakpoints(messages)
+        for chain in live:
+            k = common_prefix(chain.messages, messages)
+            end = self._readable_end(chain, k, messages, stops, now)
+            if end is None:
+                continue
+            tokens = chain.cum[end] if end < len(chain.cum) else chain.cum[-1] + size(messages[end - 1])
+            if tokens > read or best is None:
+                best, shared, read_end, read = chain, k, end, tokens
+        lost = self._lost(messages)
+        cum = self._running_counts(best, shared, messages, size)
+        cached = self._billable_read(read, prompt_tokens)
+        write = 0
+        ends: dict[int, float | None] = {}
+        expiry = now + rules.ttl_seconds if now is not None and rules.ttl_seconds is not None else None
+        if rules.provider == "anthropic":
+            if best is not None and cached:
+                best.ends[read_end] = expiry  # a hit refreshes the entry's lifetime
+            ends = {e: t for e, t in (best.ends.items() if best is not None else ()) if e <= shared}
+            written = [b for b in stops if cum[b] >= rules.min_tokens and cum[b] > cached]
+            if written:
+                write = cum[written[-1]] - cached
+                ends.update(dict.fromkeys(written, expiry))
+        else:
+            ends = {len(messages): expiry}
+            if rules.cache_reply:
+                ends[len(messages) + 1] = expiry  # the reply, if the next request carries it unchanged
+        uncached = max(0, prompt_tokens - cached - write)
+        self._remember(_Chain(list(messages), cum, ends), best, shared)
+        return CacheUsage(cached, write, uncached, lost)
+
+    def _breakpoints(self, messages: Sequence[Message]) -> list[int]:
+        """Message positions after which the request puts a cache breakpoint (Anthropic)."""
+        if self.rules.provider != "anthropic":
+            return []
+        stops = set()
+        if "system" in self.rules.breakpoints:
+            n = next((i for i, m in enumerate(messages) if m.role != "system"), len(messages))
+            if n:
+                stops.add(n)
+        if "last_message" in self.rules.breakpoints and messages:
+            stops.add(len(messages))
+        return sorted(stops)
+
+    def _readable_end(
+        self, chain: _Chain, k: int, messages: Sequence[Message], stops: list[int], now: float | None
+    ) -> int | None:
+        """The longest prefix of ``chain`` that this request can read (message count), or None."""
+        rules = self.rules
+        if rules.provider == "anthropic":
+            ok = [
+                e
+                for e, expiry in chain.ends.items()
+                if e <= k and _alive(expiry, now) and any(b - rules.lookback_blocks <= e <= b for b in stops)
+            ]
+            return max(ok) if ok else None
+        (end, expiry), *reply = chain.ends.items()
+        if not _alive(expiry, now):
+            return None
+        if reply and k == end < len(messages) and messages[k].role == "assistant":
+            return k + 1  # DeepSeek: the previous request plus its reply, which this request repeats
+        return min(k, end) if k else None
+
+    def _billable_read(self, read: int, prompt_tokens: int) -> int:
+        """Cached tokens as the provider counts them: nothing under the minimum, whole steps."""
+        rules = self.rules
+        if rules.provider == "anthropic":
+            return read if read >= rules.min_tokens else 0
+        if prompt_tokens < rules.min_tokens or read < rules.min_tokens:
+            return 0
+        base = rules.min_tokens if rules.provider == "openai" else 0
+        return read - (read - base) % rules.step_tokens
+
+    @staticmethod
+    def _running_counts(
+        best: _Chain | None, shared: int, messages: Sequence[Message], size: Callable[[Message], int]
+    ) -> list[int]:
+        """``cum`` for the new request: the shared part copied, only the rest looked up."""
+        head = best.cum[: shared + 1] if best is not None else [0]
+        return head + list(accumulate(map(size, islice(messages, len(head) - 1, None)), initial=head[-1]))[1:]
+
+    def _lost(self, messages: Sequence[Message]) -> int:
+        """Tokens of the previous request that this one does not start with."""
+        last = self._last
+        if last is None:
+            return 0
+        k = common_prefix(last.messages, messages)
+        return last.cum[-1] - last.cum[k] if k < len(last.messages) else 0
+
+    def _remember(self, chain: _Chain, best: _Chain | None, shared: int) -> None:
+        """Keep the new request; the chain it fully extends is replaced (its prefixes are in the new one)."""
+        if best is not None and shared >= len(best.messages):
+            self._chains.remove(best)
+        self._chains.append(chain)
+        del self._chains[:-MAX_ENTRIES]
+        self._last = chain
+
+
+def _alive(expiry: float | None, now: float | None) -> bool:
+    return expiry is None or now is None or now <= expiry
+
+
+def _expired_all(chain: _Chain, now: float | None) -> bool:
+    return bool(chain.ends) and not any(_alive(t, now) for t in chain.ends.values())

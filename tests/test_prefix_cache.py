@@ -1,0 +1,178 @@
+"""The prompt-cache simulator: each provider's rules, invalidation by a rewrite, TTL, and its
+use in the replay (cost with caching, the full-history baseline, O(total text))."""
+
+import pytest
+
+from ctxbench.replay.billing import CallBilling, LatencyModel
+from ctxbench.replay.engine import replay
+from ctxbench.replay.prefix_cache import CacheRules, PrefixCache
+from ctxbench.replay.provider import model_from_config
+from ctxbench.strategies.none import FullHistory
+from ctxbench.tokens import ExactEstimator, TokenCounter, get_tokenizer
+from ctxbench.transcripts.model import Message
+from tests.helpers import coding_transcript
+
+COUNTER = TokenCounter(get_tokenizer("cl100k_base"))
+OPENAI = CacheRules("openai", read_price_per_mtok=1.25, min_tokens=1024, step_tokens=128)
+ANTHROPIC = CacheRules("anthropic", read_price_per_mtok=0.3, write_price_per_mtok=3.75, ttl_seconds=300)
+DEEPSEEK = CacheRules("deepseek", read_price_per_mtok=0.07, min_tokens=64, step_tokens=64, cache_reply=True)
+
+
+def conversation(rounds: int, words: int = 300, system: int = 40) -> list[Message]:
+    messages = [Message("system", "You are an agent. " * system)]
+    for i in range(rounds):
+        messages.append(Message("user", f"observation {i}: " + " ".join(f"w{i}_{j}" for j in range(words))))
+        messages.append(Message("assistant", f"reply {i}"))
+    return messages
+
+
+def send(cache: PrefixCache, messages: list[Message], now: float | None = None):
+    return cache.request(messages, COUNTER.message, COUNTER.prompt(messages), now)
+
+
+def tokens(messages: list[Message]) -> int:
+    return sum(COUNTER.message(m) for m in messages)
+
+
+def test_openai_hits_the_previous_prompt_in_128_token_steps_from_1024():
+    history = conversation(6)
+    cache = PrefixCache(OPENAI)
+    first = send(cache, history[:3])
+    assert first.cached_tokens == 0 and first.uncached_tokens == COUNTER.prompt(history[:3])
+    second = send(cache, history[:5])
+    shared = tokens(history[:3])
+    assert shared >= 1024
+    assert second.cached_tokens == shared - (shared - 1024) % 128
+    assert 0 <= shared - second.cached_tokens < 128
+    assert second.cached_tokens + second.uncached_tokens == COUNTER.prompt(history[:5])
+    assert second.write_tokens == 0 and second.lost_tokens == 0
+
+
+def test_openai_caches_nothing_under_1024_tokens():
+    history = conversation(4, words=20)
+    cache = PrefixCache(OPENAI)
+    send(cache, history[:3])
+    assert COUNTER.prompt(history[:5]) < 1024
+    assert send(cache, history[:5]).cached_tokens == 0
+
+
+def test_a_rewritten_message_invalidates_the_rest_of_the_prompt():
+    history = conversation(8)
+    cache = PrefixCache(OPENAI)
+    send(cache, history[:13])
+    masked = list(history[:15])
+    masked[5] = masked[5].replace(content="[observation masked]")
+    usage = send(cache, masked)
+    kept = tokens(history[:5])
+    assert usage.cached_tokens == kept - (kept - 1024) % 128
+    assert usage.lost_tokens == tokens(history[5:13])
+    assert usage.cached_tokens + usage.uncached_tokens == COUNTER.prompt(masked)
+
+
+def test_anthropic_writes_at_the_breakpoint_then_reads_it():
+    history = conversation(6)
+    cache = PrefixCache(ANTHROPIC)
+    first = send(cache, history[:3])
+    assert first.cached_tokens == 0 and first.write_tokens == tokens(history[:3])
+    assert first.uncached_tokens == COUNTER.tokenizer.per_request  # the framing after the last breakpoint
+    second = send(cache, history[:5])
+    assert second.cached_tokens == tokens(history[:3])
+    assert second.write_tokens == tokens(history[3:5])
+
+
+def test_anthropic_system_breakpoint_survives_a_rewrite_after_it():
+    history = conversation(6, system=300)
+    cache = PrefixCache(ANTHROPIC)
+    send(cache, history[:9])
+    rewritten = [history[0], Message("user", "summary of the earlier work " * 30), *history[9:11]]
+    usage = send(cache, rewritten)
+    assert usage.cached_tokens == tokens(history[:1])  # the system prompt alone was written (>= 1,024)
+
+
+def test_anthropic_prefix_under_the_minimum_is_not_cached():
+    short = [Message("user", "hello"), Message("assistant", "hi"), Message("user", "again")]
+    cache = PrefixCache(ANTHROPIC)
+    assert send(cache, short[:1]).write_tokens == 0
+    assert send(cache, short).cached_tokens == 0
+
+
+def test_ttl_expires_the_cache_between_recorded_timestamps_and_a_hit_refreshes_it():
+    history = conversation(6)
+    cache = PrefixCache(ANTHROPIC)
+    send(cache, history[:3], now=0.0)
+    assert send(cache, history[:5], now=290.0).cached_tokens > 0  # within 5 minutes
+    assert send(cache, history[:7], now=580.0).cached_tokens > 0  # refreshed at 290 s
+    late = send(cache, history[:9], now=1000.0)
+    assert late.cached_tokens == 0 and late.write_tokens == tokens(history[:9])
+    # Without recorded times nothing expires.
+    cache = PrefixCache(ANTHROPIC)
+    send(cache, history[:3])
+    assert send(cache, history[:5]).cached_tokens == tokens(history[:3])
+
+
+def test_deepseek_caches_the_reply_with_the_request_in_64_token_units():
+    history = conversation(6)
+    cache = PrefixCache(DEEPSEEK)
+    send(cache, history[:2])
+    usage = send(cache, history[:4])
+    with_reply = tokens(history[:3])
+    assert usage.cached_tokens == with_reply - with_reply % 64
+
+
+def test_rules_are_checked():
+    with pytest.raises(ValueError, match="provider"):
+        CacheRules("azure", read_price_per_mtok=1.0)
+    with pytest.raises(ValueError, match="breakpoints"):
+        CacheRules.from_config({"provider": "anthropic", "read_price_per_mtok": 0.3, "breakpoints": ["tools"]})
+    assert CacheRules.from_config({"provider": "openai", "read_price_per_mtok": 1, "enabled": False}) is None
+    with pytest.raises(ValueError, match="cache: "):
+        CacheRules.from_config({"provider": "openai", "read_price": 1})
+
+
+GPT4O = model_from_config(
+    {
+        "name": "gpt-4o-like",
+        "context_window": 128_000,
+        "reserved_output_tokens": 4_096,
+        "tokenizer": "cl100k_base",
+        "input_price_per_mtok": 2.5,
+        "cache": {"provider": "openai", "read_price_per_mtok": 1.25, "min_tokens": 1024, "step_tokens": 128},
+        "latency": {"uncached_prompt_token_s": 1e-4, "cached_prompt_token_s": 1e-5},
+    }
+)
+
+
+def test_replay_prices_calls_with_caching_and_counts_each_message_once():
+    t = coding_transcript(rounds=30)
+    counter = TokenCounter(get_tokenizer("cl100k_base"))
+    result = replay(t, FullHistory(), ExactEstimator("cl100k_base"), GPT4O, counter)
+    s = result.summary
+    assert counter.tokenized_chars == t.char_count  # the cache never re-tokenises
+    assert 0.5 < s["cache_hit_share"] < 1
+    assert s["agent_cost_usd"] < s["agent_cost_usd_uncached"]
+    # The full history is what `none` sends: the baseline costs exactly the same.
+    assert s["full_history_cost_usd"] == pytest.approx(s["agent_cost_usd"])
+    assert s["cache_invalidations"] == 0 and s["added_latency_p50"] == pytest.approx(0)
+    for call in result.calls:
+        assert call["cached_tokens"] + call["uncached_tokens"] == call["tokens_sent"]
+
+
+def test_billing_marks_the_layer_that_invalidated_the_cache():
+    history = conversation(8)
+    billing = CallBilling(GPT4O, COUNTER)
+    billing.bill(history[:13], COUNTER.prompt(history[:13]), True, history, 13, COUNTER.prompt(history[:13]))
+    masked = list(history[:15])
+    masked[5] = masked[5].replace(content="[masked]")
+    record = billing.bill(masked, COUNTER.prompt(masked), True, history, 15, COUNTER.prompt(history[:15]))
+    assert record["cache_lost_tokens"] == tokens(history[5:13])
+    assert record["cost_usd"] > record["cost_usd_full"] * COUNTER.prompt(masked) / COUNTER.prompt(history[:15])
+    assert record["added_latency_s"] > 0  # the rewrite re-reads most of the prompt uncached
+
+
+def test_latency_model_adds_its_parts():
+    model = LatencyModel(1.0, 0.1, 2.0, 5.0)
+    from ctxbench.replay.prefix_cache import CacheUsage
+
+    assert model.seconds(CacheUsage(cached_tokens=10, write_tokens=1, uncached_tokens=2), 3, 1) == pytest.approx(
+        3 + 1 + 6 + 5
+    )
