@@ -13,6 +13,7 @@ from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.running import REPLACED_LIMIT, cut_dropped_runs
 
+
 def model_from_config(data: dict[str, Any]) -> ModelSpec:
     """A model config as a ``ModelSpec``: its ``cache`` and ``latency`` blocks become the provider's
     caching rules and the latency model (a bad block raises ``ValueError`` naming the key)."""
