@@ -18,6 +18,7 @@ from ctxbench.errors import InputError
 from ctxbench.transcripts.canonical import write_transcripts
 from ctxbench.transcripts.detect import detect_format, detect_source, load_source
 from ctxbench.transcripts.formats import FORMAT_NAMES, PARSERS, ParseContext, TranscriptWarning
+from ctxbench.transcripts.hf_source import ImportTotals, import_dataset, is_dataset_source
 from ctxbench.transcripts.model import Transcript
 
 # Extensions tried when a directory is expanded; files named explicitly are always tried.
@@ -100,22 +101,39 @@ def cli(argv: list[str]) -> int:
     parser.add_argument("paths", nargs="+", help="source files or directories (walked recursively)")
     parser.add_argument("--out", required=True, type=Path, help="directory for the canonical JSONL files")
     parser.add_argument("--format", default="auto", choices=("auto", *FORMAT_NAMES), help="source format")
+    parser.add_argument(
+        "--column",
+        default=None,
+        help="datasets only (hf:ORG/NAME[@REV][:SPLIT], .parquet, Arrow dirs; docs/importing.md): the column "
+        "holding each row's message list (default: messages, trajectory or history)",
+    )
     args = parser.parse_args(argv)
     out_dir: Path = args.out
     started = time.perf_counter()
     files: list[tuple[Path, Path]] = []
     failed = 0
-    for given in args.paths:  # a missing path is one failed line, not the end of the run
+    # Datasets are streamed row by row by hf_source; everything else is a transcript file.
+    dataset_sources = [given for given in args.paths if is_dataset_source(given)]
+    ds_totals = ImportTotals()
+    for given in dataset_sources:
+        import_dataset(given, out_dir, args.format, args.column, ds_totals)
+    for given in [p for p in args.paths if p not in dataset_sources]:  # a missing path is one failed line
         try:
             files += expand_paths([given], exclude=out_dir.resolve())
         except InputError as exc:
             failed += 1
             print(f"FAILED  {exc}")
-    if not files:
+    if not files and not dataset_sources:
         print("ctxbench import: no source files found", file=sys.stderr)
         return 1
     taken: set[Path] = set()
-    ok = n_transcripts = n_messages = n_usage = 0
+    ok, n_transcripts, n_messages, n_usage = (
+        ds_totals.ok,
+        ds_totals.transcripts,
+        ds_totals.messages,
+        ds_totals.calls_with_usage,
+    )
+    failed += ds_totals.failed
     for path, root in files:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TranscriptWarning)
