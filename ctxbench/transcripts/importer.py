@@ -127,13 +127,8 @@ def cli(argv: list[str]) -> int:
         print("ctxbench import: no source files found", file=sys.stderr)
         return 1
     taken: set[Path] = set()
-    ok, n_transcripts, n_messages, n_usage = (
-        ds_totals.ok,
-        ds_totals.transcripts,
-        ds_totals.messages,
-        ds_totals.calls_with_usage,
-    )
-    failed += ds_totals.failed
+    ok, failed = ds_totals.ok, failed + ds_totals.failed
+    n_transcripts, n_messages, n_usage = ds_totals.transcripts, ds_totals.messages, ds_totals.calls_with_usage
     for path, root in files:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TranscriptWarning)
