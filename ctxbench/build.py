@@ -11,6 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 from ctxbench.core import ModelSpec, SnapshotSource, Strategy
 from ctxbench.errors import ConfigError
 from ctxbench.judges.deterministic import DeterministicJudge
+from ctxbench.probes.boilerplate import Boilerplate
 from ctxbench.probes.checkpoints import CheckpointPolicy, ProbeObserver
 from ctxbench.probes.extract import extract_probes
 from ctxbench.replay.provider import model_from_config
@@ -83,16 +84,21 @@ def build_summariser(cfg: DictConfig, workdir: Path) -> Any:
 
 
 def build_probe_observer(
-    cfg: DictConfig, transcript: Transcript, workdir: Path | None = None, snapshots: SnapshotSource | None = None
+    cfg: DictConfig,
+    transcript: Transcript,
+    workdir: Path | None = None,
+    snapshots: SnapshotSource | None = None,
+    boilerplate: Boilerplate | None = None,
 ) -> ProbeObserver | None:
-    """Probes for the transcript (planted, else extracted) judged at the configured checkpoints;
-    ``snapshots``: the strategy's (``strategy.snapshots(workdir)``), for "recoverable" verdicts."""
+    """Probes for the transcript (planted, else extracted, skipping the dataset's framework
+    boilerplate) judged at the configured checkpoints; ``snapshots``: the strategy's
+    (``strategy.snapshots(workdir)``), for "recoverable" verdicts."""
     judge_cfg = to_plain(cfg.get("judge")) or {}
     if not judge_cfg:
         return None
     probes = transcript.probes
     if not probes and judge_cfg.get("extract_probes", True):
-        probes = extract_probes(transcript, judge_cfg.get("max_extracted_probes", 12))
+        probes = extract_probes(transcript, judge_cfg.get("max_extracted_probes", 12), boilerplate)
     if not probes:
         return None
     return ProbeObserver(

@@ -101,6 +101,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         strategy_name,
     )
     from ctxbench.judges.agreement import agreement_metrics
+    from ctxbench.probes.boilerplate import find_boilerplate
     from ctxbench.probes.metrics import retention_metrics
     from ctxbench.replay.engine import replay
     from ctxbench.results.store import Cell, config_hash
@@ -117,6 +118,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     name = strategy_name(cfg)
     overrides = list(HydraConfig.get().overrides.task)
     dataset = load_dataset(cfg)
+    # Text recurring across runs of one framework is its boilerplate, not what a user wrote.
+    boilerplate = find_boilerplate(t for t, _ in dataset if not t.probes)
     summaries: list[dict[str, Any]] = []
     cells: list[str] = []
     bar = tqdm(dataset, desc=f"{name} on {model.name}", unit="transcript", disable=not cfg.progress, leave=False)
@@ -129,7 +132,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
             summaries.append(json.loads((cell.path / "summary.json").read_text("utf-8")))
             continue
         strategy, estimator = build_strategy(cfg), build_estimator(cfg)
-        observer = build_probe_observer(cfg, transcript, cell.path, strategy.snapshots(cell.path))
+        observer = build_probe_observer(cfg, transcript, cell.path, strategy.snapshots(cell.path), boilerplate)
         summariser = build_summariser(cfg, cell.path)
         calls_bar = tqdm(
             total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not cfg.progress, leave=False

@@ -108,7 +108,9 @@ class Probe:
 
     ``message_index`` is the index of the message that states the fact; ``needed_at`` the
     index of the message where the agent needs it again (if known). ``answer`` is the
-    exact gold value; ``aliases`` are other accepted spellings.
+    exact gold value; ``aliases`` are other accepted spellings. Extracted probes also carry
+    ``label`` (what kind of fact: task, file_edited, command...) and ``span``: the gold's char
+    span in the stating message's probe text (``ctxbench.probes.actions.probe_text``).
     """
 
     id: str
@@ -119,8 +121,15 @@ class Probe:
     needed_at: int | None = None
     aliases: tuple[str, ...] = ()
     source: str = "planted"
+    label: str | None = None
+    span: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if self.label is not None:
+            extra["label"] = self.label
+        if self.span is not None:
+            extra["span"] = list(self.span)
         return {
             "id": self.id,
             "question": self.question,
@@ -130,6 +139,7 @@ class Probe:
             "needed_at": self.needed_at,
             "aliases": list(self.aliases),
             "source": self.source,
+            **extra,
         }
 
     @classmethod
@@ -146,6 +156,8 @@ class Probe:
             needed_at=data.get("needed_at"),
             aliases=tuple(data.get("aliases") or ()),
             source=str(data.get("source", "planted")),
+            label=data.get("label"),
+            span=tuple(data["span"]) if data.get("span") else None,  # type: ignore[arg-type]
         )
 
 

@@ -1,0 +1,218 @@
+"""What an agent did, read from its messages the way frameworks record it: shell commands,
+editor views and edits (with the file and whether the edit took), and submitted answers.
+
+Structured tool calls: SWE-agent / OpenHands ``str_replace_editor`` (``command`` = view, create,
+str_replace, insert, undo_edit), OpenHands ``edit_file``, Claude Code ``Edit``/``Write``/
+``MultiEdit``/``Read``, SWE-agent function-calling ``open``/``create``/``edit``/``insert``/``submit``,
+shell tools (``bash``, ``execute_bash``, ``Bash``...). Text actions (classic SWE-agent): the last
+fenced block of an assistant message. Shell commands that write files (``sed -i``, ``> FILE``,
+``tee FILE``) count as edits of those files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from ctxbench.transcripts.model import Message, Transcript
+
+EDITOR_TOOLS = {"str_replace_editor", "str_replace_based_edit_tool"}
+EDITOR_EDITS = {"create", "str_replace", "insert", "undo_edit", "write"}
+WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "edit_file", "write_file", "create_file"}
+READ_TOOLS = {"Read", "NotebookRead", "read_file", "view_file"}
+SHELL_TOOLS = {"bash", "execute_bash", "Bash", "shell", "run_shell_command", "terminal", "execute_command", "run"}
+ANSWER_TOOLS = {"submit", "finish"}
+# Classic SWE-agent interface commands (not shell commands).
+INTERFACE = {
+    "open", "goto", "scroll_up", "scroll_down", "create", "edit", "insert", "append", "search_dir", "search_file",
+    "find_file", "submit", "decompile", "disassemble", "debug_start", "debug_add_breakpoint", "debug_continue",
+    "debug_step", "debug_exec", "debug_stop", "connect_start", "connect_sendline", "connect_exec", "connect_stop",
+    "exit_forfeit", "filemap", "str_replace", "view", "undo_edit", "exit", "skip",
+}  # fmt: skip
+FAILED_EDIT = re.compile(
+    r"^\s*(?:ERROR\b|Error:|<tool_use_error>)|No replacement was performed|"
+    r"Your proposed edit has introduced new syntax error",
+)
+OPEN_FILE = re.compile(r"\(Open file: ([^)\n]+)\)")
+FILE_HEADER = re.compile(r"^\[File: ([^\]\n]+?) \(\d+ lines total\)\]", re.MULTILINE)
+FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
+QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
+REDIRECT = re.compile(r"(?<![<>&\d])>{1,2}\s*([^\s;&|<>()]+)")
+SEGMENT = re.compile(r"&&|\|\||[;|\n]")
+
+
+@dataclass(frozen=True)
+class Action:
+    message_index: int
+    tool: str
+    op: str  # "shell", "edit", "read", "answer" or "other"
+    value: str = ""  # the command's first line; the answer
+    path: str | None = None
+    ok: bool = True  # an edit that the tool reported as failed is not ok
+    new_text: str = ""
+
+
+def decoded_arguments(arguments: str) -> str:
+    """Tool-call arguments as the agent meant them: JSON string values, unescaped."""
+    try:
+        data = json.loads(arguments)
+    except ValueError:
+        return arguments
+    return "\n".join(_strings(data)) if isinstance(data, dict | list) else str(data)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [str(value)] if value is not None else []
+
+
+def probe_text(message: Message) -> str:
+    """The text a probe's char span points into: the content, then per tool call a line with its
+    name and its decoded arguments."""
+    return message.content + "".join(f"\n{c.name} {decoded_arguments(c.arguments)}" for c in message.tool_calls)
+
+
+def _args(arguments: str) -> dict[str, Any]:
+    try:
+        data = json.loads(arguments)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _results(transcript: Transcript) -> dict[tuple[int, str | None], str]:
+    """The observation answering each action: by tool_call_id, else the next non-assistant message."""
+    out: dict[tuple[int, str | None], str] = {}
+    messages = transcript.messages
+    by_call = {m.tool_call_id: m.content for m in messages if m.role == "tool" and m.tool_call_id}
+    for i, m in enumerate(messages):
+        if m.role != "assistant":
+            continue
+        following = messages[i + 1].content if i + 1 < len(messages) and messages[i + 1].role != "assistant" else ""
+        out[(i, None)] = following
+        for c in m.tool_calls:
+            out[(i, c.id)] = by_call.get(c.id, following)
+    return out
+
+
+def _first_line(text: str) -> str:
+    return next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
+
+
+def shell_edits(command: str) -> list[str]:
+    """Files a shell command writes (``sed -i``, output redirection, ``tee``), spelled as in the
+    command: that spelling is what a context holds and what a judge can find."""
+    plain = QUOTED.sub("Q", command)
+    out: list[str] = []
+    for segment in SEGMENT.split(plain):
+        try:
+            words = shlex.split(segment)
+        except ValueError:
+            words = segment.split()
+        if not words:
+            continue
+        targets: list[str] = []
+        if words[0] == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words) and len(words) > 2:
+            targets.append(words[-1])
+        elif words[0] == "tee":
+            targets += [w for w in words[1:] if not w.startswith("-")]
+        targets += REDIRECT.findall(segment)
+        for target in targets:
+            if target in ("Q", "/dev/null") or target.startswith("&"):
+                continue
+            out.append(target)
+    return out
+
+
+def _shell(i: int, tool: str, command: str, result: str) -> list[Action]:
+    first = _first_line(command)
+    if not first:
+        return []
+    actions = [Action(i, tool, "shell", first)]
+    actions += [Action(i, tool, "edit", path=p, ok=not FAILED_EDIT.search(result)) for p in shell_edits(command)]
+    return actions
+
+
+def _tool_call(i: int, name: str, args: dict[str, Any], result: str, open_file: str | None) -> list[Action]:
+    ok = not FAILED_EDIT.search(result)
+    if name in EDITOR_TOOLS:
+        sub, path = str(args.get("command") or ""), args.get("path")
+        if sub == "view":
+            return [Action(i, name, "read", path=path)]
+        if sub in EDITOR_EDITS:
+            text = str(args.get("new_str") or args.get("file_text") or "")
+            return [Action(i, name, "edit", path=path, ok=ok, new_text=text)]
+        return [Action(i, name, "other")]
+    if name in WRITE_TOOLS:
+        path = args.get("file_path") or args.get("path") or args.get("notebook_path")
+        text = str(args.get("content") or args.get("new_string") or args.get("new_source") or "")
+        return [Action(i, name, "edit", path=path, ok=ok, new_text=text)]
+    if name in READ_TOOLS:
+        return [Action(i, name, "read", path=args.get("file_path") or args.get("path"))]
+    if name == "open":
+        return [Action(i, name, "read", path=args.get("path") or args.get("file"))]
+    if name == "create":
+        return [Action(i, name, "edit", path=args.get("filename") or args.get("path"), ok=ok)]
+    if name in ("edit", "insert", "append"):
+        header = FILE_HEADER.search(result)
+        path = header.group(1) if header else open_file
+        text = str(args.get("replace") or args.get("text") or args.get("replacement_text") or "")
+        return [Action(i, name, "edit", path=path, ok=ok, new_text=text)]
+    if name in ANSWER_TOOLS:
+        value = str(args.get("message") or args.get("answer") or args.get("flag") or "")
+        return [Action(i, name, "answer", value)]
+    command = args.get("command") or args.get("cmd")
+    if name in SHELL_TOOLS or (isinstance(command, str) and name not in EDITOR_TOOLS):
+        return _shell(i, name, str(command or ""), result) if isinstance(command, str) else []
+    return [Action(i, name, "other")]
+
+
+def _text_action(i: int, block: str, result: str, open_file: str | None) -> list[Action]:
+    first = _first_line(block)
+    word, _, rest = first.partition(" ")
+    rest = rest.strip()
+    if word == "submit":
+        return [Action(i, word, "answer", rest)]
+    if word == "open":
+        return [Action(i, word, "read", path=rest.split()[0].strip("\"'") if rest else None)]
+    if word == "create":
+        return [Action(i, word, "edit", path=rest.strip("\"'") or None, ok=not FAILED_EDIT.search(result))]
+    if word == "edit":
+        header = FILE_HEADER.search(result)
+        body = block.strip().split("\n", 1)[1] if "\n" in block.strip() else ""
+        body = body.rsplit("end_of_edit", 1)[0]
+        path = header.group(1) if header else open_file
+        return [Action(i, word, "edit", path=path, ok=not FAILED_EDIT.search(result), new_text=body)]
+    if word in INTERFACE:
+        return [Action(i, word, "other")]
+    return _shell(i, "shell", block, result)
+
+
+def agent_actions(transcript: Transcript) -> list[Action]:
+    """Every action of the agent in order."""
+    messages = transcript.messages
+    results = _results(transcript)
+    text_actions = not any(m.tool_calls for m in messages)
+    actions: list[Action] = []
+    open_file: str | None = None
+    for i, m in enumerate(messages):
+        if m.role != "assistant":
+            seen = OPEN_FILE.findall(m.content)
+            if seen and seen[-1].strip() != "n/a":
+                open_file = seen[-1].strip()
+            continue
+        for call in m.tool_calls:
+            actions += _tool_call(i, call.name, _args(call.arguments), results.get((i, call.id), ""), open_file)
+        if text_actions:
+            blocks = FENCE.findall(m.content)
+            if blocks:
+                actions += _text_action(i, blocks[-1], results.get((i, None), ""), open_file)
+    return actions
