@@ -140,7 +140,7 @@ class PrefixCache:
                 best, shared, read_end, read = chain, k, end, tokens
         lost = self._lost(messages)
         cum = self._running_counts(best, shared, messages, size)
-        cached = self._billable_read(read, prompt_tokens)
+        cached = min(self._billable_read(read, prompt_tokens), prompt_tokens)
         write = 0
         ends: dict[int, float | None] = {}
         expiry = now + rules.ttl_seconds if now is not None and rules.ttl_seconds is not None else None
@@ -150,7 +150,7 @@ class PrefixCache:
             ends = {e: t for e, t in (best.ends.items() if best is not None else ()) if e <= shared}
             written = [b for b in stops if cum[b] >= rules.min_tokens and cum[b] > cached]
             if written:
-                write = cum[written[-1]] - cached
+                write = min(cum[written[-1]], prompt_tokens) - cached
                 ends.update(dict.fromkeys(written, expiry))
         else:
             ends = {len(messages): expiry}
