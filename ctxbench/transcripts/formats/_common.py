@@ -161,6 +161,9 @@ def normalize_usage(raw: Any) -> dict[str, int | None] | None:
     cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else _int(raw.get("cache_read_tokens"))
     if cached is not None:
         usage["cached_tokens"] = cached
+    for key in ("prompt_cache_hit_tokens", "prompt_cache_miss_tokens"):  # DeepSeek's context cache
+        if _int(raw.get(key)) is not None:
+            usage[key] = _int(raw[key])
     return usage
 
 

@@ -37,6 +37,12 @@ def _active_branch(group: list[Entry], by_uuid: dict[str, dict[str, Any]], ctx: 
     return kept
 
 
+def _timestamp(entry: dict[str, Any]) -> dict[str, str]:
+    """The entry's recorded time, kept so the prompt-cache simulator can expire entries by TTL."""
+    stamp = as_str(entry.get("timestamp"))
+    return {"timestamp": stamp} if stamp else {}
+
+
 def _messages(entries: list[Entry], ctx: ParseContext) -> tuple[list[Message], Counter[str]]:
     messages: list[Message] = []
     models: Counter[str] = Counter()
@@ -63,14 +69,14 @@ def _messages(entries: list[Entry], ctx: ParseContext) -> tuple[list[Message], C
             if model and model != "<synthetic>":
                 models[model] += 1
             converted = assistant_message(blocks, ctx, where, usage if model != "<synthetic>" else None)
-            meta = {**converted.metadata, "uuid": entry.get("uuid")}
+            meta = {**converted.metadata, "uuid": entry.get("uuid"), **_timestamp(entry)}
             if model == "<synthetic>":
                 meta["synthetic"] = True
             messages.append(converted.replace(metadata=meta))
             i = j
             continue
         for m in user_messages(message.get("content"), ctx, where):
-            meta = {**m.metadata, "uuid": entry.get("uuid")}
+            meta = {**m.metadata, "uuid": entry.get("uuid"), **_timestamp(entry)}
             if entry.get("isMeta"):
                 meta["is_meta"] = True
             if entry.get("isCompactSummary"):
