@@ -427,7 +427,8 @@ def cli(argv: list[str]) -> int:
         default="tokenizer",
         help="tokenizer: estimators against the exact count (default); provider: the replayed prompt and the "
         "estimators against each call's provider-reported prompt tokens (provider_fidelity.csv, "
-        "fidelity_outliers.csv, estimators_vs_provider.csv; --tokenizer then replaces the provider's family)",
+        "fidelity_outliers.csv, estimators_vs_provider.csv, cache_fidelity.csv: the prompt-cache simulator "
+        "against reported cache reads; --tokenizer then replaces the provider's family)",
     )
     parser.add_argument(
         "--reasoning",

@@ -390,8 +390,9 @@ ESTIMATOR_COLUMNS = ("source", "estimator", "calls", "mape", "bias", "p95_abs_er
 def write_report(
     transcripts: Sequence[Transcript], out_dir: Path, tokenizers: Sequence[str] = (), reasoning: str | None = None
 ) -> str:
-    """Write provider_fidelity.csv, fidelity_outliers.csv and estimators_vs_provider.csv into
-    ``out_dir``; return the printed report."""
+    """Write provider_fidelity.csv, fidelity_outliers.csv, estimators_vs_provider.csv and the prompt
+    cache's cache_fidelity.csv (``ctxbench.replay.cache_fidelity``) into ``out_dir``; return the
+    printed report."""
     fidelity = measure(transcripts, tokenizers, reasoning)
     rows, outliers = fidelity.fidelity_rows(), fidelity.outlier_rows()
     est_rows = estimator_rows(transcripts)
@@ -412,8 +413,19 @@ def write_report(
         parts.append(f"no known tokenizer for the model of: {', '.join(fidelity.skipped)} (use --tokenizer)")
     if est_rows:
         parts += ["", "## Estimators against the provider's reported prompt tokens (%)", text_table(est_rows)]
+    from ctxbench.replay.cache_fidelity import COLUMNS as CACHE_COLUMNS
+    from ctxbench.replay.cache_fidelity import write_cache_fidelity
+
+    cache_rows = write_cache_fidelity(transcripts, out_dir)
+    if cache_rows:
+        parts += [
+            "",
+            "## Prompt cache: simulated against reported (reads summed per session after its first call)",
+            text_table(cache_rows, CACHE_COLUMNS),
+        ]
     parts += [
         "",
-        f"written: {out_dir}/provider_fidelity.csv, fidelity_outliers.csv, estimators_vs_provider.csv",
+        f"written: {out_dir}/provider_fidelity.csv, fidelity_outliers.csv, estimators_vs_provider.csv, "
+        "cache_fidelity.csv, cache_fidelity_sessions.csv",
     ]
     return "\n".join(parts)

@@ -1,0 +1,201 @@
+"""Cache fidelity: the prefix-cache simulator against the cache usage providers reported.
+
+For every transcript whose calls carry cache usage (Anthropic ``cache_read_input_tokens`` /
+``cache_creation_input_tokens``, OpenAI ``cached_tokens``, DeepSeek ``prompt_cache_hit_tokens``),
+the recorded history (as the agent sent it, no compaction) goes through the simulator with the
+provider's rules from its shipped model config. Token positions are the provider's own: each call's
+prompt is its reported ``prompt_tokens`` (the growth since the previous call is given to the new
+messages), so what is measured is the caching rules (which prefix is hit, breakpoints, minimum,
+steps, TTL from the recorded timestamps), not the tokenizer (``provider_fidelity.csv`` measures that).
+
+A session's first call reads what earlier sessions cached (Claude Code's system prompt and tools),
+which the transcript does not record: the read totals are compared over the calls after it.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ctxbench.replay.prefix_cache import CacheRules, PrefixCache, message_time
+from ctxbench.transcripts.model import Message, Transcript
+
+MODEL_CONFIGS = Path(__file__).resolve().parent.parent / "configs" / "model"
+# The shipped model config whose cache rules stand for each provider's.
+PROVIDER_CONFIG = {"anthropic": "claude-sonnet-4", "openai": "gpt-4o", "deepseek": "deepseek-v3"}
+HAIKU_MIN_TOKENS = 2048  # Anthropic's minimum cacheable prompt for Haiku models
+
+COLUMNS = (
+    "source",
+    "model",
+    "sessions",
+    "calls",
+    "reported_hit_share",
+    "simulated_hit_share",
+    "uncached_mape",
+    "reported_reads",
+    "simulated_reads",
+    "reads_error",
+)
+SESSION_COLUMNS = ("source", "model", "transcript", "calls", "reported_reads", "simulated_reads", "reads_error")
+
+
+@dataclass(frozen=True)
+class CacheCall:
+    """One call: the provider's reported split of its prompt and the simulator's."""
+
+    prompt: int
+    reported_cached: int
+    simulated_cached: int
+    simulated_written: int
+
+    @property
+    def reported_uncached(self) -> int:
+        return self.prompt - self.reported_cached
+
+    @property
+    def simulated_uncached(self) -> int:
+        return self.prompt - self.simulated_cached
+
+
+def cache_provider(usage: dict[str, Any]) -> str | None:
+    """Which provider's cache usage a call's ``usage`` carries, if any."""
+    if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
+        return "anthropic"
+    if "prompt_cache_hit_tokens" in usage:
+        return "deepseek"
+    if "cached_tokens" in usage:
+        return "openai"
+    return None
+
+
+def reported_cached(usage: dict[str, Any], provider: str) -> int:
+    key = {"anthropic": "cache_read_input_tokens", "deepseek": "prompt_cache_hit_tokens", "openai": "cached_tokens"}
+    return int(usage.get(key[provider]) or 0)
+
+
+def provider_rules(provider: str, model: str | None = None) -> CacheRules:
+    """The provider's rules from its shipped model config (Haiku: Anthropic's 2,048-token minimum)."""
+    data = yaml.safe_load((MODEL_CONFIGS / f"{PROVIDER_CONFIG[provider]}.yaml").read_text("utf-8"))
+    rules = CacheRules.from_config(data["cache"])
+    assert rules is not None, f"{PROVIDER_CONFIG[provider]}.yaml has no cache block"
+    if provider == "anthropic" and model and "haiku" in model.lower():
+        rules = CacheRules(**{**rules.__dict__, "min_tokens": HAIKU_MIN_TOKENS})
+    return rules
+
+
+def _usage(message: Message) -> dict[str, Any] | None:
+    usage = message.metadata.get("usage")
+    if message.role != "assistant" or not isinstance(usage, dict) or not usage.get("prompt_tokens"):
+        return None
+    return usage
+
+
+def simulate_transcript(transcript: Transcript, rules: CacheRules | None = None) -> list[CacheCall]:
+    """The simulator on one recorded conversation, at the provider's reported prompt sizes."""
+    messages = transcript.messages
+    calls = [(i, u) for i, m in enumerate(messages) if (u := _usage(m)) and cache_provider(u)]
+    if not calls:
+        return []
+    provider = cache_provider(calls[0][1])
+    assert provider is not None
+    rules = rules or provider_rules(provider, transcript.source.get("model"))
+    cache = PrefixCache(rules)
+    sizes: dict[int, int] = {}
+    start = total = 0
+    out: list[CacheCall] = []
+    for at, usage in calls:
+        prompt = int(usage["prompt_tokens"])
+        segment = messages[start:at]
+        for m in segment:  # a reply weighs what the provider generated; the rest of the growth is the inputs'
+            sizes[id(m)] = int((_usage(m) or {}).get("completion_tokens") or 0)
+        if segment:
+            grown = sum(sizes[id(m)] for m in segment)
+            sizes[id(segment[-1])] += max(0, prompt - total - grown)
+            total += sum(sizes[id(m)] for m in segment)
+        request = messages[:at]
+        now = message_time(request[-1]) if request else None
+        usage_sim = cache.request(request, lambda m: sizes[id(m)], prompt, now)
+        out.append(CacheCall(prompt, reported_cached(usage, provider), usage_sim.cached_tokens, usage_sim.write_tokens))
+        start = at
+    return out
+
+
+def _session_row(calls: Sequence[CacheCall]) -> tuple[int, int]:
+    """Reported and simulated reads over the calls after the session's first."""
+    later = calls[1:]
+    return sum(c.reported_cached for c in later), sum(c.simulated_cached for c in later)
+
+
+def _error(simulated: int, reported: int) -> float | None:
+    return round(simulated / reported - 1, 6) if reported else None
+
+
+def fidelity_rows(transcripts: Sequence[Transcript]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per (source, model) rows and per-session rows (``COLUMNS``, ``SESSION_COLUMNS``)."""
+    from ctxbench.tokens.provider_fidelity import source_of
+
+    groups: dict[tuple[str, str], list[tuple[str, list[CacheCall]]]] = {}
+    for transcript in transcripts:
+        calls = simulate_transcript(transcript)
+        if calls:
+            groups.setdefault(source_of(transcript), []).append((transcript.id, calls))
+    rows, sessions = [], []
+    for (source, model), group in sorted(groups.items()):
+        every = [c for _, calls in group for c in calls]
+        prompt = sum(c.prompt for c in every)
+        errors = [
+            abs(c.simulated_uncached - c.reported_uncached) / c.reported_uncached for c in every if c.reported_uncached
+        ]
+        reads = [_session_row(calls) for _, calls in group]
+        reported, simulated = sum(r for r, _ in reads), sum(s for _, s in reads)
+        rows.append(
+            {
+                "source": source,
+                "model": model,
+                "sessions": len(group),
+                "calls": len(every),
+                "reported_hit_share": round(sum(c.reported_cached for c in every) / prompt, 6),
+                "simulated_hit_share": round(sum(c.simulated_cached for c in every) / prompt, 6),
+                "uncached_mape": round(sum(errors) / len(errors), 6) if errors else None,
+                "reported_reads": reported,
+                "simulated_reads": simulated,
+                "reads_error": _error(simulated, reported),
+            }
+        )
+        for (tid, calls), (rep, sim) in zip(group, reads, strict=True):
+            sessions.append(
+                {
+                    "source": source,
+                    "model": model,
+                    "transcript": tid,
+                    "calls": len(calls),
+                    "reported_reads": rep,
+                    "simulated_reads": sim,
+                    "reads_error": _error(sim, rep),
+                }
+            )
+    return rows, sessions
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]], columns: Sequence[str]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns))
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(path)  # published whole or not at all
+
+
+def write_cache_fidelity(transcripts: Sequence[Transcript], out_dir: Path) -> list[dict[str, Any]]:
+    """Write cache_fidelity.csv and cache_fidelity_sessions.csv; return the per-source rows."""
+    rows, sessions = fidelity_rows(transcripts)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_csv(out_dir / "cache_fidelity.csv", rows, COLUMNS)
+    write_csv(out_dir / "cache_fidelity_sessions.csv", sessions, SESSION_COLUMNS)
+    return rows
