@@ -100,7 +100,7 @@ def test_any_metadata_and_text_round_trip_as_with_the_standard_library(
             b'{"id": "\xe4\xbd\xa0", "messages": [{"role": "robot", "content": ""}]}\n',
             "not a ctxbench transcript (unknown role 'robot')",
         ),
-        (b'["\xe4\xbd\xa0"]\n', "not a ctxbench transcript (list indices must be integers or slices, not str)"),
+        (b'["\xe4\xbd\xa0"]\n', "not a ctxbench transcript (a JSON list, not an object)"),
     ],
 )
 def test_errors_on_non_ascii_lines_name_the_file_and_line(tmp_path: Path, raw: bytes, expected: str) -> None:

@@ -19,6 +19,8 @@ from ctxbench.memory import trim_heap
 from ctxbench.transcripts.model import Transcript
 
 CANONICAL_SUFFIX = ".jsonl"
+SCHEMA_VERSION = "ctxbench.transcript/1"  # what ``Transcript.to_dict`` writes
+READ_VERSIONS: tuple[str, ...] = (SCHEMA_VERSION,)  # what this reader understands
 _INEXACT = float(2**63)  # orjson turns integers outside [-2**63, 2**64) into floats at least this large
 # After a line this long is parsed, free heap pages go back to the system (a few ms): else the
 # parse's buffers (about twice the line) stay in the RSS under the replay that follows.
@@ -67,18 +69,40 @@ def read_transcripts(path: str | Path) -> Iterator[Transcript]:
                     raise InputError(
                         path, f"line {line_no}", f"not valid JSON ({exc.msg}, column {exc.colno})"
                     ) from None
+                except RecursionError:
+                    raise InputError(path, f"line {line_no}", "not valid here: JSON nested too deeply") from None
+                except ValueError as exc:  # an integer beyond Python's digit limit
+                    raise InputError(path, f"line {line_no}", f"not valid here: {str(exc).split(';')[0]}") from None
                 del line
             else:
                 del raw
-            try:
-                transcript = Transcript.from_dict(data)
-            except (KeyError, ValueError, TypeError) as exc:
-                raise InputError(path, f"line {line_no}", f"not a ctxbench transcript ({exc})") from None
+            transcript = transcript_from_data(data, path, f"line {line_no}")
             del data  # the parsed dicts; the transcript shares their strings
             if large:  # the line's bytes, parse buffers and dicts are free: give their pages back
                 trim_heap()
             yield transcript
             del transcript
+
+
+def check_version(data: Any, path: str | Path, where: str | None) -> None:
+    """``InputError`` unless ``data`` is a transcript object of a schema version this reader knows."""
+    if not isinstance(data, dict):
+        raise InputError(path, where, f"not a ctxbench transcript (a JSON {type(data).__name__}, not an object)")
+    version = data.get("format")
+    known = ", ".join(READ_VERSIONS)
+    if version is not None and version not in READ_VERSIONS:  # no key: a hand-written line, read as version 1
+        raise InputError(path, where, f"unsupported schema version {version!r} (this ctxbench reads {known})")
+
+
+def transcript_from_data(data: Any, path: str | Path, where: str | None) -> Transcript:
+    """One parsed canonical line as a ``Transcript``: schema version checked, problems as ``InputError``."""
+    check_version(data, path, where)
+    try:
+        return Transcript.from_dict(data)
+    except KeyError as exc:
+        raise InputError(path, where, f"not a ctxbench transcript (missing key {exc})") from None
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise InputError(path, where, f"not a ctxbench transcript ({exc})") from None
 
 
 def _orjson_loads(raw: bytes) -> Any:

@@ -42,6 +42,7 @@ class ParseContext:
     path: Path
     fmt: str
     _replaced: Counter[str] = field(default_factory=Counter)
+    _repaired: Counter[str] = field(default_factory=Counter)
     _first_place: dict[str, str] = field(default_factory=dict)
 
     def warn(self, where: str | None, problem: str) -> None:
@@ -53,10 +54,18 @@ class ParseContext:
         self._replaced[kind] += 1
         self._first_place.setdefault(kind, where)
 
+    def repaired(self, what: str, where: str) -> None:
+        """Count a repair reported once per file as ``N <what> (first one here)``."""
+        self._repaired[what] += 1
+        self._first_place.setdefault(what, where)
+
     def flush(self) -> None:
         for kind, n in sorted(self._replaced.items()):
             self.warn(self._first_place[kind], f"{n} {kind} block(s) replaced by placeholder text (first one here)")
+        for what, n in sorted(self._repaired.items()):
+            self.warn(self._first_place[what], f"{n} {what} (first one here)")
         self._replaced.clear()
+        self._repaired.clear()
         self._first_place.clear()
 
     def source(self, model: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -170,13 +179,25 @@ def normalize_usage(raw: Any) -> dict[str, int | None] | None:
 # --- tool calls and results --------------------------------------------------------------------------
 
 
-def openai_tool_calls(raw: Any, fallback_id: str) -> tuple[ToolCall, ...]:
-    """OpenAI ``tool_calls`` ([{id, function: {name, arguments}}]); missing ids are made up stably."""
+def openai_tool_calls(
+    raw: Any, fallback_id: str, ctx: ParseContext | None = None, where: str | None = None
+) -> tuple[ToolCall, ...]:
+    """OpenAI ``tool_calls`` ([{id, function: {name, arguments}}]); missing ids are made up stably.
+
+    What is not a list of call objects (``"tool_calls": "bash"``, a number in the list) is dropped
+    with a warning when ``ctx`` is given.
+    """
+    if raw is None or raw == []:
+        return ()
     if not isinstance(raw, list):
+        if ctx is not None:
+            ctx.warn(where, f"tool_calls is not a list ({type(raw).__name__} {_short(raw)}); ignored")
         return ()
     calls: list[ToolCall] = []
     for j, call in enumerate(raw):
         if not isinstance(call, dict):
+            if ctx is not None:
+                ctx.warn(where, f"tool_calls[{j}] is not a call object ({_short(call)}); dropped")
             continue
         function = call.get("function") if isinstance(call.get("function"), dict) else call
         calls.append(
@@ -189,6 +210,11 @@ def openai_tool_calls(raw: Any, fallback_id: str) -> tuple[ToolCall, ...]:
     return tuple(calls)
 
 
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def link_tool_results(messages: list[Message], ctx: ParseContext, transcript_id: str) -> list[Message]:
     """Make every ``tool`` message answer a call made earlier in the transcript.
 
@@ -199,14 +225,20 @@ def link_tool_results(messages: list[Message], ctx: ParseContext, transcript_id:
     """
     pending: dict[str, str] = {}
     called: dict[str, str] = {}
+    renamed: dict[str, list[str]] = {}  # a repeated call id -> the unique ids given to its repeats, oldest first
     out: list[Message] = []
     for i, message in enumerate(messages):
         if message.role == "assistant":
+            ids = [c.id for c in message.tool_calls]
+            if len(set(ids)) < len(ids) or any(c in called for c in ids):
+                message = _rename_repeated_calls(message, called, renamed, ctx, f"{transcript_id}:message {i}")
             for call in message.tool_calls:
                 pending[call.id] = call.name
                 called[call.id] = call.name
         elif message.role == "tool":
             call_id = message.tool_call_id
+            if call_id and call_id not in pending:  # answers a repeated id: the oldest repeat still open
+                call_id = next((c for c in renamed.get(call_id, ()) if c in pending), call_id)
             if not call_id:
                 same_name = [c for c, n in pending.items() if message.name and n == message.name]
                 call_id = (same_name or list(pending) or [None])[0]
@@ -222,6 +254,26 @@ def link_tool_results(messages: list[Message], ctx: ParseContext, transcript_id:
                 message = message.replace(role="user", tool_call_id=None, name=None, metadata=metadata)
         out.append(message)
     return out
+
+
+def _rename_repeated_calls(
+    message: Message, called: dict[str, str], renamed: dict[str, list[str]], ctx: ParseContext, where: str
+) -> Message:
+    """Give a call whose id was already used a unique id (``id~2``), so its result can be paired."""
+    calls: list[ToolCall] = []
+    taken = set(called)
+    for call in message.tool_calls:
+        if call.id in taken:
+            n = 2
+            while f"{call.id}~{n}" in taken:
+                n += 1
+            new_id = f"{call.id}~{n}"
+            ctx.repaired("tool-call id(s) used by an earlier call renamed <id>~2, ~3... so results pair", where)
+            renamed.setdefault(call.id, []).append(new_id)
+            call = ToolCall(new_id, call.name, call.arguments)
+        taken.add(call.id)
+        calls.append(call)
+    return message.replace(tool_calls=tuple(calls))
 
 
 def finish(

@@ -18,6 +18,8 @@ from ctxbench.transcripts.formats.anthropic import assistant_message, user_messa
 from ctxbench.transcripts.model import Message, Transcript
 
 FORMAT = "claude-code"
+# Every record type of a session file; only user and assistant records hold messages.
+RECORD_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot", "progress", "queue-operation"}
 Entry = tuple[int, dict[str, Any]]
 
 
@@ -91,11 +93,23 @@ def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
     by_uuid = {e["uuid"]: e for _, e in rows if as_str(e.get("uuid"))}
     summaries = [str(e.get("summary")) for _, e in rows if e.get("type") == "summary" and e.get("summary")]
     groups: dict[str, list[Entry]] = {}
+    dropped: list[tuple[int, str]] = [(n, "not a JSON object") for n, v in source.data if not isinstance(v, dict)]
     for n, e in rows:
-        if e.get("type") not in ("user", "assistant") or not isinstance(e.get("message"), dict):
+        kind = e.get("type")
+        if kind not in ("user", "assistant"):
+            if kind not in RECORD_TYPES:  # the known others hold no message: not a loss
+                dropped.append((n, f"unknown type {str(kind)[:40]!r}"))
+            continue
+        if not isinstance(e.get("message"), dict):
+            dropped.append((n, f"{kind} record without a message object"))
             continue
         key = f"sidechain-{e.get('agentId') or 'agent'}" if e.get("isSidechain") else "main"
         groups.setdefault(key, []).append((n, e))
+    if dropped:
+        dropped.sort()
+        reasons = Counter(reason for _, reason in dropped)
+        summary = ", ".join(f"{k} x{v}" for k, v in sorted(reasons.items()))
+        ctx.warn(f"line {dropped[0][0]}", f"{len(dropped)} record(s) dropped (first one here): {summary}")
     stem = source.path.stem
     out: list[Transcript] = []
     for key, group in groups.items():

@@ -59,7 +59,7 @@ def convert_message(raw: Any, index: int, ctx: ParseContext, where: str) -> tupl
     role = _ROLE_MAP[role]
     calls: tuple[ToolCall, ...] = ()
     if role == "assistant":
-        calls = openai_tool_calls(raw.get("tool_calls"), f"call_{index}")
+        calls = openai_tool_calls(raw.get("tool_calls"), f"call_{index}", ctx, where)
         legacy = raw.get("function_call")
         if isinstance(legacy, dict) and not calls:
             calls = (ToolCall(f"call_{index}", str(legacy.get("name") or ""), arguments_text(legacy.get("arguments"))),)

@@ -49,7 +49,7 @@ def _response_message(metadata: dict[str, Any], ctx: ParseContext, where: str) -
     response = metadata.get("model_response") or {}
     choices = response.get("choices") or [{}]
     raw = choices[0].get("message") or {} if isinstance(choices[0], dict) else {}
-    calls = openai_tool_calls(raw.get("tool_calls"), f"call_{response.get('id', 'x')}")
+    calls = openai_tool_calls(raw.get("tool_calls"), f"call_{response.get('id', 'x')}", ctx, where)
     meta: dict[str, Any] = {}
     usage = normalize_usage(response.get("usage"))
     if usage:

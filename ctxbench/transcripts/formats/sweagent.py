@@ -53,7 +53,7 @@ def _history_message(raw: Any, i: int, ctx: ParseContext) -> Message | None:
     if raw.get("is_demo"):
         metadata["is_demo"] = True
     if role == "assistant":
-        calls = openai_tool_calls(raw.get("tool_calls"), f"call_{i}")
+        calls = openai_tool_calls(raw.get("tool_calls"), f"call_{i}", ctx, where)
         usage = normalize_usage(raw.get("usage"))
         if usage:
             metadata["usage"] = usage
@@ -67,6 +67,7 @@ def _history_message(raw: Any, i: int, ctx: ParseContext) -> Message | None:
 
 def _from_trajectory(steps: list[Any], ctx: ParseContext) -> list[Message]:
     messages: list[Message] = []
+    missing: dict[str, list[int]] = {"response": [], "observation": []}
     for i, step in enumerate(steps):
         if not isinstance(step, dict):
             ctx.warn(f"$.trajectory[{i}]", "skipped, not a step object")
@@ -74,8 +75,19 @@ def _from_trajectory(steps: list[Any], ctx: ParseContext) -> list[Message]:
         response = text_of(step.get("response"), ctx, f"$.trajectory[{i}]")
         if not response:
             response = "\n".join(str(step.get(k) or "") for k in ("thought", "action")).strip()
+        if not any(k in step for k in ("response", "thought", "action")):
+            missing["response"].append(i)
+        if "observation" not in step:
+            missing["observation"].append(i)
         messages.append(Message("assistant", response, metadata={"from": "trajectory"}))
         messages.append(Message("user", text_of(step.get("observation"), ctx, f"$.trajectory[{i}]")))
+    for key, places in missing.items():
+        if places:
+            what = "response, thought or action" if key == "response" else key
+            ctx.warn(
+                f"$.trajectory[{places[0]}]",
+                f"{len(places)} step(s) without {what} (first one here); read as empty {key}",
+            )
     return messages
 
 

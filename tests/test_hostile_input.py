@@ -1,0 +1,254 @@
+"""Hostile input for ``ctxbench import`` (issue 17.1): every failure is one line naming the file, the
+batch goes on, repairs and dropped records are warned about and counted per file."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+from ctxbench.cli import main
+from ctxbench.errors import InputError
+from ctxbench.transcripts.canonical import read_transcripts, write_transcripts
+from ctxbench.transcripts.importer import TranscriptWarning, import_file
+from tests.helpers import coding_transcript
+
+FIXTURES = Path(__file__).parent / "fixtures" / "importers"
+CHAT = [
+    {"role": "system", "content": "You are helpful."},
+    {"role": "user", "content": "Fix the bug."},
+    {"role": "assistant", "content": "Done."},
+]
+
+
+def imported(path: Path) -> tuple[list, list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TranscriptWarning)
+        transcripts = import_file(path)
+    return transcripts, [str(w.message) for w in caught if issubclass(w.category, TranscriptWarning)]
+
+
+def hostile_folder(src: Path) -> dict[str, str]:
+    """Good fixtures plus one file per kind of hostile input; returns bad name -> expected problem."""
+    shutil.copytree(FIXTURES, src / "good")
+    bad = src / "bad"
+    bad.mkdir()
+    (bad / "bomb.json").write_text("[" * 100_000)
+    os.symlink("loop_b.json", bad / "loop_a.json")
+    os.symlink("loop_a.json", bad / "loop_b.json")
+    os.symlink("missing.json", bad / "dangling.json")
+    os.mkfifo(bad / "pipe.jsonl")
+    (bad / "empty_list.json").write_text("[]")
+    (bad / "binary.json").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (bad / "openhands.jsonl").write_text('{"instance_id": "x", "history": [\n{"broken\n')
+    os.symlink("..", bad / "up")  # a directory loop: bad/up -> src
+    return {
+        "bomb.json": "nested deeper than",
+        "loop_a.json": "symbolic link loop",
+        "loop_b.json": "symbolic link loop",
+        "dangling.json": "broken symbolic link",
+        "pipe.jsonl": "not a regular file (a named pipe)",
+        "empty_list.json": "nothing usable",
+        "binary.json": "binary data",
+        "openhands.jsonl": "not valid JSON",
+        "up": "symbolic link loop",
+    }
+
+
+def test_a_hostile_folder_fails_file_by_file_and_imports_every_good_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = hostile_folder(tmp_path / "src")
+    out = tmp_path / "out"
+    assert main(["import", str(tmp_path / "src"), "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    failed = [line for line in captured.out.splitlines() if line.startswith("FAILED")]
+    for name, problem in expected.items():
+        mine = [line for line in failed if f"/{name}:" in line]
+        assert len(mine) == 1 and problem in mine[0], (name, failed)
+    assert len(failed) == len(expected)
+    good = sorted(p.name for p in FIXTURES.iterdir())
+    written = sorted(p.relative_to(out / "good").as_posix() for p in (out / "good").rglob("*.jsonl"))
+    assert written == sorted(str(Path(n).with_suffix(".jsonl")) for n in good)
+    assert f"total   files={len(good)} failed={len(expected)}" in captured.out
+
+
+def test_strict_stops_at_the_first_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a_bad.json").write_text("[]")
+    shutil.copy(FIXTURES / "openai_chat.json", src / "b_good.json")
+    assert main(["import", str(src), "--out", str(tmp_path / "out"), "--strict"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("FAILED") and "a_bad.json" in lines[0]
+    assert not (tmp_path / "out" / "b_good.jsonl").exists()
+    assert main(["import", str(src / "b_good.json"), "--out", str(tmp_path / "out"), "--strict"]) == 0
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any directory; see the fake below")
+def test_an_unreadable_sub_directory_is_a_failure_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "src"
+    (src / "locked").mkdir(parents=True)
+    shutil.copy(FIXTURES / "openai_chat.json", src)
+    (src / "locked").chmod(0)
+    try:
+        assert main(["import", str(src), "--out", str(tmp_path / "out")]) == 1
+    finally:
+        (src / "locked").chmod(0o755)
+    out = capsys.readouterr().out
+    assert "locked: cannot list directory: permission denied" in out and "failed=1" in out
+
+
+def test_an_unreadable_sub_directory_is_a_failure_line_fake_scandir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fake, named as such: as root, chmod cannot make a directory unreadable.
+    src = tmp_path / "src"
+    (src / "locked").mkdir(parents=True)
+    shutil.copy(FIXTURES / "openai_chat.json", src)
+    real_scandir = os.scandir
+
+    def fake_scandir(path: str | os.PathLike[str] = ".") -> object:
+        if Path(path).name == "locked":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", fake_scandir)
+    assert main(["import", str(src), "--out", str(tmp_path / "out")]) == 1
+    out = capsys.readouterr().out
+    assert f"FAILED  {src / 'locked'}: cannot list directory: permission denied" in out
+    assert "total   files=1 failed=1" in out
+
+
+def test_a_5000_digit_integer_and_lone_surrogates_are_repaired_and_written(tmp_path: Path) -> None:
+    path = tmp_path / "odd.json"
+    chat = [dict(m) for m in CHAT]
+    chat[2]["usage"] = "USAGE"
+    text = json.dumps(chat).replace('"USAGE"', '{"prompt_tokens": ' + "9" * 5000 + ', "completion_tokens": 3}')
+    path.write_text(text.replace("Fix the bug.", "Fix \\ud800 the bug."))
+    (t,), caught = imported(path)
+    assert t.messages[1].content == "Fix \ufffd the bug."
+    assert "usage" not in t.messages[2].metadata  # not an integer any more: no usage, not a wrong one
+    assert any("1 integer(s) longer than 19 digits kept as text" in w for w in caught)
+    assert any("1 string(s) with lone UTF-16 surrogates" in w for w in caught)
+    (back,) = read_transcripts(write_transcripts(tmp_path / "out.jsonl", [t]))
+    assert back.messages[1].content == "Fix \ufffd the bug."
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_a_utf16_file_is_read_as_utf16_not_called_invalid_utf8(tmp_path: Path, encoding: str) -> None:
+    path = tmp_path / "wide.json"
+    path.write_bytes(json.dumps(CHAT, ensure_ascii=False).encode(encoding))
+    (t,), caught = imported(path)
+    assert [m.content for m in t.messages] == [m["content"] for m in CHAT]
+    assert len(caught) == 1 and "not UTF-8: read as UTF-" in caught[0]
+
+
+def test_a_symlink_loop_named_on_the_command_line_is_not_no_such_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    os.symlink("self.json", tmp_path / "self.json")
+    assert main(["import", str(tmp_path / "self.json"), "--out", str(tmp_path / "out")]) == 1
+    out = capsys.readouterr().out
+    assert "symbolic link loop" in out and "no such file" not in out
+    with pytest.raises(InputError, match="symbolic link loop"):
+        import_file(tmp_path / "self.json")
+
+
+def test_a_special_file_named_explicitly_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"^/dev/null: not a regular file \(a character device\)$"):
+        import_file("/dev/null")
+
+
+def test_a_canonical_file_of_an_unknown_schema_version_is_named(tmp_path: Path) -> None:
+    good = write_transcripts(tmp_path / "good.jsonl", [coding_transcript(rounds=2)])
+    (t,), _ = imported(good)  # re-importing a canonical file keeps it, probes included
+    assert t.probes and t.to_dict() == next(iter(read_transcripts(good))).to_dict()
+    future = tmp_path / "future.jsonl"
+    future.write_text(good.read_text().replace("ctxbench.transcript/1", "ctxbench.transcript/999"))
+    with pytest.raises(InputError) as info:
+        import_file(future)
+    assert str(info.value) == (
+        f"{future}:line 1: unsupported schema version 'ctxbench.transcript/999' "
+        "(this ctxbench reads ctxbench.transcript/1)"
+    )
+    with pytest.raises(InputError, match="unsupported schema version"):
+        list(read_transcripts(future))
+
+
+# --- warnings for every record dropped or repaired ---------------------------------------------------
+
+
+def test_duplicate_tool_call_ids_are_renamed_paired_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "dup.json"
+    call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "tool_calls": [call, call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "one"},
+        {"role": "tool", "tool_call_id": "c1", "content": "two"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "three"},
+    ]
+    path.write_text(json.dumps(messages))
+    (t,), caught = imported(path)
+    ids = [c.id for m in t.messages for c in m.tool_calls]
+    assert ids == ["c1", "c1~2", "c1~3"]
+    assert [m.tool_call_id for m in t.messages if m.role == "tool"] == ids
+    assert caught == [
+        f"{path}:dup:message 1: 2 tool-call id(s) used by an earlier call renamed <id>~2, ~3... "
+        "so results pair (first one here)"
+    ]
+
+
+def test_tool_calls_that_are_not_a_list_are_warned_about(tmp_path: Path) -> None:
+    path = tmp_path / "bash.json"
+    messages = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "ok", "tool_calls": "bash"}]
+    path.write_text(json.dumps(messages))
+    (t,), caught = imported(path)
+    assert t.messages[1].tool_calls == ()
+    assert caught == [f"{path}:$[1]: tool_calls is not a list (str 'bash'); ignored"]
+
+
+def test_dropped_claude_code_records_are_counted(tmp_path: Path) -> None:
+    path = tmp_path / "cc.jsonl"
+    rows = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": "not an object"},
+        {"type": "mystery", "uuid": "m1"},
+        [1, 2],
+        {"type": "assistant", "uuid": "a2", "parentUuid": "u1", "message": {"id": "r", "content": "hello"}},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (t,), caught = imported(path)
+    assert [m.role for m in t.messages] == ["user", "assistant"]
+    assert caught == [
+        f"{path}:line 2: 3 record(s) dropped (first one here): assistant record without a message object x1, "
+        "not a JSON object x1, unknown type 'mystery' x1"
+    ]
+
+
+def test_traj_steps_with_missing_keys_are_counted(tmp_path: Path) -> None:
+    path = tmp_path / "steps.traj"
+    steps = [{"response": "ls", "observation": "a b"}, {"observation": "x"}, {"thought": "t"}, {"action": "pwd"}]
+    path.write_text(json.dumps({"trajectory": steps, "info": {}}))
+    (t,), caught = imported(path)
+    assert len(t.messages) == 8
+    assert sorted(caught) == [
+        f"{path}:$.trajectory[1]: 1 step(s) without response, thought or action (first one here); "
+        "read as empty response",
+        f"{path}:$.trajectory[2]: 2 step(s) without observation (first one here); read as empty observation",
+    ]
+
+
+def test_the_cli_counts_warnings_per_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bash.json"
+    path.write_text(json.dumps([{"role": "user", "content": "go"}, {"role": "assistant", "tool_calls": "bash"}]))
+    assert main(["import", str(path), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "warnings=1" in out.splitlines()[0] and "total   files=1 failed=0" in out and "warnings=1 " in out
