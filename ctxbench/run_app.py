@@ -186,11 +186,19 @@ def hydra_main(cfg: DictConfig) -> None:
         raise SystemExit(2) from None
 
 
-def comparison_table(summaries: Sequence[dict[str, Any]]) -> str:
-    """Per strategy (and model): tokens sent, peak, savings against `none`, errors, retries."""
+def comparison_table(summaries: Sequence[dict[str, Any]], report: Any = None) -> str:
+    """Per strategy (and model): tokens sent, peak, savings against `none`, errors, retries,
+    retention; with intervals unless ``report.ci`` is false."""
     from ctxbench.report.tables import comparison_frame, format_table
 
-    return format_table(comparison_frame(summaries))
+    report = report or {}
+    frame = comparison_frame(
+        summaries,
+        ci=bool(report.get("ci", True)),
+        resamples=int(report.get("resamples", 2000)),
+        seed=int(report.get("seed", 0)),
+    )
+    return format_table(frame)
 
 
 class PrintComparison(Callback):
@@ -198,19 +206,21 @@ class PrintComparison(Callback):
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
         # HydraConfig is already cleared here; the config passed in still has the run's dir.
-        self._print([Path(config.hydra.runtime.output_dir)])
+        self._print([Path(config.hydra.runtime.output_dir)], report=config.get("report"))
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        self._print(sorted(Path(config.hydra.sweep.dir).glob(f"*/{CELLS_FILE}")), glob=False)
+        self._print(
+            sorted(Path(config.hydra.sweep.dir).glob(f"*/{CELLS_FILE}")), glob=False, report=config.get("report")
+        )
 
-    def _print(self, places: list[Path], glob: bool = True) -> None:
+    def _print(self, places: list[Path], glob: bool = True, report: Any = None) -> None:
         from ctxbench.results.store import iter_summaries
 
         files = [p / CELLS_FILE for p in places] if glob else places
         cells = [Path(c) for f in files if f.exists() for c in json.loads(f.read_text("utf-8"))]
         summaries = [s for c in cells for _, s in iter_summaries(c / "summary.json") if (c / "summary.json").exists()]
         if summaries:
-            print("\n" + comparison_table(summaries), flush=True)  # below any progress bar left on the line
+            print("\n" + comparison_table(summaries, report), flush=True)  # below any progress bar left on the line
 
 
 def cli(argv: Sequence[str]) -> int:

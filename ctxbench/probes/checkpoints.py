@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxbench.core import StrategyContext
-from ctxbench.judges.base import Judge
+from ctxbench.judges.base import Judge, Verdict
 from ctxbench.transcripts.model import Message, Probe, Transcript
+
+REJECTED = Verdict("lost", "rejected-call", evidence="call rejected: the agent never had this context")
 
 
 @dataclass(frozen=True)
@@ -33,10 +35,14 @@ class ProbeObserver:
         # (a fact can be needed by a tool or user message, and calls happen at assistant messages).
         self._pending_needed = sorted((p for p in self.probes if p.needed_at is not None), key=lambda p: p.needed_at)
         self._index_of: dict[int, int] = {}
+        self._first_user = -1
+        self._last_accepted = True
 
     def bind(self, transcript: Transcript) -> None:
-        """Remember the transcript's original messages by identity (see _without_echoes)."""
+        """Remember the transcript's original messages by identity (see _without_echoes), and the
+        first user message: facts stated up to it sit where every strategy keeps them."""
         self._index_of = {id(m): i for i, m in enumerate(transcript.messages)}
+        self._first_user = next((i for i, m in enumerate(transcript.messages) if m.role == "user"), -1)
 
     def _without_echoes(self, probe: Probe, working: Sequence[Message]) -> Sequence[Message]:
         """The context minus verbatim messages from where the agent needed the fact on:
@@ -51,6 +57,7 @@ class ProbeObserver:
             self.bind(ctx.transcript)
         if record["layers"]:
             self.compactions += 1
+        self._last_accepted = bool(record.get("accepted", True))
         at = record["message_index"]
         reasons = []
         if self.policy.every_n_calls and (record["call"] + 1) % self.policy.every_n_calls == 0:
@@ -72,7 +79,8 @@ class ProbeObserver:
         calls = ctx.transcript.call_indices
         # The replay stops at the last recorded call: facts stated after it never reach a context.
         replayed = calls[-1] + 1 if calls else 0
-        end = {"call": ctx.call_index, "message_index": replayed, "layers": []}
+        # The end context is what the agent had at its last call: nothing, if that call was rejected.
+        end = {"call": ctx.call_index, "message_index": replayed, "layers": [], "accepted": self._last_accepted}
         self._judge_all([p for p in self.probes if p.message_index < replayed], working, end, "end", calls)
 
     def _judge_all(
@@ -81,8 +89,11 @@ class ProbeObserver:
         if hasattr(self.judge, "forget_except"):
             self.judge.forget_except(working)
         at = record["message_index"]
+        accepted = bool(record.get("accepted", True))
         for probe in probes:
-            verdict = self.judge.judge(probe, self._without_echoes(probe, working))
+            # A rejected call's context never reached the model: its facts are lost there.
+            verdict = self.judge.judge(probe, self._without_echoes(probe, working)) if accepted else REJECTED
+            age = bisect_left(calls, at) - bisect_right(calls, probe.message_index)
             self.rows.append(
                 {
                     "checkpoint": why,
@@ -90,7 +101,17 @@ class ProbeObserver:
                     "message_index": record["message_index"],
                     "probe": probe.id,
                     "kind": probe.kind,
-                    "age_calls": bisect_left(calls, at) - bisect_right(calls, probe.message_index),
+                    "label": probe.label or probe.kind,
+                    "question": probe.question,
+                    "gold": probe.answer,
+                    "stated_at": probe.message_index,
+                    "span": list(probe.span) if probe.span else None,
+                    "needed_at": probe.needed_at,
+                    "accepted": accepted,
+                    # kept by any strategy: in the system prompt or first user message, or within the
+                    # last two rounds here (a probe is trivial when every one of its rows is)
+                    "trivial": probe.message_index <= self._first_user or age <= 1,
+                    "age_calls": age,
                     "compactions": self.compactions,
                     "status": verdict.status,
                     "judge": verdict.judge,

@@ -48,7 +48,9 @@ def dropped_facts(rows: Sequence[dict[str, Any]], answers: dict[str, str]) -> li
             {
                 "probe": probe,
                 "kind": first["kind"],
-                "answer": answers.get(probe),
+                "label": first.get("label"),
+                "question": first.get("question"),
+                "answer": answers.get(probe, first.get("gold")),
                 "status": history[-1]["status"],
                 "first_missing_call": first["call"],
                 "layers": first["layers"] or ["(not seen at a compaction checkpoint)"],
@@ -57,18 +59,68 @@ def dropped_facts(rows: Sequence[dict[str, Any]], answers: dict[str, str]) -> li
     return out
 
 
+def probe_outcomes(rows: Sequence[dict[str, Any]], trivial: set[str]) -> list[dict[str, Any]]:
+    """Per probe: what was asked, the gold and where it was stated, its status at the end, and the
+    first call where it was missing (with the layers that ran there)."""
+    by_probe: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_probe[row["probe"]].append(row)
+    out = []
+    for probe, history in by_probe.items():
+        last = history[-1]
+        missing = next((r for r in history if r["status"] != "kept"), None)
+        out.append(
+            {
+                "probe": probe,
+                "label": last.get("label") or last["kind"],
+                "question": last.get("question"),
+                "gold": last.get("gold"),
+                "stated_at": last.get("stated_at"),
+                "trivial": probe in trivial,
+                "status": last["status"] if last["checkpoint"] == "end" else "not judged at the end",
+                "first_missing_call": missing["call"] if missing else None,
+                "layers": (missing["layers"] or []) if missing else [],
+                "rejected": bool(missing and missing.get("accepted") is False),
+            }
+        )
+    return out
+
+
+def trivial_probes(rows: Sequence[dict[str, Any]]) -> set[str]:
+    """Probes every strategy keeps trivially: trivial at every checkpoint they were judged at
+    (stated in the system prompt or first user message, or always within the last two rounds)."""
+    verdicts: dict[str, bool] = {}
+    for row in rows:
+        verdicts[row["probe"]] = verdicts.get(row["probe"], True) and bool(row.get("trivial", False))
+    return {probe for probe, trivial in verdicts.items() if trivial}
+
+
 def retention_metrics(rows: Sequence[dict[str, Any]], answers: dict[str, str]) -> dict[str, Any]:
+    """``retention`` is on the informative probes (trivial ones apart, see ``trivial_probes``) at
+    the end of the replay; a rejected call's checkpoint counts as lost."""
     if not rows:
         return {}
-    end = [r for r in rows if r["checkpoint"] == "end"]
-    needed = [r for r in rows if r["checkpoint"] == "needed"]
+    trivial = trivial_probes(rows)
+    informative = [r for r in rows if r["probe"] not in trivial]
+    end_all = [r for r in rows if r["checkpoint"] == "end"]
+    end = [r for r in informative if r["checkpoint"] == "end"]
+    needed = [r for r in informative if r["checkpoint"] == "needed"]
     return {
-        "probes": len(end),
+        "probes": len(end_all),
+        "probes_informative": len(end),
+        "probes_trivial": len(end_all) - len(end),
+        "trivial_probes": sorted(trivial),
         "retention": _rate(end),
+        "retention_informative": _rate(end),
+        "retention_all": _rate(end_all),
+        "retention_trivial": _rate(r for r in end_all if r["probe"] in trivial),
         "recoverable": _rate(end, "recoverable"),
         "retention_when_needed": _rate(needed),
+        "checkpoints_rejected": sum(1 for r in rows if r.get("accepted") is False),
         "retention_by_kind": _grouped(end, "kind", None),
-        "retention_by_age_calls": _grouped(rows, "age_calls", AGE_BUCKETS),
-        "retention_by_compactions": _grouped(rows, "compactions", COMPACTION_BUCKETS),
+        "retention_by_label": _grouped([{**r, "label": r.get("label") or r["kind"]} for r in end], "label", None),
+        "retention_by_age_calls": _grouped(informative, "age_calls", AGE_BUCKETS),
+        "retention_by_compactions": _grouped(informative, "compactions", COMPACTION_BUCKETS),
         "dropped": dropped_facts(rows, answers),
+        "probe_outcomes": probe_outcomes(rows, trivial),
     }

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
+
+from ctxbench.report.intervals import add_intervals
 
 # Overrides that choose what is compared or where it goes, not a variant of a strategy.
 NOT_VARIANT = ("strategy=", "model=", "dataset", "output", "progress", "hydra", "experiment=")
@@ -23,9 +26,18 @@ def cells_frame(summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def comparison_frame(summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
+REFERENCE = "none"  # the full history: what savings are measured against, never a frontier point
+# Rates that get a bootstrap interval over transcripts (ctxbench.report.intervals).
+CI_COLUMNS = ("retention", "savings_vs_none", "overflow_per_call", "cost_usd")
+
+
+def comparison_frame(
+    summaries: Sequence[dict[str, Any]], ci: bool = True, resamples: int = 2000, seed: int = 0
+) -> pd.DataFrame:
     """Per strategy x model (x variant): totals over transcripts. Savings are against the
-    full history, which is exactly what `none` sends each call."""
+    full history, which is exactly what `none` sends each call; `none` is flagged as the
+    reference. Retention is on the informative probes (``probes``; the ``trivial`` ones apart);
+    with ``ci``, the rates get 95% bootstrap intervals over transcripts (``COL_lo``/``COL_hi``)."""
     cells = cells_frame(summaries)
     if cells.empty:
         return cells
@@ -42,6 +54,8 @@ def comparison_frame(summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
     }
     optional = {
         "retention": ("retention", "mean"),
+        "probes": ("probes_informative", "sum"),
+        "trivial": ("probes_trivial", "sum"),
         "recoverable": ("recoverable", "mean"),
         "cost_usd": ("cost_usd", "sum"),
     }
@@ -68,9 +82,20 @@ def comparison_frame(summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
         table.insert(at + 2, "cache_hit_share", table.cached / table.billed.where(table.billed > 0))
         table = table.drop(columns=["strategy_cost", "full_cost", "cached", "billed"])
     table = table.drop(columns="uncompacted")
+    table.insert(table.columns.get_loc("overflow_errors") + 1, "overflow_per_call", table.overflow_errors / table.calls)
+    for col in ("probes", "trivial"):
+        if col in table:
+            table[col] = table[col].fillna(0).astype(int)
+    if ci:
+        cells = cells.copy()
+        if "cost_usd" in agg:
+            cells["cost_usd"] = cells[agg["cost_usd"][0]]
+        table = add_intervals(table, cells, keys, CI_COLUMNS, resamples=resamples, seed=seed)
+    table.insert(2, "reference", table.strategy == REFERENCE)
     if not table.variant.astype(bool).any():
         table = table.drop(columns="variant")
-    return table.sort_values(["model", "strategy"]).reset_index(drop=True)
+    order = table.assign(_ref=~table.reference).sort_values(["model", "_ref", "strategy"])
+    return order.drop(columns="_ref").reset_index(drop=True)
 
 
 def _with_cache_sums(cells: pd.DataFrame) -> pd.DataFrame:
@@ -84,19 +109,55 @@ def _with_cache_sums(cells: pd.DataFrame) -> pd.DataFrame:
     return cells
 
 
+PERCENT = ("savings_vs_none", "cost_savings_vs_none", "cache_hit_share", "retention", "recoverable")
+
+
+def _fmt(col: str, value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if col in PERCENT:
+        return f"{value * 100:.1f}"
+    if col == "overflow_per_call":
+        return f"{value:.3f}"
+    if col == "cost_usd":
+        return f"{value:,.2f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
 def format_table(table: pd.DataFrame) -> str:
-    """A plain-text table for the terminal."""
+    """A plain-text table for the terminal: rates with their interval as ``value [low, high]``
+    (percentages in points), the reference row marked, and a footnote on what it means."""
     if table.empty:
         return "(no results)"
     shown = table.copy()
-    for col in shown.columns:
-        if col in ("savings_vs_none", "cost_savings_vs_none", "cache_hit_share", "retention", "recoverable"):
-            shown[col] = shown[col].map(lambda v: f"{v:6.1%}")
-        elif col == "cost_usd":
-            shown[col] = shown[col].map(lambda v: f"{v:,.2f}")
-        elif pd.api.types.is_integer_dtype(shown[col]):
-            shown[col] = shown[col].map(lambda v: f"{v:,}")
-    return shown.to_string(index=False)
+    for col in list(shown.columns):
+        if col.endswith(("_lo", "_hi")) or col == "reference":
+            continue
+        lo, hi = f"{col}_lo", f"{col}_hi"
+        if lo in shown:
+            shown[col] = [
+                f"{_fmt(col, v)} [{_fmt(col, a)}, {_fmt(col, b)}]" for v, a, b in zip(shown[col], shown[lo], shown[hi])
+            ]
+        elif col in PERCENT or col in ("overflow_per_call", "cost_usd") or pd.api.types.is_integer_dtype(shown[col]):
+            shown[col] = shown[col].map(lambda v, c=col: _fmt(c, v))
+    if "reference" in shown:
+        shown["strategy"] = [f"{s} (ref)" if r else s for s, r in zip(shown.strategy, shown.reference)]
+    shown = shown.drop(columns=[c for c in shown.columns if c.endswith(("_lo", "_hi")) or c == "reference"])
+    shown = shown.rename(columns={c: f"{c} %" for c in PERCENT if c in shown})
+    notes = []
+    if any(c.endswith("_lo") for c in table.columns):
+        notes.append("[low, high]: 95% bootstrap interval over transcripts (seeded; report.ci=false hides it).")
+    if "probes" in table:
+        notes.append(
+            "retention: share of informative probes kept at the end (probes: how many; trivial ones, kept by any "
+            "strategy, apart); a rejected call's checkpoint counts as lost."
+        )
+    if "reference" in table and table.reference.any():
+        notes.append(
+            f"(ref): {REFERENCE} sends the full history: the baseline of savings, not a strategy on the frontier; "
+            "its rejected calls are failed_calls."
+        )
+    return shown.to_string(index=False) + ("\n" + "\n".join(notes) if notes else "")
 
 
 RETENTION_BREAKDOWNS = {

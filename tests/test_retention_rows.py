@@ -1,0 +1,87 @@
+"""What retention rows say: the question, gold, type and source span; a rejected call's checkpoint
+is lost (the agent never had that context); trivial probes (system prompt, first user message, or
+always within the last two rounds) are reported apart from the informative ones."""
+
+from ctxbench.judges.deterministic import DeterministicJudge
+from ctxbench.probes import CheckpointPolicy, ProbeObserver, retention_metrics
+from ctxbench.replay.engine import replay
+from ctxbench.replay.provider import ModelSpec
+from ctxbench.strategies.none import FullHistory
+from ctxbench.strategies.sliding_window import SlidingWindow
+from ctxbench.tokens import ExactEstimator, TokenCounter, get_tokenizer
+from ctxbench.transcripts.model import Message, Probe, ToolCall, Transcript
+from tests.helpers import coding_transcript
+
+SMALL = ModelSpec(name="small", context_window=8000, reserved_output_tokens=1000, tokenizer="cl100k_base")
+
+
+def _run(transcript, strategy, policy=None):
+    observer = ProbeObserver(transcript.probes, DeterministicJudge(), policy or CheckpointPolicy(every_n_calls=5))
+    result = replay(
+        transcript,
+        strategy,
+        ExactEstimator("cl100k_base"),
+        SMALL,
+        TokenCounter(get_tokenizer("cl100k_base")),
+        observers=[observer],
+    )
+    return result, observer
+
+
+def _with_probes(t: Transcript) -> Transcript:
+    """The port stated in the first user message (trivial) and a fact stated in round 3's output."""
+    messages = list(t.messages)
+    messages[7] = messages[7].replace(content="build id is BX7731Q\n" + messages[7].content)
+    probes = [
+        t.probes[0],
+        Probe("build", "Which build id?", "BX7731Q", "recall", 7, None, label="identifier", span=(12, 19)),
+    ]
+    return Transcript(t.id, messages, probes=probes, source=t.source)
+
+
+def test_rejected_calls_lose_every_probe_at_their_checkpoints():
+    t = _with_probes(coding_transcript(rounds=40))
+    result, observer = _run(t, FullHistory())
+    rejected = {c["call"] for c in result.calls if not c["accepted"]}
+    assert rejected and max(rejected) == len(t.call_indices) - 1  # the full history overflows at the end
+    for row in observer.rows:
+        if row["call"] in rejected:
+            assert row["status"] == "lost" and "rejected" in row["evidence"], row
+    end = [r for r in observer.rows if r["checkpoint"] == "end"]
+    assert end and all(r["status"] == "lost" for r in end)
+    metrics = retention_metrics(observer.rows, {})
+    assert metrics["retention_all"] == 0.0
+
+
+def test_rows_carry_question_gold_type_and_span():
+    t = _with_probes(coding_transcript(rounds=12))
+    _, observer = _run(t, SlidingWindow())
+    row = next(r for r in observer.rows if r["probe"] == "build")
+    assert row["question"] == "Which build id?" and row["gold"] == "BX7731Q"
+    assert row["label"] == "identifier" and row["span"] == [12, 19] and row["stated_at"] == 7
+
+
+def test_trivial_probes_are_reported_apart():
+    t = _with_probes(coding_transcript(rounds=12))
+    _, observer = _run(t, SlidingWindow())
+    metrics = retention_metrics(observer.rows, {})
+    # The port sits in the first user message: every strategy keeps it; the build id does not.
+    assert metrics["probes_trivial"] == 1 and metrics["probes_informative"] == 1
+    assert metrics["trivial_probes"] == ["port"]
+    assert metrics["retention"] == metrics["retention_informative"]
+    assert metrics["retention_trivial"] == 1.0
+
+
+def test_a_fact_always_in_the_last_two_rounds_is_trivial():
+    messages = [Message("system", "s"), Message("user", "Do the thing with care please")]
+    for i in range(6):
+        messages += [
+            Message("assistant", f"step {i}", tool_calls=(ToolCall(f"c{i}", "bash", '{"cmd": "ls"}'),)),
+            Message("tool", f"out {i}" + (" token QQ9911X" if i == 5 else ""), tool_call_id=f"c{i}"),
+        ]
+    messages.append(Message("assistant", "done"))
+    late = Probe("late", "Which token?", "QQ9911X", "recall", len(messages) - 2)
+    t = Transcript("t", messages, probes=[late])
+    _, observer = _run(t, FullHistory(), CheckpointPolicy(every_n_calls=1))
+    metrics = retention_metrics(observer.rows, {})
+    assert metrics["trivial_probes"] == ["late"] and metrics["retention"] is None
