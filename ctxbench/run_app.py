@@ -33,6 +33,7 @@ CELLS_FILE = "cells.json"
 def load_dataset(cfg: DictConfig) -> list[tuple[Transcript, str]]:
     """The dataset's transcripts, each with a hash of the file it came from."""
     from ctxbench.transcripts.canonical import find_canonical_files, read_transcripts
+    from ctxbench.transcripts.formats._common import dedupe_ids
 
     paths = [Path(p) if Path(p).is_absolute() else Path(hydra.utils.get_original_cwd()) / p for p in cfg.dataset.paths]
     files = find_canonical_files(paths)
@@ -40,9 +41,10 @@ def load_dataset(cfg: DictConfig) -> list[tuple[Transcript, str]]:
         raise InputError(", ".join(map(str, paths)), None, "no canonical .jsonl transcripts found")
     include = set(cfg.dataset.get("include") or ())
     out: list[tuple[Transcript, str]] = []
+    ids: set[str] = set()  # a repeated id gets a stable suffix and a warning instead of sharing a cell
     for file in files:
         file_hash = hashlib.sha256(file.read_bytes()).hexdigest()[:16]
-        for transcript in read_transcripts(file):
+        for transcript in dedupe_ids(list(read_transcripts(file)), ids, str(file)):
             if include and transcript.id not in include:
                 continue
             if not transcript.call_indices:

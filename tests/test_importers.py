@@ -166,7 +166,7 @@ def test_openhands_events_become_calls_with_usage() -> None:
         assert len(calls) == len(responses)
         assert [m.metadata["usage"]["prompt_tokens"] for m in calls] == [u["prompt_tokens"] for u in responses.values()]
         assert "execute_bash" in tool_names(t)
-    assert transcripts[0].messages[3].metadata["usage"]["prompt_tokens"] == 5920
+    assert next(m for m in transcripts[0].messages if m.role == "assistant").metadata["usage"]["prompt_tokens"] == 5920
     errors = [m for m in transcripts[1].messages if m.content.endswith("[Error occurred in processing last action]")]
     assert len(errors) == 1 and errors[0].role == "user"
 
@@ -213,7 +213,7 @@ def test_claude_code_sidechain_and_summary() -> None:
     (studio,) = import_file(SHARED / CC_STUDIO)
     assert studio.metadata["summary"] == "Exploring .claude directory and studio.db"
     assert studio.source["model"] == "claude-opus-4-5-20251101"
-    assert "thinking" in next(m for m in studio.messages if m.role == "assistant").metadata
+    assert "reasoning" in next(m for m in studio.messages if m.role == "assistant").metadata
 
 
 # --- hand-made fixtures ----------------------------------------------------------------------------------
@@ -289,7 +289,7 @@ def test_anthropic_blocks() -> None:
     assert t.messages[1].content.endswith("[image omitted]")
     assert len(caught) == 1 and "image" in caught[0] and "$.messages[0]" in caught[0]
     call = t.messages[2]
-    assert call.metadata["thinking"] == "I should query the orders table."
+    assert call.metadata["reasoning"] == "I should query the orders table."
     assert call.metadata["usage"]["prompt_tokens"] == 20 + 1500 + 0
     assert call.metadata["usage"]["cache_creation_input_tokens"] == 1500
     assert t.messages[3].content == "count\n1842" and t.messages[3].name == "sql_query"

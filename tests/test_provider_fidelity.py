@@ -163,3 +163,12 @@ def test_import_prints_the_median_ratio_and_warns(tmp_path: Path, capsys: pytest
     captured = capsys.readouterr()
     assert "median_ratio=0." in captured.out
     assert "what the provider reported" in captured.err  # well below 0.9: the overhead is missing
+
+
+def test_condensation_forgets_messages_from_its_place_on() -> None:
+    t = usage_transcript(huge_at=4)
+    # The agent condensed the huge result (message 11) away before call 5 (message 12), as OpenHands records.
+    t.metadata["condensations"] = [{"at": 12, "forgotten": [11], "summary": None, "summary_offset": None}]
+    fidelity = measure([t])
+    assert not fidelity.outlier_rows()
+    assert fidelity.fidelity_rows()[0]["mape_after_overhead"] == pytest.approx(0.0, abs=1e-9)

@@ -7,10 +7,12 @@ with the reported count. What the transcript cannot hold (the agent's tool schem
 prompt it does not log, the provider's framing) is a per-request constant: it is fitted on half
 of a source's calls (the median difference, on every other call) and scored on the other half.
 
-Reasoning parts (``metadata["reasoning"]``) are counted the way the provider resends them: the
-transcript's ``metadata["reasoning_resent"]`` says ``tool_loop`` (the assistant turns since the
-last user message resend theirs: Anthropic, DeepSeek thinking mode, OpenAI reasoning items),
-``all`` or ``none``; ``measure`` can override it to let the numbers decide.
+Condensation events an importer recorded (``metadata["condensations"]``: the messages the agent
+forgot from message ``at`` on, and the summary it sent instead) are applied. Reasoning parts
+(``metadata["reasoning"]``) are counted the way the provider resends them: the transcript's
+``metadata["reasoning_resent"]`` says ``tool_loop`` (the assistant turns since the last user message
+resend theirs: Anthropic, DeepSeek thinking mode, OpenAI reasoning items), ``all`` or ``none``;
+``measure`` can override it to let the numbers decide.
 
 Python API: :func:`measure` -> :class:`Fidelity` (``fidelity_rows``, ``outlier_rows``),
 :func:`estimator_rows`, :func:`write_report`, :func:`file_median_ratio`.
@@ -119,7 +121,13 @@ def _measure_one(transcript: Transcript, tok: Tokenizer, reasoning: str | None) 
     reasoning_all = reasoning_loop = 0  # reasoning tokens in the prompt: all of it, since the last user message
     largest: tuple[int, str, int, str] = (-1, "", 0, "")
     call = 0
+    condensed = {c["at"]: c for c in transcript.metadata.get("condensations") or () if isinstance(c, dict)}
     for i, message in enumerate(transcript.messages):
+        if i in condensed:  # the agent forgot these messages from here on, and sends a summary instead
+            event = condensed[i]
+            total -= sum(counter.message(transcript.messages[k]) for k in event.get("forgotten") or () if k < i)
+            if event.get("summary"):
+                total += counter.message(Message("user", str(event["summary"])))
         if message.role == "assistant":
             reported = reported_prompt(message)
             if reported:

@@ -279,7 +279,8 @@ def _is_event(item: Any) -> bool:
 
 
 def _is_message(item: Any) -> bool:
-    return isinstance(item, dict) and isinstance(item.get("role"), str)
+    """A chat message, or an OpenAI reasoning item (which belongs to the assistant message after it)."""
+    return isinstance(item, dict) and (isinstance(item.get("role"), str) or item.get("type") == "reasoning")
 
 
 def _anthropic_blocks(messages: list[Any]) -> bool:

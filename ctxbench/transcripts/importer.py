@@ -28,6 +28,7 @@ from ctxbench.transcripts.detect import (
     os_problem,
 )
 from ctxbench.transcripts.formats import FORMAT_NAMES, PARSERS, ParseContext, TranscriptWarning
+from ctxbench.transcripts.formats._common import dedupe_ids
 from ctxbench.transcripts.hf_source import ImportTotals, import_dataset, is_dataset_source
 from ctxbench.transcripts.model import Transcript
 
@@ -163,9 +164,12 @@ def _fidelity_note(path: Path, transcripts: list[Transcript]) -> str:
     return f" median_ratio={ratio:.3f} ({tokenizer})"
 
 
-def _import_one(path: Path, root: Path, fmt: str, out_dir: Path, taken: set[Path]) -> tuple[list[Transcript], Path]:
-    """Import and write one file; every failure is an ``InputError``."""
-    transcripts = import_file(path, fmt)
+def _import_one(
+    path: Path, root: Path, fmt: str, out_dir: Path, taken: set[Path], ids: set[str]
+) -> tuple[list[Transcript], Path]:
+    """Import and write one file (an id already in ``ids`` gets a stable suffix and a warning);
+    every failure is an ``InputError``."""
+    transcripts = dedupe_ids(import_file(path, fmt), ids, str(path))
     target = output_path(path, root, out_dir, taken)
     try:
         return transcripts, write_transcripts(target, transcripts)
@@ -215,6 +219,7 @@ def cli(argv: list[str]) -> int:
         print("ctxbench import: no source files found", file=sys.stderr)
         return 1
     taken: set[Path] = set()
+    ids: set[str] = set()  # across files: two runs sharing an id would be merged downstream
     ok, failed = ds_totals.ok, len(failures) + ds_totals.failed
     n_transcripts, n_messages, n_usage = ds_totals.transcripts, ds_totals.messages, ds_totals.calls_with_usage
     n_warnings = 0
@@ -222,7 +227,7 @@ def cli(argv: list[str]) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TranscriptWarning)
             try:
-                transcripts, target = _import_one(path, root, args.format, out_dir, taken)
+                transcripts, target = _import_one(path, root, args.format, out_dir, taken, ids)
             except InputError as exc:
                 error: InputError | None = exc
             except Exception as exc:  # noqa: BLE001 - a defect in ctxbench must not end the batch either

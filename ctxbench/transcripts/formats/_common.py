@@ -8,6 +8,7 @@ unreadable raise ``InputError``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import warnings
 from collections import Counter
@@ -286,14 +287,37 @@ def finish(
     return Transcript(id=transcript_id, messages=messages, source=source, metadata=metadata)
 
 
-def unique_ids(transcripts: list[Transcript]) -> list[Transcript]:
-    """Make ids unique within one file by suffixing repeats with ``-2``, ``-3``..."""
-    seen: Counter[str] = Counter()
+def content_digest(transcript: Transcript) -> str:
+    """8 hex digits naming a transcript's messages: the same run gets the same digest every time."""
+    text = json.dumps([m.to_dict() for m in transcript.messages], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def dedupe_ids(transcripts: list[Transcript], seen: set[str], where: str | None = None) -> list[Transcript]:
+    """Give a transcript whose id is already in ``seen`` a stable suffix (``~`` and the digest of its
+    messages; a further ``-2``, ``-3`` for identical copies), warn naming both ids, and add every id
+    to ``seen``. Two runs sharing an id would otherwise be merged in the tables or skipped as done."""
     for t in transcripts:
-        seen[t.id] += 1
-        if seen[t.id] > 1:
-            t.id = f"{t.id}-{seen[t.id]}"
+        if t.id in seen:
+            old, base = t.id, f"{t.id}~{content_digest(t)}"
+            new, n = base, 1
+            while new in seen:
+                n += 1
+                new = f"{base}-{n}"
+            t.id = new
+            place = where or (t.source or {}).get("path") or ""
+            warnings.warn(
+                f"{place}: duplicate transcript id {old!r}; this one is {new!r}".lstrip(": "),
+                TranscriptWarning,
+                stacklevel=2,
+            )
+        seen.add(t.id)
     return transcripts
+
+
+def unique_ids(transcripts: list[Transcript]) -> list[Transcript]:
+    """Make ids unique within one file (see ``dedupe_ids``)."""
+    return dedupe_ids(transcripts, set())
 
 
 def json_path(*parts: str | int) -> str:

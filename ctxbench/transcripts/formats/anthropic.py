@@ -1,7 +1,8 @@
 """Anthropic Messages content blocks: ``[{role, content}]`` or ``{system, messages}``.
 
 Assistant ``text`` blocks become the message text, ``tool_use`` blocks its tool calls, ``thinking``
-is kept in ``metadata["thinking"]`` (the API drops earlier turns' thinking from the prompt).
+is kept as the message's own part, ``metadata["reasoning"]`` (the API counts it again only within
+the tool-use loop it belongs to; ``redacted_thinking`` is encrypted and cannot be counted).
 A user message's ``tool_result`` blocks become ``tool`` messages (they come first in a user turn),
 followed by a user message for any other text. Images become ``[image omitted]``.
 """
@@ -49,7 +50,7 @@ def assistant_message(content: Any, ctx: ParseContext, where: str, usage: Any = 
             texts.append(text_of([block], ctx, where))
     metadata: dict[str, Any] = {}
     if thinking:
-        metadata["thinking"] = "\n".join(thinking)
+        metadata["reasoning"] = "\n".join(thinking)
     normalized = normalize_usage(usage)
     if normalized:
         metadata["usage"] = normalized

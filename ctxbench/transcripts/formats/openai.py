@@ -4,6 +4,9 @@ Accepts a list of messages, an object with ``messages`` (mini-swe-agent's ``.tra
 with one message per line, or JSONL with one conversation object per line. Handles ``tool_calls``
 and ``role: tool``, the legacy ``function_call`` / ``role: function``, content parts, ``_pin``, and
 per-call usage wherever frameworks keep it (``usage``, ``extra.response.usage``, ``response.usage``).
+Reasoning is kept as the assistant message's own part, ``metadata["reasoning"]``: DeepSeek's
+``reasoning_content`` (also vLLM's ``reasoning``), and OpenAI reasoning items (``{"type": "reasoning",
+"summary": [...]}``), which belong to the assistant message after them.
 """
 
 from __future__ import annotations
@@ -66,6 +69,9 @@ def convert_message(raw: Any, index: int, ctx: ParseContext, where: str) -> tupl
         usage, model = _find_usage(raw)
         if usage:
             metadata["usage"] = usage
+        reasoning = raw.get("reasoning_content") or raw.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            metadata["reasoning"] = reasoning
     if role == "tool":
         return (
             Message(
@@ -81,13 +87,29 @@ def convert_message(raw: Any, index: int, ctx: ParseContext, where: str) -> tupl
     return Message(role, content, tool_calls=calls, pinned=pinned, metadata=metadata), model
 
 
+def reasoning_item_text(raw: dict[str, Any]) -> str:
+    """The readable text of an OpenAI reasoning item: its summary parts, else its content parts."""
+    parts = raw.get("summary") or raw.get("content") or []
+    texts = [p.get("text") for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+    return "\n".join(t for t in texts if isinstance(t, str) and t)
+
+
 def convert_messages(raws: list[Any], ctx: ParseContext, prefix: str) -> tuple[list[Message], str | None]:
     """Convert a message list; ``prefix`` names the list in warnings (``$.messages``)."""
     messages: list[Message] = []
     model: str | None = None
+    pending: list[str] = []  # reasoning items waiting for their assistant message
     for i, raw in enumerate(raws):
+        if isinstance(raw, dict) and raw.get("type") == "reasoning" and "role" not in raw:
+            pending.append(reasoning_item_text(raw))
+            continue
         message, m_model = convert_message(raw, i, ctx, f"{prefix}[{i}]")
         if message is not None:
+            if pending and message.role == "assistant":
+                joined = "\n".join(p for p in pending if p)
+                if joined and "reasoning" not in message.metadata:
+                    message = message.replace(metadata={**message.metadata, "reasoning": joined})
+                pending = []
             messages.append(message)
             model = model or m_model
     return messages, model

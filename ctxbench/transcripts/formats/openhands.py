@@ -1,12 +1,21 @@
 """OpenHands evaluation ``output.jsonl``: one instance per line, ``history`` an event stream.
 
-Events become messages roughly as OpenHands' own ConversationMemory does: the system action and
-user message actions become system/user messages; an action carrying ``tool_call_metadata`` stands
-for one model response, which becomes one assistant message with all of that response's tool calls
-and its reported usage (several actions from one response share it, so it is emitted once); an
-observation with ``tool_call_metadata`` becomes a ``tool`` message; other observations (errors,
-recalled workspace context) become user messages. Bookkeeping events (state changes, recall
-requests) are skipped.
+Events become messages as OpenHands' own ``ConversationMemory`` (v0.35) builds the prompt: the system
+action and user message actions become system/user messages; an action carrying ``tool_call_metadata``
+stands for one model response, which becomes one assistant message with all of that response's tool
+calls, its reasoning and its reported usage (several actions from one response share it, so it is
+emitted once); an observation with ``tool_call_metadata`` becomes a ``tool`` message; other
+observations (errors) become user messages. Bookkeeping events (state changes, recall requests) are
+skipped.
+
+Observations are the text OpenHands sent: a command's output with the lines
+``CmdOutputObservation.to_agent_observation()`` adds, cut in the middle by ``truncate_content`` to the
+run's ``llm_config.max_message_chars`` (OpenHands' default, 30,000, when the run does not say; file
+reads are not cut, as in OpenHands). Recalled workspace context is sent only with prompt extensions on:
+evaluation outputs (``instance_id`` with ``instance``/``test_result``) ran with them off, as OpenHands'
+SWE-bench harness sets, unless ``metadata.agent_config`` says otherwise. A text-only reply's usage comes
+from ``metrics.token_usages`` (the response ids no tool call claimed, in order). Condensation events
+are kept in ``metadata["condensations"]`` (which messages they forgot, the summary and its offset).
 """
 
 from __future__ import annotations
@@ -26,23 +35,105 @@ from ctxbench.transcripts.formats._common import (
 from ctxbench.transcripts.model import Message, Transcript
 
 FORMAT = "openhands"
-_SKIP_ACTIONS = {"recall", "change_agent_state", "null"}
+_SKIP_ACTIONS = {"recall", "change_agent_state", "null", "condensation", "condensation_request"}
 _SKIP_OBSERVATIONS = {"agent_state_changed", "null"}
+DEFAULT_MAX_MESSAGE_CHARS = 30_000  # LLMConfig.max_message_chars in OpenHands v0.35
+TRUNCATION_NOTE = "\n[... Observation truncated due to length ...]\n"
+# Observations OpenHands sends whole (FileReadObservation: "already truncated by openhands-aci").
+_NOT_TRUNCATED = {"read", "browse", "browse_interactive"}
+
+
+def truncate_content(content: str, max_chars: int | None) -> str:
+    """OpenHands' ``truncate_content``: keep the first and last ``max_chars // 2`` characters."""
+    if max_chars is None or max_chars < 0 or len(content) <= max_chars:
+        return content
+    half = max_chars // 2
+    return content[:half] + TRUNCATION_NOTE + content[-half:]
+
+
+def _event_id(event: dict[str, Any]) -> int | None:
+    value = event.get("id")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+def _observation_text(event: dict[str, Any], observation: str, tcm: Any, max_chars: int | None) -> str:
+    """The text ``ConversationMemory._process_observation`` puts into the prompt for one observation."""
+    content = str(event.get("content") or "")
+    extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
+    if observation == "run":
+        meta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+        text = f"{meta.get('prefix') or ''}{content}{meta.get('suffix') or ''}"
+        if meta.get("working_dir"):
+            text += f"\n[Current working directory: {meta['working_dir']}]"
+        if meta.get("py_interpreter_path"):
+            text += f"\n[Python interpreter: {meta['py_interpreter_path']}]"
+        exit_code = meta.get("exit_code", -1)
+        if exit_code is not None and exit_code != -1:
+            text += f"\n[Command finished with exit code {exit_code}]"
+        if not tcm:
+            text = f"\nObserved result of command executed by user:\n{text}"
+        return truncate_content(text, max_chars)
+    if observation in _NOT_TRUNCATED:
+        return content
+    if observation == "run_ipython":
+        lines = [
+            "![image](data:image/png;base64, ...) already displayed to user"
+            if "![image](data:image/png;base64," in line
+            else line
+            for line in content.split("\n")
+        ]
+        return truncate_content("\n".join(lines), max_chars)
+    if observation == "error":
+        return truncate_content(content, max_chars) + "\n[Error occurred in processing last action]"
+    if observation == "user_rejected":
+        return f"OBSERVATION:\n{truncate_content(content, max_chars)}\n[Last action has been rejected by the user]"
+    return truncate_content(content, max_chars)
 
 
 def _recall_text(event: dict[str, Any]) -> str:
-    """Workspace context recalled for the model: the parts OpenHands puts into the prompt."""
+    """Recalled workspace context as OpenHands' ``additional_info.j2`` and ``microagent_info.j2`` render it."""
     extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
-    parts = [str(extras[k]) for k in ("repo_instructions", "additional_agent_instructions") if extras.get(k)]
-    if extras.get("date"):
-        parts.append(f"Today's date is {extras['date']}")
+    parts: list[str] = []
+    repo_name, repo_dir = extras.get("repo_name") or "", extras.get("repo_directory") or ""
+    hosts = extras.get("runtime_hosts") if isinstance(extras.get("runtime_hosts"), dict) else {}
+    more = extras.get("additional_agent_instructions") or ""
+    if repo_name or repo_dir:
+        parts.append(
+            f"<REPOSITORY_INFO>\nAt the user's request, repository {repo_name} has been cloned to the current "
+            f"working directory {repo_dir}.\n</REPOSITORY_INFO>"
+        )
+    if extras.get("repo_instructions"):
+        parts.append(f"<REPOSITORY_INSTRUCTIONS>\n{extras['repo_instructions']}\n</REPOSITORY_INSTRUCTIONS>")
+    if hosts or more:
+        runtime = ["<RUNTIME_INFORMATION>"]
+        if hosts:
+            runtime.append(
+                "The user has access to the following hosts for accessing a web application,\n"
+                "each of which has a corresponding port:"
+            )
+            runtime += [f"* {host} (port {port})" for host, port in hosts.items()]
+            runtime.append(
+                "When starting a web server, use the corresponding ports. You should also\n"
+                "set any options to allow iframes and CORS requests, and allow the server to\n"
+                "be accessed from any host (e.g. 0.0.0.0).\n"
+                "For example, if you are using vite.config.js, you should set server.host and "
+                "server.allowedHosts to true"
+            )
+        if more:
+            runtime.append(str(more))
+        if extras.get("date"):
+            runtime.append(f"Today's date is {extras['date']} (UTC).")
+        parts.append("\n".join([*runtime, "</RUNTIME_INFORMATION>"]))
     for item in extras.get("microagent_knowledge") or []:
         if isinstance(item, dict) and item.get("content"):
             parts.append(
                 f"<EXTRA_INFO>\nThe following information has been included based on a keyword match for "
-                f'"{item.get("trigger", "")}".\n{item["content"]}\n</EXTRA_INFO>'
+                f'"{item.get("trigger", "")}".\nIt may or may not be relevant to the user\'s request.\n\n'
+                f"{item['content']}\n</EXTRA_INFO>"
             )
-    return "\n\n".join(parts) or str(event.get("content") or "")
+    return "\n\n".join(parts)
 
 
 def _response_message(metadata: dict[str, Any], ctx: ParseContext, where: str) -> tuple[Message, str | None]:
@@ -54,14 +145,68 @@ def _response_message(metadata: dict[str, Any], ctx: ParseContext, where: str) -
     usage = normalize_usage(response.get("usage"))
     if usage:
         meta["usage"] = usage
+    reasoning = raw.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning:
+        meta["reasoning"] = reasoning
     message = Message("assistant", text_of(raw.get("content"), ctx, where), tool_calls=calls, metadata=meta)
     return message, as_str(response.get("model"))
+
+
+def _prompt_extensions(doc: dict[str, Any]) -> bool:
+    """Whether recalled workspace context reached the prompt (``AgentConfig.enable_prompt_extensions``)."""
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    agent_config = meta.get("agent_config")
+    if isinstance(agent_config, dict) and isinstance(agent_config.get("enable_prompt_extensions"), bool):
+        return agent_config["enable_prompt_extensions"]
+    # OpenHands' SWE-bench-style harnesses build AgentConfig(enable_prompt_extensions=False).
+    return not ("instance_id" in doc and ("instance" in doc or "test_result" in doc))
+
+
+def _max_message_chars(doc: dict[str, Any]) -> int | None:
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    llm = meta.get("llm_config") if isinstance(meta.get("llm_config"), dict) else {}
+    value = llm.get("max_message_chars", DEFAULT_MAX_MESSAGE_CHARS)
+    return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_MAX_MESSAGE_CHARS
+
+
+def _token_usages(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    metrics = doc.get("metrics") if isinstance(doc.get("metrics"), dict) else {}
+    usages = metrics.get("token_usages")
+    return [u for u in usages if isinstance(u, dict)] if isinstance(usages, list) else []
+
+
+def _condensation(event: dict[str, Any], at: int, message_of_event: dict[int, list[int]]) -> dict[str, Any]:
+    """A CondensationAction: which messages it made OpenHands forget, and the summary it inserted."""
+    args = event.get("args") if isinstance(event.get("args"), dict) else {}
+    forgotten_ids = [i for i in args.get("forgotten_event_ids") or [] if isinstance(i, int)]
+    start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
+    if isinstance(start, int) and isinstance(end, int):
+        forgotten_ids += range(start, end + 1)
+    forgotten = sorted({m for e in forgotten_ids for m in message_of_event.get(e, [])})
+    offset = args.get("summary_offset")
+    return {
+        "at": at,
+        "forgotten": forgotten,
+        "summary": as_str(args.get("summary")),
+        "summary_offset": offset if isinstance(offset, int) else None,
+    }
 
 
 def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta: dict[str, Any]) -> Transcript:
     messages: list[Message] = []
     seen_responses: set[str] = set()
     model: str | None = None
+    max_chars = _max_message_chars(meta)
+    extensions = _prompt_extensions(meta)
+    message_of_event: dict[int, list[int]] = {}
+    condensations: list[dict[str, Any]] = []
+    untold: list[int] = []  # assistant messages without usage in their event (text-only replies)
+
+    def add(message: Message, event_id: int | None) -> None:
+        if event_id is not None:
+            message_of_event.setdefault(event_id, []).append(len(messages))
+        messages.append(message)
+
     for i, event in enumerate(events):
         where = f"{prefix}.history[{i}]"
         if not isinstance(event, dict):
@@ -69,57 +214,100 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
             continue
         tcm = event.get("tool_call_metadata") if isinstance(event.get("tool_call_metadata"), dict) else None
         args = event.get("args") if isinstance(event.get("args"), dict) else {}
-        event_meta = {"event_id": event["id"]} if isinstance(event.get("id"), int) else {}
+        event_id = _event_id(event)
+        event_meta = {"event_id": event_id} if event_id is not None else {}
         if "action" in event:
             action = event["action"]
+            if action == "condensation":
+                condensations.append(_condensation(event, len(messages), message_of_event))
             if action in _SKIP_ACTIONS:
                 continue
             if tcm:
                 response_id = str((tcm.get("model_response") or {}).get("id") or f"event{i}")
                 if response_id in seen_responses:
+                    if event_id is not None and messages:  # the same response's message
+                        message_of_event.setdefault(event_id, []).append(
+                            next(k for k in range(len(messages) - 1, -1, -1) if messages[k].role == "assistant")
+                        )
                     continue  # another action of a response already emitted
                 seen_responses.add(response_id)
                 message, m_model = _response_message(tcm, ctx, where)
-                messages.append(message.replace(metadata={**message.metadata, **event_meta}))
+                meta_out = {**message.metadata, **event_meta, "response_id": response_id}
+                if "usage" not in message.metadata:
+                    untold.append(len(messages))
+                add(message.replace(metadata=meta_out), event_id)
                 model = model or m_model
             elif action == "system":
-                messages.append(Message("system", text_of(args.get("content"), ctx, where), metadata=event_meta))
+                add(Message("system", text_of(args.get("content"), ctx, where), metadata=event_meta), event_id)
             else:  # user/agent messages, and agent actions made without a tool call
                 text = args.get("content") or args.get("thought") or args.get("final_thought") or event.get("message")
                 role = "user" if event.get("source") == "user" else "assistant"
-                messages.append(Message(role, text_of(text, ctx, where), metadata=event_meta))
+                if role == "assistant":
+                    untold.append(len(messages))
+                add(Message(role, text_of(text, ctx, where), metadata=event_meta), event_id)
         elif "observation" in event:
             observation = event["observation"]
             if observation in _SKIP_OBSERVATIONS:
                 continue
             if observation == "recall":
-                messages.append(Message("user", _recall_text(event), metadata=event_meta))
+                recalled = _recall_text(event) if extensions else ""
+                if recalled:  # OpenHands sends no message when there is nothing to add
+                    add(Message("user", recalled, metadata=event_meta), event_id)
                 continue
-            content = text_of(event.get("content"), ctx, where)
-            extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
-            cmd_meta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
-            content = f"{cmd_meta.get('prefix') or ''}{content}{cmd_meta.get('suffix') or ''}"
+            text_of(event.get("content"), ctx, where)  # reports non-text content
+            content = _observation_text(event, str(observation), tcm, max_chars)
             if tcm:
-                messages.append(
-                    Message(
-                        "tool",
-                        content,
-                        tool_call_id=as_str(tcm.get("tool_call_id")),
-                        name=as_str(tcm.get("function_name")),
-                        metadata=event_meta,
-                    )
+                tool = Message(
+                    "tool",
+                    content,
+                    tool_call_id=as_str(tcm.get("tool_call_id")),
+                    name=as_str(tcm.get("function_name")),
+                    metadata=event_meta,
                 )
+                add(tool, event_id)
             else:
-                if observation == "error":
-                    content += "\n[Error occurred in processing last action]"
-                messages.append(Message("user", content, metadata=event_meta))
+                add(Message("user", content, metadata=event_meta), event_id)
+    messages = _fill_usage(messages, untold, _token_usages(meta))
+    messages = _separate_user_messages(messages)
     llm = (meta.get("metadata") or {}).get("llm_config") if isinstance(meta.get("metadata"), dict) else None
     config_model = as_str(llm.get("model")) if isinstance(llm, dict) else None
     metrics = meta.get("metrics") if isinstance(meta.get("metrics"), dict) else {}
     totals = normalize_usage(metrics.get("accumulated_token_usage")) or {}
     agent = (meta.get("metadata") or {}).get("agent_class") if isinstance(meta.get("metadata"), dict) else None
     source = ctx.source(config_model or model, instance_id=as_str(meta.get("instance_id")), agent=as_str(agent))
-    return finish(ctx, tid, messages, source, accumulated_usage=totals, error=as_str(meta.get("error")))
+    extra: dict[str, Any] = {"condensations": condensations} if condensations else {}
+    return finish(ctx, tid, messages, source, accumulated_usage=totals, error=as_str(meta.get("error")), **extra)
+
+
+def _fill_usage(messages: list[Message], untold: list[int], usages: list[dict[str, Any]]) -> list[Message]:
+    """Usage for calls whose event does not carry it, from ``metrics.token_usages``: by response id,
+    else the usages no recorded response claimed, in order (a text-only reply has no tool call)."""
+    if not untold or not usages:
+        return messages
+    claimed = {m.metadata.get("response_id") for m in messages if m.role == "assistant" and "usage" in m.metadata}
+    by_id = {u["response_id"]: u for u in usages if as_str(u.get("response_id"))}
+    spare = [u for u in usages if u.get("response_id") not in claimed]
+    out = list(messages)
+    for index in untold:
+        rid = out[index].metadata.get("response_id")
+        usage = by_id.get(rid) if rid else None
+        if usage is None and spare:
+            usage = spare.pop(0)
+        elif usage is not None and usage in spare:
+            spare.remove(usage)
+        normalized = normalize_usage(usage) if usage else None
+        if normalized:
+            out[index] = out[index].replace(metadata={**out[index].metadata, "usage": normalized})
+    return out
+
+
+def _separate_user_messages(messages: list[Message]) -> list[Message]:
+    """OpenHands puts a blank line before a user message that follows another user message."""
+    out = list(messages)
+    for k in range(1, len(out)):
+        if out[k].role == "user" and out[k - 1].role == "user" and out[k].content:
+            out[k] = out[k].replace(content="\n\n" + out[k].content)
+    return out
 
 
 def parse(source: Source, ctx: ParseContext) -> list[Transcript]:

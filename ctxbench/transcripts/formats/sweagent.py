@@ -44,7 +44,9 @@ def _history_message(raw: Any, i: int, ctx: ParseContext) -> Message | None:
         return None
     role = raw["role"]
     content = text_of(raw.get("content"), ctx, where)
-    if role == "assistant" and not content and (raw.get("thought") or raw.get("action")):
+    # Older agents keep the text only in thought/action; a function-calling response's action is
+    # its tool call, so it is not made into text as well (that counted every action twice).
+    if role == "assistant" and not content and not raw.get("tool_calls") and (raw.get("thought") or raw.get("action")):
         content = "\n".join(str(raw.get(k) or "") for k in ("thought", "action")).strip()
     metadata: dict[str, Any] = {}
     for key in ("message_type", "agent"):
