@@ -176,3 +176,18 @@ def test_latency_model_adds_its_parts():
     assert model.seconds(CacheUsage(cached_tokens=10, write_tokens=1, uncached_tokens=2), 3, 1) == pytest.approx(
         3 + 1 + 6 + 5
     )
+
+
+def test_a_message_grown_from_the_same_text_keeps_its_start_cached():
+    # DB-GPT rewrites its system prompt every call by appending a new progress block to a fixed head.
+    head = Message("system", "You are a data agent. " * 400)
+    history = conversation(4)[1:]
+    cache = PrefixCache(OPENAI)
+    send(cache, [head.with_appended("\nprogress: step 1"), *history[:3]])
+    usage = send(cache, [head.with_appended("\nprogress: step 2"), *history[:5]])
+    start = COUNTER.message(head) - 2
+    assert usage.cached_tokens == start - (start - 1024) % 128
+    # Anthropic reads only whole prefixes written at breakpoints: the changed system prompt misses.
+    cache = PrefixCache(ANTHROPIC)
+    send(cache, [head.with_appended("\nprogress: step 1"), *history[:3]])
+    assert send(cache, [head.with_appended("\nprogress: step 2"), *history[:5]]).cached_tokens == 0

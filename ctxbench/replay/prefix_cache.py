@@ -35,6 +35,7 @@ from ctxbench.transcripts.running import common_prefix
 PROVIDERS = ("openai", "anthropic", "deepseek")
 BREAKPOINTS = ("system", "last_message")
 MAX_BREAKPOINTS = 4  # Anthropic's limit per request
+CLOSING_TOKENS = 2  # a message's count includes its closing framing, which a grown copy moves past
 MAX_ENTRIES = 4  # cached request chains kept; older ones are dropped (a compaction rarely returns to them)
 
 
@@ -136,6 +137,8 @@ class PrefixCache:
             if end is None:
                 continue
             tokens = chain.cum[end] if end < len(chain.cum) else chain.cum[-1] + size(messages[end - 1])
+            if rules.provider != "anthropic" and end == k < min(len(chain.messages), len(messages)):
+                tokens += _shared_start(chain.messages[k], messages[k], size)
             if tokens > read or best is None:
                 best, shared, read_end, read = chain, k, end, tokens
         lost = self._lost(messages)
@@ -190,7 +193,7 @@ class PrefixCache:
             return None
         if reply and k == end < len(messages) and messages[k].role == "assistant":
             return k + 1  # DeepSeek: the previous request plus its reply, which this request repeats
-        return min(k, end) if k else None
+        return min(k, end)
 
     def _billable_read(self, read: int, prompt_tokens: int) -> int:
         """Cached tokens as the provider counts them: nothing under the minimum, whole steps."""
@@ -225,6 +228,21 @@ class PrefixCache:
         self._chains.append(chain)
         del self._chains[:-MAX_ENTRIES]
         self._last = chain
+
+
+def _shared_start(old: Message, new: Message, size: Callable[[Message], int]) -> int:
+    """Tokens at the start of two versions of a message that an automatic cache still matches:
+    those of the message both were grown from (``with_appended``, e.g. DB-GPT's system prompt
+    with its progress block), less its closing framing and a token that may merge across the join."""
+    grown_from: set[int] = set()
+    node: Message | None = old
+    while node is not None:
+        grown_from.add(id(node))
+        node = node.appended_to
+    node = new
+    while node is not None and id(node) not in grown_from:
+        node = node.appended_to
+    return max(0, size(node) - CLOSING_TOKENS) if node is not None else 0
 
 
 def _alive(expiry: float | None, now: float | None) -> bool:
