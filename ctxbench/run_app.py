@@ -72,7 +72,8 @@ def cell_config(cfg: DictConfig, data_hash: str) -> dict[str, Any]:
 def compaction_cost(summariser: Any, summary: dict[str, Any]) -> dict[str, Any]:
     """Summariser calls and their cost beside the agent's cost (the JetBrains cost split); the
     cell's cost with prompt caching (``cost_usd``), without (``cost_usd_uncached``), and the
-    cost saving against the full history under the same caching (``cost_savings_vs_none``)."""
+    cost saving against the full history under the same caching, on the calls the strategy
+    got through (``cost_savings_vs_none``)."""
     usage = list(getattr(summariser, "usage", None) or [])
     cost = round(sum(u.get("cost_usd") or 0.0 for u in usage), 6)
     agent = summary["agent_cost_usd"]
@@ -83,7 +84,7 @@ def compaction_cost(summariser: Any, summary: dict[str, Any]) -> dict[str, Any]:
         "cost_usd_uncached": round(summary.get("agent_cost_usd_uncached", agent) + cost, 6),
         "total_cost_usd": round(agent + cost, 6),
     }
-    full = summary.get("full_history_cost_usd")
+    full = summary.get("full_history_cost_usd_served")
     if full:
         out["cost_savings_vs_none"] = round(1 - (agent + cost) / full, 6)
     return out

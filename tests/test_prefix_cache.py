@@ -191,3 +191,32 @@ def test_a_message_grown_from_the_same_text_keeps_its_start_cached():
     cache = PrefixCache(ANTHROPIC)
     send(cache, [head.with_appended("\nprogress: step 1"), *history[:3]])
     assert send(cache, [head.with_appended("\nprogress: step 2"), *history[:5]]).cached_tokens == 0
+
+
+def test_cost_savings_baseline_is_the_full_history_on_the_calls_served():
+    from ctxbench.layers.mask_observations import MaskObservations
+    from ctxbench.report.tables import comparison_frame, format_table
+    from ctxbench.run_app import compaction_cost
+    from ctxbench.strategies.pipeline import LayeredStrategy
+
+    small = model_from_config(
+        {**GPT4O.__dict__, "cache": GPT4O.cache.__dict__, "latency": None} | {"context_window": 20000}
+    )
+    t = coding_transcript(rounds=30)
+    counter = TokenCounter(get_tokenizer("cl100k_base"))
+    summaries = []
+    for name, strategy in [
+        ("none", FullHistory()),
+        ("masking", LayeredStrategy(proactive=[{"layer": MaskObservations(n=3)}])),
+    ]:
+        s = replay(t, strategy, ExactEstimator("cl100k_base"), small, counter).summary
+        metrics = {**s, **compaction_cost(None, s)}
+        summaries.append({"cell": {"transcript": t.id, "strategy": name, "model": small.name}, "metrics": metrics})
+    none, masking = (x["metrics"] for x in summaries)
+    assert none["failed_calls"] > 0 and none["full_history_cost_usd"] > none["agent_cost_usd"]
+    assert none["cost_savings_vs_none"] == pytest.approx(0)  # a rejected call is not a saving
+    assert masking["failed_calls"] == 0 and masking["cache_invalidations_by_layer"]["mask_observations"] > 0
+    table = comparison_frame(summaries).set_index("strategy")
+    assert table.loc["masking", "cost_savings_vs_none"] < table.loc["masking", "savings_vs_none"]
+    assert table.loc["masking", "cache_hit_share"] < table.loc["none", "cache_hit_share"]
+    assert "cost_savings_vs_none" in format_table(comparison_frame(summaries))

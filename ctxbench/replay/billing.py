@@ -122,6 +122,9 @@ def cost_summary(calls: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "agent_cost_usd": round(sum(c["cost_usd"] for c in calls), 6),
         "agent_cost_usd_uncached": round(sum(c["cost_usd_uncached"] for c in calls), 6),
         "full_history_cost_usd": round(sum(c["cost_usd_full"] for c in calls), 6),
+        # The baseline of cost_savings_vs_none: the full history on the calls the strategy got
+        # through (a rejected call is not billed, and not a saving either).
+        "full_history_cost_usd_served": round(sum(c["cost_usd_full"] for c in calls if c["accepted"]), 6),
     }
     if "added_latency_s" in calls[0]:
         added = sorted(c["added_latency_s"] for c in calls if c["accepted"])

@@ -64,12 +64,12 @@ def comparison_frame(
         agg["cost_usd"] = ("total_cost_usd", "sum") if "total_cost_usd" in cells else ("agent_cost_usd", "sum")
     if "agent_cost_usd" not in cells:
         agg.pop("cost_usd", None)
-    cached = "full_history_cost_usd" in cells and "cached_tokens_total" in cells
+    cached = "full_history_cost_usd_served" in cells and "cached_tokens_total" in cells
     if cached:
         cells = _with_cache_sums(cells)
         agg.update(
             strategy_cost=("strategy_cost", "sum"),
-            full_cost=("full_history_cost_usd", "sum"),
+            full_cost=("full_history_cost_usd_served", "sum"),
             cached=("cached_tokens_total", "sum"),
             billed=("billed_tokens", "sum"),
         )
@@ -77,7 +77,8 @@ def comparison_frame(
     at = table.columns.get_loc("uncompacted")
     table.insert(at, "savings_vs_none", 1 - table.tokens_sent / table.uncompacted)
     if cached:
-        # Same baseline as savings_vs_none: the full history, under the same prompt caching.
+        # Same baseline as savings_vs_none: the full history, under the same prompt caching (on the
+        # calls the strategy got through: a rejected call is neither billed nor a saving).
         table.insert(at + 1, "cost_savings_vs_none", 1 - table.strategy_cost / table.full_cost)
         table.insert(at + 2, "cache_hit_share", table.cached / table.billed.where(table.billed > 0))
         table = table.drop(columns=["strategy_cost", "full_cost", "cached", "billed"])
