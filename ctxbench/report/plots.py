@@ -384,4 +384,13 @@ def all_plots(rs: ResultSet, cells: pd.DataFrame, calls: pd.DataFrame, transcrip
         estimator_error(cells, calls, transcript),
         *swept_heatmaps(cells),
         cost_split(cells),
+        *cost_plots(comparison, cells, calls, transcript),
     ]
+
+
+def cost_plots(
+    comparison: pd.DataFrame, cells: pd.DataFrame, calls: pd.DataFrame, transcript: str | None
+) -> list[Plot]:
+    from ctxbench.report.cost_plots import cache_over_calls, cost_vs_token_savings  # it imports this module
+
+    return [cost_vs_token_savings(comparison), cache_over_calls(cells, calls, transcript)]
