@@ -81,9 +81,12 @@ def test_cli_round_trip_on_real_cells(sweep_root, tmp_path, capsys) -> None:  # 
     data = json.loads(baseline.read_text())
     assert data["schema"] == BASELINE_SCHEMA and len(data["entries"]) == 4
     assert check_cli(["--baseline", str(baseline), str(sweep_root)]) == 0
-    # Pretend the baseline saved more: the same results now regress on savings.
+    # Pretend the baseline saved more: the same results now regress on savings (the baseline's
+    # per-transcript numbers say the same, so the paired interval excludes zero).
     for e in data["entries"]:
         e["metrics"]["savings"] += 0.05
+        for numbers in e["per_transcript"].values():
+            numbers["tokens_sent_total"] -= 0.05 * numbers["tokens_uncompacted_total"]
     baseline.write_text(json.dumps(data))
     capsys.readouterr()
     assert check_cli(["--baseline", str(baseline), str(sweep_root)]) == 1
@@ -100,6 +103,8 @@ def test_pytest_fixture_in_a_user_suite(pytester, sweep_root, tmp_path) -> None:
     pytester.runpytest(*args, "--ctxbench-baseline", str(baseline)).assert_outcomes(passed=1)
     data = json.loads(baseline.read_text())
     data["entries"][0]["metrics"]["retries"] = -1  # current retries (0) now exceed the baseline
+    for numbers in data["entries"][0]["per_transcript"].values():
+        numbers["retries"] = -1
     baseline.write_text(json.dumps(data))
     result = pytester.runpytest(*args, "--ctxbench-baseline", str(baseline))
     result.assert_outcomes(failed=1)

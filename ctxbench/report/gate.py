@@ -6,6 +6,10 @@ the comparison table). Tolerances are per metric and signed by direction: for me
 where higher is better (savings, retention) a tolerance is the largest allowed drop; for
 the others (retries, overflow errors, failed calls, tokens, cost) the largest allowed
 rise. ``N%`` means relative to the baseline value.
+
+A check fails only when the move is past its tolerance AND the 95% bootstrap interval of the
+difference, paired by transcript (the baseline keeps each transcript's numbers), excludes zero:
+a move the transcripts do not agree on is reported as noise, not as a regression.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from typing import Any
 import pandas as pd
 
 from ctxbench.errors import ConfigError, InputError
+from ctxbench.report.intervals import STATS, Paired, paired_difference
 from ctxbench.report.load import gather
+from ctxbench.report.tables import cells_frame
 from ctxbench.results.store import git_revision
 
 BASELINE_SCHEMA = "ctxbench.baseline/1"
@@ -41,6 +47,17 @@ METRICS = {
     "cost_usd": "cost_usd",
 }
 HIGHER_IS_BETTER = {"savings", "retention"}
+# baseline metric -> how its per-transcript numbers aggregate (ctxbench.report.intervals.STATS)
+PAIRED = {
+    "savings": "savings_vs_none",
+    "retention": "retention",
+    "overflow_errors": "overflow_errors",
+    "retries": "retries",
+    "failed_calls": "failed_calls",
+    "tokens_sent": "tokens_sent",
+    "cost_usd": "cost_usd",
+}
+PER_TRANSCRIPT = sorted({c for name in PAIRED.values() for c in STATS[name].columns()})
 # Checked unless told otherwise: retention and savings may drop by 2 points (absolute),
 # counts of overflow errors, retries and failed calls may not rise at all (runs are deterministic).
 DEFAULT_TOLERANCES: dict[str, str] = {
@@ -90,8 +107,29 @@ def parse_tolerances(
     return {m: Tolerance.parse(v, f"--tolerance {m}") for m, v in chosen.items() if v.lower() not in ("off", "none")}
 
 
-def summarise(comparison: pd.DataFrame) -> list[dict[str, Any]]:
-    """Baseline entries from a comparison table (one per strategy x model x variant)."""
+def per_transcript(cells: pd.DataFrame) -> dict[tuple[str, str, str], dict[str, dict[str, float]]]:
+    """Each entry's numbers per transcript (what paired intervals resample)."""
+    if cells.empty:
+        return {}
+    cells = cells.copy()
+    if "cost_usd" not in cells:
+        for fallback in ("total_cost_usd", "agent_cost_usd"):
+            if fallback in cells:
+                cells["cost_usd"] = cells[fallback]
+                break
+    columns = [c for c in PER_TRANSCRIPT if c in cells]
+    out: dict[tuple[str, str, str], dict[str, dict[str, float]]] = {}
+    for row in cells.to_dict("records"):
+        key = (row["strategy"], row["model"], row.get("variant") or "")
+        values = {c: float(row[c]) for c in columns if row.get(c) is not None and not pd.isna(row[c])}
+        out.setdefault(key, {})[str(row["transcript"])] = values
+    return out
+
+
+def summarise(comparison: pd.DataFrame, cells: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+    """Baseline entries from a comparison table (one per strategy x model x variant), with each
+    transcript's numbers when the cells are given (for paired intervals)."""
+    by_transcript = per_transcript(cells) if cells is not None else {}
     entries = []
     for row in comparison.to_dict("records"):
         metrics = {}
@@ -109,6 +147,9 @@ def summarise(comparison: pd.DataFrame) -> list[dict[str, Any]]:
                 "metrics": metrics,
             }
         )
+        transcripts = by_transcript.get(_key(entries[-1]))
+        if transcripts:
+            entries[-1]["per_transcript"] = transcripts
     return entries
 
 
@@ -132,13 +173,27 @@ def load_baseline(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def paired(before: Mapping[str, Any], after: Mapping[str, Any], metric: str, seed: int = 0) -> Paired | None:
+    """The metric's change from one entry to the other with its 95% interval, paired by transcript."""
+    if metric not in PAIRED or "per_transcript" not in before or "per_transcript" not in after:
+        return None
+
+    def frame(entry: Mapping[str, Any]) -> pd.DataFrame:
+        return pd.DataFrame([{"transcript": t, **v} for t, v in entry["per_transcript"].items()])
+
+    return paired_difference(frame(before), frame(after), STATS[PAIRED[metric]], seed=seed)
+
+
 def compare(
     baseline: Sequence[Mapping[str, Any]],
     current: Sequence[Mapping[str, Any]],
     tolerances: Mapping[str, Tolerance],
     allow_missing: bool = False,
 ) -> pd.DataFrame:
-    """One row per checked (entry, metric): baseline, current, delta, tolerance, status."""
+    """One row per checked (entry, metric): baseline, current, delta, the 95% interval of the
+    delta paired by transcript, tolerance, status. FAIL needs both: past the tolerance, and an
+    interval that excludes zero (when there is one: baselines without per-transcript numbers
+    fall back to the tolerance alone)."""
     now = {_key(e): e for e in current}
     rows = []
     for entry in baseline:
@@ -153,6 +208,7 @@ def compare(
                     "baseline": None,
                     "current": None,
                     "delta": None,
+                    "interval": None,
                     "tolerance": "",
                     "status": status,
                 }
@@ -171,14 +227,22 @@ def compare(
                         "baseline": before,
                         "current": None,
                         "delta": None,
+                        "interval": None,
                         "tolerance": str(tol),
                         "status": "FAIL: absent now",
                     }
                 )
                 continue
             delta = after - before
-            worse = -delta if metric in HIGHER_IS_BETTER else delta
-            status = "FAIL" if worse > tol.allowed(before) + EPS else ("better" if worse < -EPS else "ok")
+            sign = -1 if metric in HIGHER_IS_BETTER else 1
+            worse = sign * delta
+            diff = paired(entry, now[key], metric)
+            if worse > tol.allowed(before) + EPS:
+                # The interval must lie wholly on the worse side of zero for a regression.
+                real = diff is None or (diff.high < -EPS if sign < 0 else diff.low > EPS)
+                status = "FAIL" if real else "ok (within noise)"
+            else:
+                status = "better" if worse < -EPS else "ok"
             rows.append(
                 {
                     **ident,
@@ -186,6 +250,7 @@ def compare(
                     "baseline": before,
                     "current": after,
                     "delta": delta,
+                    "interval": (diff.low, diff.high, diff.transcripts) if diff else None,
                     "tolerance": ("-" if metric in HIGHER_IS_BETTER else "+") + str(tol),
                     "status": status,
                 }
@@ -201,13 +266,13 @@ def compare(
                 "baseline": None,
                 "current": None,
                 "delta": None,
+                "interval": None,
                 "tolerance": "",
                 "status": "new (not in baseline)",
             }
         )
-    return pd.DataFrame(
-        rows, columns=["strategy", "model", "variant", "metric", "baseline", "current", "delta", "tolerance", "status"]
-    )
+    columns = ["strategy", "model", "variant", "metric", "baseline", "current", "delta", "interval", "tolerance"]
+    return pd.DataFrame(rows, columns=[*columns, "status"])
 
 
 def failed(table: pd.DataFrame) -> bool:
@@ -222,11 +287,40 @@ def format_check(table: pd.DataFrame, only_moved: bool = True) -> str:
     if shown.empty:
         return f"all {len(table)} checks within tolerance; nothing moved"
     shown = shown.copy()
+    shown["interval"] = [_fmt_interval(m, v) for m, v in zip(shown["metric"], shown["interval"])]
     for col in ("baseline", "current", "delta"):
         shown[col] = [_fmt(m, v, col == "delta") for m, v in zip(shown["metric"], shown[col])]
+    shown = shown.rename(columns={"interval": "95% interval of delta (paired, n)"})
     if not shown["variant"].astype(bool).any():
         shown = shown.drop(columns="variant")
     return shown.to_string(index=False)
+
+
+def _fmt_interval(metric: str, value: Any) -> str:
+    if not value:
+        return "-"
+    low, high, n = value
+    return f"[{_fmt(metric, low, True)}, {_fmt(metric, high, True)}] n={n}"
+
+
+def regressions(table: pd.DataFrame) -> list[str]:
+    """One sentence per failed check: the metric, the delta, its interval, the tolerance."""
+    out = []
+    for row in table[table["status"].str.startswith("FAIL")].to_dict("records"):
+        who = " ".join(x for x in (row["strategy"], row["model"], row.get("variant") or "") if x)
+        if row["delta"] is None:
+            out.append(f"{who}: {row['metric']} {row['status'][6:]}")
+            continue
+        where = (
+            f", 95% interval of the paired difference {_fmt_interval(row['metric'], row['interval'])} excludes zero"
+            if row["interval"]
+            else " (no per-transcript numbers in the baseline: tolerance only)"
+        )
+        out.append(
+            f"{who}: {row['metric']} moved {_fmt(row['metric'], row['delta'], True)} "
+            f"(tolerance {row['tolerance']}){where}"
+        )
+    return out
 
 
 def _fmt(metric: str, value: Any, signed: bool) -> str:
@@ -243,7 +337,7 @@ def current_entries(results: Sequence[str | Path]) -> tuple[list[dict[str, Any]]
     rs = gather(results)
     if not rs.summaries:
         raise InputError(", ".join(map(str, results)), None, "no complete result cells found")
-    return summarise(rs.comparison), len(rs.summaries)
+    return summarise(rs.comparison, cells_frame(rs.summaries)), len(rs.summaries)
 
 
 def run_sweep(overrides: Sequence[str]) -> Path:
@@ -295,7 +389,8 @@ def baseline_cli(argv: Sequence[str]) -> int:
 def check_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ctxbench check",
-        description="Compare results with a baseline; exit 1 when a metric moved past its tolerance.",
+        description="Compare results with a baseline; exit 1 when a metric moved past its tolerance and the 95%% "
+        "interval of the difference, paired by transcript, excludes zero.",
         epilog="Default tolerances: "
         + ", ".join(f"{k}={v}" for k, v in DEFAULT_TOLERANCES.items())
         + ". Higher-is-better metrics (savings, retention) may drop by the tolerance, the others may rise by it. "
@@ -327,8 +422,10 @@ def check_cli(argv: Sequence[str]) -> int:
     print(f"ctxbench check: {cells} cells against {args.baseline} ({len(baseline['entries'])} baseline entries)")
     print(format_check(table, only_moved=not args.all))
     if failed(table):
-        bad = table[table["status"].str.startswith("FAIL")]
-        print(f"\nREGRESSION: {len(bad)} check(s) failed: " + ", ".join(sorted(set(bad["metric"]))))
+        bad = regressions(table)
+        print(f"\nREGRESSION: {len(bad)} check(s) failed:\n  " + "\n  ".join(bad))
         return 1
-    print("\nOK: no metric moved past its tolerance")
+    noise = int((table["status"] == "ok (within noise)").sum()) if not table.empty else 0
+    extra = f" ({noise} past it only within noise: their interval includes zero)" if noise else ""
+    print(f"\nOK: no metric moved past its tolerance with an interval that excludes zero{extra}")
     return 0
