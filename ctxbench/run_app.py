@@ -32,10 +32,11 @@ CELLS_FILE = "cells.json"
 
 def load_dataset(cfg: DictConfig) -> list[tuple[Transcript, str]]:
     """The dataset's transcripts, each with a hash of the file it came from."""
+    from ctxbench.data import resolve_data_path
     from ctxbench.transcripts.canonical import find_canonical_files, read_transcripts
     from ctxbench.transcripts.formats._common import dedupe_ids
 
-    paths = [Path(p) if Path(p).is_absolute() else Path(hydra.utils.get_original_cwd()) / p for p in cfg.dataset.paths]
+    paths = [resolve_data_path(p, hydra.utils.get_original_cwd()) for p in cfg.dataset.paths]
     files = find_canonical_files(paths)
     if not files:
         raise InputError(", ".join(map(str, paths)), None, "no canonical .jsonl transcripts found")

@@ -1,4 +1,4 @@
-"""Regenerate the bundled synthetic transcripts in datasets/ (same as `ctxbench generate`)."""
+"""Regenerate the bundled synthetic transcripts in ctxbench/data/bundled/ (same as `ctxbench generate`)."""
 
 import sys
 

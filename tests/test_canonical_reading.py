@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxbench.data import BUNDLED
 from ctxbench.errors import InputError
 from ctxbench.transcripts import read_transcripts, write_transcripts
 from ctxbench.transcripts.model import Transcript
@@ -56,7 +57,7 @@ def test_non_ascii_lines_load_as_the_standard_library_reads_them(tmp_path: Path,
 
 
 def test_bundled_and_generated_transcripts_load_identically(tmp_path: Path) -> None:
-    paths = sorted((Path(__file__).parents[1] / "datasets").glob("*.jsonl"))[:3]
+    paths = sorted(BUNDLED.glob("*.jsonl"))[:3]
     assert paths
     written = write_transcripts(tmp_path / "c.jsonl", [coding_transcript(rounds=4)])
     for path in [*paths, written]:

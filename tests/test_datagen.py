@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxbench.data import BUNDLED
 from ctxbench.datagen import DEFAULT_SPECS, GENERATOR_VERSION, make_transcript
 from ctxbench.datagen import generate as gen
 from ctxbench.datagen.builder import message_text
@@ -16,7 +17,7 @@ from ctxbench.tokens import TokenCounter, get_tokenizer
 from ctxbench.transcripts import read_transcripts, write_transcripts
 from ctxbench.transcripts.model import Transcript
 
-DATASETS = Path(__file__).resolve().parent.parent / "datasets"
+DATASETS = BUNDLED
 COMMITTED = sorted(DATASETS.glob("*.jsonl"))
 
 

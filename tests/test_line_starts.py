@@ -8,13 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ctxbench.data import BUNDLED
 from ctxbench.layers.snapshots import POINTER
 from ctxbench.tokens.dbgpt import DbgptEstimator
 from ctxbench.tokens.line_starts import LINE_START, PieceCounter, last_line_start, line_pieces
 from ctxbench.tokens.tokenizers import available_tokenizers, get_tokenizer
 from ctxbench.transcripts.canonical import read_transcripts
 from ctxbench.transcripts.model import Message
-from tests.conftest import ROOT
 
 SPLITTING = [name for name in available_tokenizers() if get_tokenizer(name).splits_at_line_starts]
 
@@ -72,7 +72,7 @@ def test_snapshot_pointers_on_real_tool_output_count_exactly(name: str) -> None:
     """Every tool result of a bundled transcript with DB-GPT's pointer appended, counted from
     the result's own count, equals counting the grown text afresh."""
     tokenizer = get_tokenizer(name)
-    transcript = next(iter(read_transcripts(ROOT / "datasets" / "coding_090k.jsonl")))
+    transcript = next(iter(read_transcripts(BUNDLED / "coding_090k.jsonl")))
     tools = [m for m in transcript.messages if m.role == "tool"]
     assert len(tools) > 20
     for n, message in enumerate(tools):
@@ -110,7 +110,7 @@ def test_dbgpt_counts_content_and_calls_as_one_text(model: str) -> None:
     from ctxbench.tokens.dbgpt import message_text
 
     estimator = DbgptEstimator(model)
-    transcript = next(iter(read_transcripts(ROOT / "datasets" / "coding_090k.jsonl")))
+    transcript = next(iter(read_transcripts(BUNDLED / "coding_090k.jsonl")))
     with_calls = [m for m in transcript.messages if m.tool_calls][:40]
     assert with_calls
     empty = Message(role="assistant", content="", tool_calls=with_calls[0].tool_calls)

@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.bench.runner import BenchError
+from ctxbench.data import BUNDLED
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SWEEPS = ("thresholds", "strategies")
-DEFAULT_SWEEP_DATA = PROJECT_ROOT / "datasets"
+DEFAULT_SWEEP_DATA = BUNDLED
 SWEEP_STRATEGIES = (
     "none",
     "sliding_window",
@@ -43,7 +44,7 @@ SWEEP_STRATEGIES = (
 )
 THRESHOLD_EXPERIMENT = PROJECT_ROOT / "ctxbench" / "configs" / "experiment" / "dbgpt_thresholds.yaml"
 THRESHOLD_SWEEP = ("+experiment=dbgpt_thresholds",)
-MAIN_JOB = ("run", "-m")  # the README's main job: the default sweep over the bundled datasets/
+MAIN_JOB = ("run", "-m")  # the README's main job: the default sweep over the bundled data
 
 
 def children_cpu() -> float:
@@ -142,7 +143,7 @@ def threshold_sweep(dataset_dir: Path, workers: Sequence[int], repeats: int, pro
     settings = threshold_settings()
     with tempfile.TemporaryDirectory(prefix="ctxbench-bench-sweep-") as tmp:
         result = timed_sweeps(dataset_dir, THRESHOLD_SWEEP, workers, repeats, progress, Path(tmp))
-    name = dataset_dir.name if dataset_dir != DEFAULT_SWEEP_DATA else "the bundled datasets/"
+    name = dataset_dir.name if dataset_dir != DEFAULT_SWEEP_DATA else "the bundled data"
     return {
         "kind": "thresholds",
         "command": "ctxbench run -m " + " ".join(THRESHOLD_SWEEP),

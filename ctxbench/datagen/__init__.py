@@ -1,7 +1,7 @@
 """Seeded generator of long synthetic agent transcripts with planted-fact probes.
 
 ``make_transcript(kind, target_tokens, seed)`` makes one on demand; ``write_datasets`` makes
-the bundled files in ``datasets/`` (``ctxbench generate`` regenerates or checks them).
+the bundled files in ``ctxbench/data/bundled/`` (``ctxbench generate`` regenerates or checks them).
 """
 
 from ctxbench.datagen.generate import (

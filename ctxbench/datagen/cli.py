@@ -8,6 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ctxbench.data import BUNDLED
 from ctxbench.datagen.generate import DEFAULT_SEED, write_datasets
 
 
@@ -25,7 +26,9 @@ def compare_dirs(expected: Path, actual: Path) -> list[str]:
 
 def cli(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ctxbench generate", description=__doc__)
-    parser.add_argument("--out", default="datasets", help="folder to write (default: datasets)")
+    parser.add_argument(
+        "--out", default=str(BUNDLED), help="folder to write (default: the bundled data, ctxbench/data/bundled)"
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"base seed (default: {DEFAULT_SEED})")
     parser.add_argument("--check", action="store_true", help="regenerate into a temp dir and compare with --out")
     args = parser.parse_args(argv)

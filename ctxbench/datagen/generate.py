@@ -1,7 +1,7 @@
 """Assemble whole transcripts: plan facts and big outputs over a token budget, then fill.
 
 ``make_transcript`` is the on-demand API (benchmarks ask for ~100k, ~250k, ~1M tokens);
-``DEFAULT_SPECS`` and ``write_datasets`` make the bundled files in ``datasets/``.
+``DEFAULT_SPECS`` and ``write_datasets`` make the bundled files in ``ctxbench/data/bundled/``.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ctxbench.data import BUNDLED
 from ctxbench.errors import InputError
 from ctxbench.tokens.content_kinds import KINDS, classify
 from ctxbench.tokens.counting import TokenCounter
@@ -407,7 +408,9 @@ def report(result: Calibration, out_dir: Path | None) -> str:
 
 def cli(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ctxbench calibrate", description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="*", default=["datasets"], help="transcript files or directories")
+    parser.add_argument(
+        "paths", nargs="*", default=[str(BUNDLED)], help="transcript files or directories (default: the bundled data)"
+    )
     parser.add_argument(
         "--tokenizer",
         action="append",
