@@ -1,13 +1,23 @@
 """The ``ctxbench`` command: one entry point, one subcommand per job.
 
 Each subcommand lives in its own module and is imported only when used, so
-``ctxbench --help`` stays fast. ``run`` hands its arguments to Hydra unchanged.
+``ctxbench --help`` stays fast. ``run`` hands its arguments to Hydra (after ``-q``).
+
+Exit codes, the same for every command (docs/commands.md):
+  0  done
+  1  the command worked and its answer is "no": ``check`` found a regression, ``generate --check``
+     found files that differ
+  2  bad usage, config or input (one line on stderr naming the file and place; results already
+     written are kept)
+  3  internal error: a bug in ctxbench (the traceback is printed)
+  130  interrupted (Ctrl-C); results already written are kept
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
 
 from ctxbench.errors import CtxbenchError
@@ -16,7 +26,7 @@ from ctxbench.errors import CtxbenchError
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("ctxbench.run_app:cli", "replay transcripts through strategies (a Hydra app: overrides, -m sweeps)"),
     "import": ("ctxbench.transcripts.importer:cli", "convert agent transcripts (any known format) to canonical JSONL"),
-    "generate": ("ctxbench.datagen.cli:cli", "regenerate the bundled synthetic transcripts in datasets/"),
+    "generate": ("ctxbench.datagen.cli:cli", "regenerate (or --check) the bundled synthetic transcripts"),
     "calibrate": ("ctxbench.tokens.calibrate:cli", "measure tokenizer chars/token and estimator error on transcripts"),
     "report": ("ctxbench.report.cli:report_cli", "gather runs into tables, plots, HTML and Markdown"),
     "baseline": ("ctxbench.report.gate:baseline_cli", "store the current results summary as a CI baseline"),
@@ -30,6 +40,9 @@ def _usage() -> str:
     lines = ["usage: ctxbench <command> [args...]", "", "commands:"]
     lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
     lines += ["", "`ctxbench <command> --help` shows a command's own options."]
+    lines += [
+        "Exit codes: 0 done, 1 check failed (regression), 2 bad usage/config/input, 3 internal error, 130 interrupted."
+    ]
     return "\n".join(lines)
 
 
@@ -63,6 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"ctxbench {name}: interrupted; results already written are kept", file=sys.stderr)
         return 130
+    except Exception:  # not an input or config problem: a bug, so show where
+        traceback.print_exc()
+        print(f"ctxbench {name}: internal error (a bug in ctxbench; the traceback above says where)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +18,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from ctxbench.errors import CtxbenchError, InputError
+from ctxbench.errors import InputError
 
 if TYPE_CHECKING:
     from ctxbench.transcripts.model import Transcript
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
 # whichever process runs a job: the parent with the basic launcher, each worker with joblib.
 
 log = logging.getLogger("ctxbench")
+# One line per cell (transcript) goes to the job's log file only (configs/hydra/job_logging); the
+# console gets one line per job, so a sweep's log stays short (issue 18: under 2 KB for the main job).
+cell_log = logging.getLogger("ctxbench.cells")
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 CELLS_FILE = "cells.json"
 
@@ -91,6 +96,32 @@ def compaction_cost(summariser: Any, summary: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def show_progress(setting: Any, stream: Any = None) -> bool:
+    """Progress bars: ``true``/``false`` as configured, ``auto`` only on a terminal; never when
+    ``TQDM_DISABLE`` is set to a true value (tqdm's own switch)."""
+    if os.environ.get("TQDM_DISABLE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return False
+    if isinstance(setting, bool):
+        return setting
+    if str(setting).lower() in ("true", "1", "yes", "on"):
+        return True
+    if str(setting).lower() in ("false", "0", "no", "off"):
+        return False
+    stream = stream if stream is not None else sys.stderr
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def cell_line(cell_name: str, metrics: dict[str, Any], seconds: float | None) -> str:
+    """One line for a cell in the job's log."""
+    took = "reused" if seconds is None else f"{seconds:.1f}s"
+    retention = metrics.get("retention")
+    kept = "-" if retention is None else f"{retention:.0%}"
+    return (
+        f"{cell_name}: {metrics.get('calls', 0):,} calls, {metrics.get('tokens_sent_total', 0):,} tokens sent, "
+        f"{metrics.get('overflow_errors', 0)} overflow errors, retention {kept}, {took}"
+    )
+
+
 def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     """Replay the dataset through the configured strategy; return the cells' summaries."""
     from tqdm import tqdm
@@ -126,20 +157,25 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     boilerplate = find_boilerplate(t for t, _ in dataset if not t.probes)
     summaries: list[dict[str, Any]] = []
     cells: list[str] = []
-    bar = tqdm(dataset, desc=f"{name} on {model.name}", unit="transcript", disable=not cfg.progress, leave=False)
+    progress = show_progress(cfg.get("progress", "auto"))
+    started, reused = time.perf_counter(), 0
+    bar = tqdm(dataset, desc=f"{name} on {model.name}", unit="transcript", disable=not progress, leave=False)
     for transcript, data_hash in bar:
         cell_cfg = cell_config(cfg, f"{data_hash}:{transcript.id}")
         cell = Cell(root, transcript.id, name, model.name, config_hash(cell_cfg))
         cells.append(str(cell.path))
         if cell.is_complete():
-            log.info("skip %s (complete)", cell.path.relative_to(root))
-            summaries.append(json.loads((cell.path / "summary.json").read_text("utf-8")))
+            summary = json.loads((cell.path / "summary.json").read_text("utf-8"))
+            cell_log.info("skip %s", cell_line(str(cell.path.relative_to(root)), summary["metrics"], None))
+            summaries.append(summary)
+            reused += 1
             continue
+        cell_started = time.perf_counter()
         strategy, estimator = build_strategy(cfg), build_estimator(cfg)
         observer = build_probe_observer(cfg, transcript, cell.path, strategy.snapshots(cell.path), boilerplate)
         summariser = build_summariser(cfg, cell.path)
         calls_bar = tqdm(
-            total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not cfg.progress, leave=False
+            total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not progress, leave=False
         )
         with calls_bar:
             result = replay(
@@ -177,17 +213,27 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         }
         cell.write(calls=result.calls, events=result.events, metrics=metrics, info=info, extra_files=extra)
         summaries.append(json.loads((cell.path / "summary.json").read_text("utf-8")))
+        cell_log.info("%s", cell_line(str(cell.path.relative_to(root)), metrics, time.perf_counter() - cell_started))
     (output_dir / CELLS_FILE).write_text(json.dumps(cells, indent=1), encoding="utf-8")
+    calls = sum(s["metrics"].get("calls", 0) for s in summaries)
+    # The job's one console line; Hydra's own launch lines are off (configs/hydra/hydra_logging).
+    log.info(
+        "%s on %s [%s]: %d cell%s (%d reused), %s calls, %.1fs",
+        name,
+        model.name,
+        " ".join(o for o in overrides if not o.startswith(("strategy=", "model="))) or "defaults",
+        len(summaries),
+        "" if len(summaries) == 1 else "s",
+        reused,
+        f"{calls:,}",
+        time.perf_counter() - started,
+    )
     return summaries
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")
 def hydra_main(cfg: DictConfig) -> None:
-    try:
-        run_job(cfg)
-    except CtxbenchError as exc:
-        log.error("%s", exc)
-        raise SystemExit(2) from None
+    run_job(cfg)  # errors reach ctxbench.cli, which owns the exit codes (see cli())
 
 
 def comparison_table(summaries: Sequence[dict[str, Any]], report: Any = None) -> str:
@@ -206,28 +252,64 @@ def comparison_table(summaries: Sequence[dict[str, Any]], report: Any = None) ->
 
 
 class PrintComparison(Callback):
-    """Print the comparison table after a run or a whole sweep."""
+    """Print the comparison table after a run or a whole sweep, then where the results are
+    and the command that reports on them."""
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
         # HydraConfig is already cleared here; the config passed in still has the run's dir.
-        self._print([Path(config.hydra.runtime.output_dir)], report=config.get("report"))
+        self._print(config, [Path(config.hydra.runtime.output_dir)])
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        self._print(
-            sorted(Path(config.hydra.sweep.dir).glob(f"*/{CELLS_FILE}")), glob=False, report=config.get("report")
-        )
+        self._print(config, sorted(Path(config.hydra.sweep.dir).glob(f"*/{CELLS_FILE}")), glob=False)
 
-    def _print(self, places: list[Path], glob: bool = True, report: Any = None) -> None:
+    def _print(self, config: DictConfig, places: list[Path], glob: bool = True) -> None:
         from ctxbench.results.store import iter_summaries
 
+        report = config.get("report")
         files = [p / CELLS_FILE for p in places] if glob else places
         cells = [Path(c) for f in files if f.exists() for c in json.loads(f.read_text("utf-8"))]
         summaries = [s for c in cells for _, s in iter_summaries(c / "summary.json") if (c / "summary.json").exists()]
-        if summaries:
-            print("\n" + comparison_table(summaries, report), flush=True)  # below any progress bar left on the line
+        if not summaries:
+            return
+        print("\n" + comparison_table(summaries, report), flush=True)  # below any progress bar left on the line
+        results = results_folder(config)
+        shown = _shown(results)
+        logs = _shown(Path(config.hydra.sweep.dir if glob is False else config.hydra.runtime.output_dir))
+        print(f"\nResults: {shown}/cells ({len(cells)} cells; a log line per cell under {logs})", flush=True)
+        print(f"Next: ctxbench report {shown} --out {_shown(results / 'report')}", flush=True)
+
+
+def results_folder(config: DictConfig) -> Path:
+    """``output.root/output.name``, absolute (relative roots are under the directory ctxbench ran in)."""
+    root = Path(config.output.root)
+    return (root if root.is_absolute() else Path.cwd() / root) / config.output.name
+
+
+def _shown(path: Path) -> str:
+    """A path as short as it can be said: relative to the current directory when under it."""
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+
+
+QUIET_OVERRIDES = ("progress=false", "hydra.job_logging.root.level=WARNING", "hydra.hydra_logging.root.level=WARNING")
 
 
 def cli(argv: Sequence[str]) -> int:
-    sys.argv = ["ctxbench run", *argv]
-    hydra_main()
+    """``ctxbench run [-q] [overrides]``. Exit codes are ctxbench's (see ctxbench.cli): a config
+    Hydra cannot compose is a ConfigError (2), like every ctxbench input or config error."""
+    from hydra.errors import CompactHydraException
+
+    from ctxbench.errors import ConfigError
+
+    args = [a for a in argv if a not in ("-q", "--quiet")]
+    if len(args) < len(argv):  # quiet: no bars, warnings and errors only, then the table and where results are
+        args += list(QUIET_OVERRIDES)
+    # Let errors reach ctxbench.cli instead of Hydra printing them and exiting 1 for every kind.
+    os.environ.setdefault("HYDRA_FULL_ERROR", "1")
+    sys.argv = ["ctxbench run", *args]
+    try:
+        hydra_main()
+    except CompactHydraException as exc:  # a missing config group option, a bad override, ...
+        cause = f" ({exc.__cause__})" if exc.__cause__ is not None else ""
+        text = f"{exc}{cause}".split("Config search path:")[0]
+        raise ConfigError(" ".join(text.split())) from None
     return 0

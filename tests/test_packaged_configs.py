@@ -37,4 +37,4 @@ def test_a_users_configs_folder_adds_and_replaces_packaged_configs(tmp_path):
     summaries = list((tmp_path / "results" / "default" / "cells" / "mine" / "tiny-4o").glob("*/summary.json"))
     assert len(summaries) == 1  # the user's strategy and model, the user's data relative to the run's folder
     packaged = subprocess.run([*CTXBENCH, "run", "strategy=mine", "--cfg", "job"], capture_output=True, text=True)
-    assert packaged.returncode != 0 and "strategy/mine" in packaged.stderr  # elsewhere: only the packaged configs
+    assert packaged.returncode == 2 and "strategy/mine" in packaged.stderr  # elsewhere: only the packaged configs

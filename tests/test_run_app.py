@@ -51,7 +51,12 @@ def test_multirun_writes_resumable_cells_and_prints_comparison(tmp_path):
     mtimes = {p: p.stat().st_mtime_ns for p in out.rglob("summary.json")}
     second = run(*args)
     assert second.returncode == 0, second.stderr
-    assert second.stderr.count("skip ") == 3
+    assert second.stderr.count("(1 reused)") == 1 and second.stderr.count("(2 reused)") == 1  # a line per job
+    sweep = sorted((out / "default" / "jobs").iterdir())[-1]
+    cell_lines = [
+        line for log in sweep.glob("*/*.log") for line in log.read_text().splitlines() if "ctxbench.cells" in line
+    ]
+    assert len(cell_lines) == 4 and sum(" skip " in line for line in cell_lines) == 3  # a line per cell, in the log
     assert victim.exists()
     assert all(p.stat().st_mtime_ns == t for p, t in mtimes.items())
     recomputed = json.loads(victim.read_text())
@@ -96,3 +101,56 @@ def test_help_lists_every_subcommand():
     assert out.returncode == 0
     for name in COMMANDS:
         assert f"  {name} " in out.stdout
+
+
+def test_main_job_log_is_short_names_the_results_and_the_next_command(tmp_path):
+    """The main job's output piped to a file (a CI log): no progress-bar redraws, one line per
+    job, the table, where the results are and what to run next; under 2 KB (issue 18)."""
+    log = tmp_path / "ci.log"
+    with log.open("wb") as sink:
+        done = subprocess.run(
+            [*CTXBENCH, "run", "-m", "dataset.limit=1"],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+            timeout=300,
+        )
+    text = log.read_text("utf-8")
+    assert done.returncode == 0, text
+    assert "\r" not in text and "\x1b[" not in text  # no bar redraws, no cursor codes
+    assert len(log.read_bytes()) < 2048, f"{len(log.read_bytes())} bytes:\n{text}"
+    assert text.count(" on gpt-4o [") == 5 and "savings_vs_none" in text
+    assert "Results: results/default/cells (5 cells" in text
+    assert "Next: ctxbench report results/default --out results/default/report" in text
+    assert len(list((tmp_path / "results" / "default" / "cells").glob("*/*/*/summary.json"))) == 5
+    quiet = subprocess.run(
+        [*CTXBENCH, "run", "-q", "-m", "dataset.limit=1"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert quiet.returncode == 0 and quiet.stderr == ""  # all reused; nothing but the table and the two lines
+    assert "Results: " in quiet.stdout
+
+
+def test_progress_bars_only_on_a_terminal_and_never_with_tqdm_disable(monkeypatch):
+    import os
+    import pty
+
+    from ctxbench.run_app import show_progress
+
+    leader, follower = pty.openpty()
+    try:
+        with os.fdopen(follower, "w") as terminal, open(os.devnull, "w") as file:
+            monkeypatch.delenv("TQDM_DISABLE", raising=False)
+            assert show_progress("auto", terminal) and not show_progress("auto", file)
+            assert show_progress(True, file) and show_progress("true", file) and not show_progress(False, terminal)
+            monkeypatch.setenv("TQDM_DISABLE", "1")
+            assert not show_progress("auto", terminal) and not show_progress(True, terminal)
+    finally:
+        os.close(leader)
+
+
+def test_config_errors_exit_2_with_one_line(tmp_path):
+    for override, words in [("strategy=nope", "Could not find 'strategy/nope'"), ("strategy.x=1", "strategy.x")]:
+        bad = subprocess.run([*CTXBENCH, "run", override], capture_output=True, text=True, cwd=tmp_path)
+        assert bad.returncode == 2, bad.stderr
+        assert bad.stderr.startswith("ctxbench run: error: ") and words in bad.stderr
+        assert len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
