@@ -217,14 +217,15 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     (output_dir / CELLS_FILE).write_text(json.dumps(cells, indent=1), encoding="utf-8")
     calls = sum(s["metrics"].get("calls", 0) for s in summaries)
     # The job's one console line; Hydra's own launch lines are off (configs/hydra/hydra_logging).
+    extra = " ".join(o for o in overrides if not o.startswith(("strategy=", "model=")))
     log.info(
-        "%s on %s [%s]: %d cell%s (%d reused), %s calls, %.1fs",
+        "%s on %s%s: %d cell%s%s, %s calls, %.1fs",
         name,
         model.name,
-        " ".join(o for o in overrides if not o.startswith(("strategy=", "model="))) or "defaults",
+        f" [{extra}]" if extra else "",
         len(summaries),
         "" if len(summaries) == 1 else "s",
-        reused,
+        f" ({reused} reused)" if reused else "",
         f"{calls:,}",
         time.perf_counter() - started,
     )
@@ -248,7 +249,44 @@ def comparison_table(summaries: Sequence[dict[str, Any]], report: Any = None) ->
         resamples=int(report.get("resamples", 2000)),
         seed=int(report.get("seed", 0)),
     )
-    return format_table(frame)
+    narrow, same = hoist_constant_columns(frame)
+    rows = len(frame) + 1  # header and rows; format_table's notes follow
+    notes = format_table(frame).splitlines()[rows:]
+    lines = format_table(narrow).splitlines()[:rows]
+    if same:
+        lines.append(f"in every row: {same}")
+    if notes:  # format_table's notes, in one line: a CI log stays short (docs/results.md says more)
+        lines.append(LEGEND)
+    return "\n".join(lines)
+
+
+LEGEND = "% in points; [low, high]: 95% bootstrap interval over transcripts; (ref): full history; see docs/results.md"
+
+
+def hoist_constant_columns(frame: Any) -> tuple[Any, str]:
+    """Columns with one value in every row (the model of a one-model sweep, the transcript and
+    call counts, zero retries...) said once below the table instead: a narrower table."""
+    if len(frame) < 2:
+        return frame, ""
+    keep = {"strategy", "reference"}
+    constant = [
+        c
+        for c in frame.columns
+        if c not in keep
+        and not c.endswith(("_lo", "_hi"))
+        and f"{c}_lo" not in frame
+        and frame[c].nunique(dropna=False) == 1
+    ]
+
+    def shown(value: Any) -> str:
+        import numbers
+
+        if isinstance(value, numbers.Integral):
+            return f"{int(value):,}"
+        return f"{value:g}" if isinstance(value, numbers.Real) else str(value)
+
+    said = ", ".join(f"{c} {shown(frame[c].iloc[0])}" for c in constant)
+    return frame.drop(columns=constant), said
 
 
 class PrintComparison(Callback):
@@ -274,8 +312,7 @@ class PrintComparison(Callback):
         print("\n" + comparison_table(summaries, report), flush=True)  # below any progress bar left on the line
         results = results_folder(config)
         shown = _shown(results)
-        logs = _shown(Path(config.hydra.sweep.dir if glob is False else config.hydra.runtime.output_dir))
-        print(f"\nResults: {shown}/cells ({len(cells)} cells; a log line per cell under {logs})", flush=True)
+        print(f"\nResults: {shown}/cells ({len(cells)} cells; a log line per cell in {shown}/jobs)", flush=True)
         print(f"Next: ctxbench report {shown} --out {_shown(results / 'report')}", flush=True)
 
 

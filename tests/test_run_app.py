@@ -119,7 +119,7 @@ def test_main_job_log_is_short_names_the_results_and_the_next_command(tmp_path):
     assert done.returncode == 0, text
     assert "\r" not in text and "\x1b[" not in text  # no bar redraws, no cursor codes
     assert len(log.read_bytes()) < 2048, f"{len(log.read_bytes())} bytes:\n{text}"
-    assert text.count(" on gpt-4o [") == 5 and "savings_vs_none" in text
+    assert text.count(" on gpt-4o [dataset.limit=1]: 1 cell, 91 calls, ") == 5 and "savings_vs_none" in text
     assert "Results: results/default/cells (5 cells" in text
     assert "Next: ctxbench report results/default --out results/default/report" in text
     assert len(list((tmp_path / "results" / "default" / "cells").glob("*/*/*/summary.json"))) == 5
