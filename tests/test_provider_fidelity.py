@@ -172,3 +172,21 @@ def test_condensation_forgets_messages_from_its_place_on() -> None:
     fidelity = measure([t])
     assert not fidelity.outlier_rows()
     assert fidelity.fidelity_rows()[0]["mape_after_overhead"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_simulated_provider_counts_reasoning_of_the_current_tool_loop() -> None:
+    from ctxbench.replay.provider import ModelSpec, SimulatedProvider
+
+    tok = get_tokenizer("o200k_base")
+    provider = SimulatedProvider(ModelSpec(tokenizer="o200k_base"), TokenCounter(tok))
+    thought = "The failing assertion compares seconds with milliseconds, so the unit is wrong. " * 10
+    loop = [
+        Message("user", "fix it"),
+        Message("assistant", "", tool_calls=(ToolCall("a", "ls", "{}"),), metadata={"reasoning": thought}),
+        Message("tool", "fields.py", tool_call_id="a", name="ls"),
+    ]
+    plain = TokenCounter(tok).prompt(loop)
+    assert provider.count(loop) == plain + tok.count(thought)  # resent within its tool loop
+    assert provider.count([*loop, Message("user", "thanks")]) == TokenCounter(tok).prompt(
+        [*loop, Message("user", "thanks")]
+    )  # a new question: earlier reasoning is dropped

@@ -10,6 +10,7 @@ from ctxbench.core import ContextOverflowError, ModelSpec
 from ctxbench.replay.billing import LatencyModel
 from ctxbench.replay.prefix_cache import CacheRules
 from ctxbench.tokens.counting import TokenCounter
+from ctxbench.tokens.reasoning import tool_loop_reasoning
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.running import REPLACED_LIMIT, cut_dropped_runs
 
@@ -44,7 +45,8 @@ class SimulatedProvider:
         self._prompt = counter.running_prompt()  # follows the replay's working context
 
     def count(self, messages: Sequence[Message]) -> int:
-        return self._prompt(messages)
+        # Reasoning of the current tool loop is sent back and counted (ctxbench.tokens.reasoning).
+        return self._prompt(messages) + tool_loop_reasoning(messages, self.counter.tokenizer)
 
     def send(self, messages: Sequence[Message]) -> int:
         """Return the prompt tokens the provider reports, or raise ``ContextOverflowError``."""

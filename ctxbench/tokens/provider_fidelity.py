@@ -38,6 +38,7 @@ from ctxbench.tokens.estimators import (
     ExactEstimator,
     FixedRatioEstimator,
 )
+from ctxbench.tokens.reasoning import reasoning_tokens
 from ctxbench.tokens.tokenizers import Tokenizer, get_tokenizer, resolve_tokenizer_name
 from ctxbench.transcripts.model import Message, Transcript
 
@@ -144,11 +145,9 @@ def _measure_one(transcript: Transcript, tok: Tokenizer, reasoning: str | None) 
             largest = (i, message.role, tokens, _preview(message))
         if message.role == "user":
             reasoning_loop = 0
-        text = message.metadata.get("reasoning") if message.role == "assistant" else None
-        if isinstance(text, str) and text:
-            n = tok.count(text)
-            reasoning_all += n
-            reasoning_loop += n
+        n = reasoning_tokens(message, tok)
+        reasoning_all += n
+        reasoning_loop += n
     return out
 
 
