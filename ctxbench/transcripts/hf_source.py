@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ctxbench.errors import InputError
 from ctxbench.transcripts.detect import detect_source
 from ctxbench.transcripts.formats import PARSERS, ParseContext, TranscriptWarning
@@ -133,8 +135,22 @@ def _stream_files(files: list[Path], given: str) -> Any:
     import datasets
 
     builder = "parquet" if files[0].suffix.lower() == ".parquet" else "arrow"
-    kwargs: dict[str, Any] = {"batch_size": 64} if builder == "parquet" else {}  # bounded Python-side batches
+    kwargs = parquet_options() if builder == "parquet" else {}
     return datasets.load_dataset(builder, data_files=[str(f) for f in files], split="train", streaming=True, **kwargs)
+
+
+def parquet_options() -> dict[str, Any]:
+    """Options of the ``parquet`` builder that keep streaming memory flat.
+
+    Measured (scripts/bench_hf_import.py, 1 GB file): with pyarrow's default ``pre_buffer=True`` the
+    peak RSS grew with the file (0.93 GB at 0.3 GB, 1.4 GB at 1 GB of parquet) although Arrow's own
+    pool stayed near 50 MB; without pre-buffering it stays at about 0.5 GB. Batches of 64 rows bound
+    the Python objects made from one batch.
+    """
+    import pyarrow.dataset as pds
+
+    scan = pds.ParquetFragmentScanOptions(pre_buffer=False, use_buffered_stream=True, buffer_size=1 << 20)
+    return {"batch_size": 64, "fragment_scan_options": scan}
 
 
 def _open_local(spec: DatasetSpec) -> list[tuple[str | None, Any, int | None]]:
@@ -208,8 +224,17 @@ def _open_hub(spec: DatasetSpec) -> list[tuple[str | None, Any, int | None]]:
     snapshot = _hub_snapshot(spec)
     try:
         if snapshot is not None:
-            return _splits_of(datasets.load_dataset(str(snapshot), split=spec.split, streaming=True), spec.split)
-        loaded = datasets.load_dataset(spec.repo, revision=spec.revision, split=spec.split, streaming=True)
+            options = parquet_options() if any(snapshot.rglob("*.parquet")) else {}
+            loaded = datasets.load_dataset(str(snapshot), split=spec.split, streaming=True, **options)
+            return _splits_of(loaded, spec.split)
+        try:
+            loaded = datasets.load_dataset(
+                spec.repo, revision=spec.revision, split=spec.split, streaming=True, **parquet_options()
+            )
+        except ValueError as exc:  # not a parquet dataset: its builder takes no parquet options
+            if "fragment_scan_options" not in str(exc) and "batch_size" not in str(exc):
+                raise
+            loaded = datasets.load_dataset(spec.repo, revision=spec.revision, split=spec.split, streaming=True)
     except ConnectionError:
         offline = "HF_HUB_OFFLINE=1" if datasets.config.HF_HUB_OFFLINE else "the Hub is unreachable"
         home = os.environ.get("HF_HOME") or "~/.cache/huggingface"
@@ -373,6 +398,14 @@ def _progress(total: int | None, desc: str) -> Any:
     return tqdm(total=total, desc=desc, unit="row", file=sys.stderr, disable=not sys.stderr.isatty(), leave=False)
 
 
+def _json_line(data: dict[str, Any]) -> bytes:
+    """One canonical line; orjson is several times faster than json on long transcripts."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)
+    except (orjson.JSONEncodeError, TypeError):  # e.g. an integer beyond 64 bits in a metadata column
+        return (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
+
+
 def _write_split(
     ds: Any, total: int | None, target: Path, column: str, fmt: str, label: str, place: str, problems: _Problems
 ) -> tuple[int, int, int, int, Counter[str]]:
@@ -386,7 +419,7 @@ def _write_split(
         problems.report(str(message))
 
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle, warnings.catch_warnings():
+        with os.fdopen(fd, "wb") as handle, warnings.catch_warnings():
             warnings.simplefilter("always", TranscriptWarning)
             warnings.showwarning = show
             with _progress(total, place) as bar:
@@ -399,8 +432,7 @@ def _write_split(
                         problems.report(f"skipped: {exc}")
                         continue
                     for t in transcripts:
-                        handle.write(json.dumps(t.to_dict(), ensure_ascii=False))
-                        handle.write("\n")
+                        handle.write(_json_line(t.to_dict()))
                         n_transcripts += 1
                         n_messages += len(t.messages)
                         n_usage += sum(1 for m in t.messages if m.role == "assistant" and "usage" in m.metadata)
