@@ -56,6 +56,7 @@ class LLMServer:
         self.behaviour = behaviour
         self.reply = reply  # the "model": request -> completion text
         self.sleep_seconds = sleep_seconds
+        self.cached_tokens = 0  # reported as usage.prompt_tokens_details.cached_tokens (capped at the prompt)
         self.requests: list[dict[str, Any]] = []
         server = self
 
@@ -92,6 +93,7 @@ class LLMServer:
                             "prompt_tokens": words,
                             "completion_tokens": len(text.split()),
                             "total_tokens": words + len(text.split()),
+                            "prompt_tokens_details": {"cached_tokens": min(server.cached_tokens, words)},
                         },
                     },
                 )

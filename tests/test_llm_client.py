@@ -171,3 +171,25 @@ def test_judge_client_and_config_prices(server, tmp_path):
     assert record["role"] == "judge" and record["prompt_tokens"] == 4
     assert record["cost_usd"] == pytest.approx((4 * 2.0 + record["completion_tokens"] * 8.0) / 1e6)
     assert isinstance(LLMSummariser(judge).name, str)
+
+
+def test_prompt_tokens_served_from_the_providers_cache_cost_the_cached_price(server, tmp_path):
+    server.cached_tokens = 3  # the provider reports 3 of the prompt's 4 tokens served from its cache
+    client = build_client(
+        {
+            "model": "openai/test-model",
+            "api_base": server.api_base,
+            "num_retries": 0,
+            "input_price_per_mtok": 2.0,
+            "cached_input_price_per_mtok": 0.5,
+            "output_price_per_mtok": 8.0,
+            "cassette": "record",
+        },
+        tmp_path,
+        role="summariser",
+    )
+    client.complete([{"role": "user", "content": "summarise this span please"}], purpose="summary")
+    record = client.usage[-1]
+    assert record["prompt_tokens"] == 4 and record["cached_prompt_tokens"] == 3
+    assert record["cost_usd"] == pytest.approx((1 * 2.0 + 3 * 0.5 + record["completion_tokens"] * 8.0) / 1e6)
+    assert usage_totals(client.usage)["cached_prompt_tokens"] == 3

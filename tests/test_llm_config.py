@@ -47,6 +47,7 @@ def test_usage_totals():
         "calls": 4,
         "prompt_tokens": 15,
         "completion_tokens": 3,
+        "cached_prompt_tokens": 0,
         "cost_usd": 0.75,
         "faults": {"malformed": 1, "timeout": 2},
     }

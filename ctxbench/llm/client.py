@@ -31,6 +31,7 @@ class RoleConfig:
     num_retries: int = 2  # litellm's retries with backoff; 0 in tests
     input_price_per_mtok: float | None = None  # USD per 1M tokens; unset -> litellm's local cost map
     output_price_per_mtok: float | None = None
+    cached_input_price_per_mtok: float | None = None  # prompt tokens the provider served from its cache
     params: dict[str, Any] = field(default_factory=dict)  # other answer-changing params (top_p, seed, stop, ...)
 
     @classmethod
@@ -105,6 +106,7 @@ class LLMClient:
             int(usage.get("completion_tokens") or 0),
             cached=cached,
             fault=error["kind"] if error else None,
+            cached_prompt_tokens=int(usage.get("cached_prompt_tokens") or 0),
         )
         if error:
             raise SummariserError(error["kind"], f"{self.role} {self.config.model}: {error['message']}")
@@ -134,14 +136,19 @@ class LLMClient:
             message = " ".join(str(exc).split())[:500]
             return {**entry, "error": {"kind": classify_exception(exc), "message": message}}
         usage = getattr(response, "usage", None)
+        counts = {
+            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+        }
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached_prompt = int(getattr(details, "cached_tokens", 0) or 0)
+        if cached_prompt:  # the provider's prompt cache served these (OpenAI; litellm maps Anthropic's reads)
+            counts["cached_prompt_tokens"] = cached_prompt
         return {
             **entry,
             "response": response.choices[0].message.content or "",
             "model": getattr(response, "model", None) or cfg.model,
-            "usage": {
-                "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-                "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
-            },
+            "usage": counts,
         }
 
     def _api_key(self) -> str | None:
@@ -163,12 +170,20 @@ class LLMClient:
         cached: bool,
         fault: str | None,
         injected: bool = False,
+        cached_prompt_tokens: int = 0,
     ) -> None:
         cfg = self.config
         cost = 0.0
         if prompt_tokens or completion_tokens:
             prices = (cfg.input_price_per_mtok, cfg.output_price_per_mtok)
-            cost = call_cost(cfg.model, prompt_tokens, completion_tokens, *prices)
+            cost = call_cost(
+                cfg.model,
+                prompt_tokens,
+                completion_tokens,
+                *prices,
+                cached_prompt_tokens,
+                cfg.cached_input_price_per_mtok,
+            )
         self.usage.append(
             {
                 "role": cfg.role,
@@ -176,6 +191,7 @@ class LLMClient:
                 "purpose": purpose,
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
+                "cached_prompt_tokens": cached_prompt_tokens,
                 "cost_usd": cost,
                 "cached": cached,
                 "fault": fault,
