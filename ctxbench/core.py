@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: importing them here would tie the contract to the implementations
     from ctxbench.tokens.estimators import Estimator
@@ -123,15 +123,29 @@ class StrategyContext:
         self.layers_applied.append(layer)
 
 
+Compaction = Literal["rewrite", "view"]
+
+
 class Strategy:
     """Override ``before_call`` to compact proactively and ``on_overflow`` to react.
 
     A strategy object serves one transcript: the engine makes a fresh one per transcript,
     so per-conversation state (circuit breakers, counters, summaries) lives on ``self``.
+
+    ``compaction`` says what the compacted context is. ``"rewrite"`` (Claude Code, OpenClaw,
+    inspect_ai's summary): it replaces the history, and the next call starts from it.
+    ``"view"`` (DB-GPT): each call compacts a copy of the full history, which itself only
+    grows (``prepare`` may still rewrite what arrived, as DB-GPT's memory stores observations
+    with their snapshot pointers); the next call starts again from the full history.
     """
 
     name: str = "strategy"
     max_retries: int = 0
+    compaction: Compaction = "rewrite"
+
+    def prepare(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
+        """Rewrite what arrived before the call (kept in the history; not compaction)."""
+        return messages
 
     def before_call(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         return messages

@@ -19,7 +19,7 @@ from ctxbench.layers.llm_full_compression import breaker_open
 from ctxbench.layers.tool_pairs import repair_tool_pairs
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.rounds import dbgpt_rounds
+from ctxbench.transcripts.rounds import DbgptRoundsCache
 
 
 def keep_from(rounds: Sequence[Sequence[Message]], min_rounds: int, min_tokens: int, estimator: Estimator) -> int:
@@ -34,6 +34,19 @@ def keep_from(rounds: Sequence[Sequence[Message]], min_rounds: int, min_tokens: 
     return start
 
 
+class _Rounds(Sequence[Sequence[Message]]):
+    """Rounds as message lists, built only for the rounds ``keep_from`` looks at (the recent ones)."""
+
+    def __init__(self, messages: Sequence[Message], positions: list[list[int]]) -> None:
+        self.messages, self.positions = messages, positions
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return [self.messages[i] for i in self.positions[index]]
+
+
 class SessionMemoryCompact(Layer):
     def __init__(
         self,
@@ -46,19 +59,20 @@ class SessionMemoryCompact(Layer):
         self.min_tokens = int(min_keep_tokens)
         self.stop_when_breaker_open = stop_when_breaker_open
         self.name = name
+        self._rounds = DbgptRoundsCache()  # a view strategy's history: only its end is walked again
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         if self.stop_when_breaker_open and breaker_open(ctx):
             return messages
-        system = [m for m in messages if m.role == "system"]
-        conversation = [m for m in messages if m.role != "system"]
-        rounds = [[conversation[i] for i in r] for r in dbgpt_rounds(conversation)]
-        if len(rounds) <= self.min_rounds:
+        positions = self._rounds(messages)
+        if len(positions) <= self.min_rounds:
             return messages
+        rounds = _Rounds(messages, positions)
         start = keep_from(rounds, self.min_rounds, self.min_tokens, ctx.estimator)
         if start <= 0:
             return messages
-        kept = [m for r in rounds[start:] for m in r]
+        system = [messages[i] for i in self._rounds.systems]
+        kept = [messages[i] for r in positions[start:] for i in r]
         ctx.emit(
             {"type": "compaction.drop", "layer": self.name, "dropped_rounds": start, "kept_rounds": len(rounds) - start}
         )

@@ -12,11 +12,13 @@ message has no snapshot. Deterministic, no LLM.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.layers.llm_full_compression import breaker_open
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.rounds import dbgpt_rounds, is_observation
+from ctxbench.transcripts.rounds import DbgptRoundsCache, is_observation
 
 SLACK_CHARS = 30  # DB-GPT only cuts observations longer than max_chars + 30
 
@@ -45,24 +47,49 @@ class ObservationMicroCompact(Layer):
         self.slack = int(slack_chars)
         self.stop_when_breaker_open = stop_when_breaker_open
         self.name = name
+        # original -> its cut copy. A view strategy cuts the same old observations of its whole
+        # history on every call: the same copy each time keeps its token count cached and the
+        # prompt's running sums unchanged (id keys; the original is kept alive beside it).
+        self._cut: dict[int, tuple[Message, Message]] = {}
+        # Resuming where the last call stopped: rounds examined then and unchanged since keep
+        # their result (a view strategy's history only grows), so each round is examined once.
+        self._rounds = DbgptRoundsCache()
+        self._done = 0  # rounds examined on the last call
+        self._cuts: list[int] = []  # positions cut on the last call, ascending
+        self._out: list[Message] = []  # the last call's output
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         if self.stop_when_breaker_open and breaker_open(ctx):
             return messages
-        rounds = dbgpt_rounds(messages)
-        cutoff = len(rounds) - self.max_age
-        out: list[Message] | None = None
-        for round_index, indices in enumerate(rounds):
-            if round_index >= cutoff:
-                break
+        rounds = self._rounds(messages)
+        cutoff = max(0, len(rounds) - self.max_age)
+        # Rounds that ended before the first change were examined last time (up to ``_done``).
+        done = min(self._done, bisect_left(self._rounds.ends, self._rounds.first_change), cutoff)
+        resume = rounds[done][0] if done < len(rounds) else len(messages)
+        cuts = self._cuts[: bisect_left(self._cuts, resume)]
+        reused = len(cuts)
+        for indices in rounds[done:cutoff]:
             for i in indices:
                 message = messages[i]
                 if not is_observation_like(message) or len(message.content) <= self.max_chars + self.slack:
                     continue
-                content = truncated(message.content, self.max_chars, message.metadata.get("snapshot"))
-                if content == message.content:  # already cut on an earlier call
-                    continue
-                if out is None:
-                    out = list(messages)
-                out[i] = compacted(message, content, self.name)
-        return messages if out is None else out
+                cached = self._cut.get(id(message))
+                if cached is None or cached[0] is not message:
+                    content = truncated(message.content, self.max_chars, message.metadata.get("snapshot"))
+                    if content == message.content:  # already cut on an earlier call
+                        continue
+                    cached = self._cut[id(message)] = (message, compacted(message, content, self.name))
+                cuts.append(i)
+        self._done, self._cuts = cutoff, cuts
+        if not cuts:
+            self._out = messages
+            return messages
+        # The unchanged prefix comes from the last output (its cuts in place), then the rest.
+        out = [*self._out[:resume], *messages[resume:]] if reused else list(messages)
+        for i in self._rounds.swapped:
+            if i < resume:
+                out[i] = messages[i]
+        for i in cuts[reused:]:
+            out[i] = self._cut[id(messages[i])][1]
+        self._out = out
+        return out

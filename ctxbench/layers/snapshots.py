@@ -101,7 +101,9 @@ class ToolResultSnapshots(Layer):
             return messages
         arrived = {id(m) for m in ctx.new_messages}
         out: list[Message] | None = None
-        for i, message in enumerate(messages):
+        # What arrived was appended at the end: a view strategy's history is not walked again.
+        for i in range(max(0, len(messages) - len(arrived)), len(messages)):
+            message = messages[i]
             if id(message) not in arrived or not _is_success(message):
                 continue
             pointer = self._snapshot(messages, i, ctx)

@@ -1,10 +1,14 @@
 """The replay engine: walk a recorded transcript call by call through a strategy.
 
-Before each recorded assistant message the strategy holds its working context plus what
-arrived since the last call; it may compact; the simulated provider counts the prompt
-with the real tokenizer and may reject it; the strategy may react and retry; then the
-recorded assistant message is appended. Every message is counted once (counts are cached
-on the message), so a replay costs O(total text), not O(calls x context).
+Before each recorded assistant message the strategy holds its history plus what arrived
+since the last call; it may rewrite what arrived (``prepare``) and compact; the simulated
+provider counts the prompt with the real tokenizer and may reject it; the strategy may
+react and retry; then the recorded assistant message is appended. What it is appended to
+depends on the strategy's ``compaction``: a ``rewrite`` strategy's compacted prompt becomes
+its history (Claude Code, OpenClaw), a ``view`` strategy compacted a per-call copy and its
+history stays whole (DB-GPT rebuilds the prompt from its memory before every call).
+Every message is counted once (counts are cached on the message) and sums are kept
+running, so a replay costs O(total text), not O(calls x context).
 """
 
 from __future__ import annotations
@@ -58,17 +62,21 @@ def replay(
         model=model, estimator=estimator, transcript=transcript, workdir=workdir, summariser=summariser
     )
     calls: list[dict[str, Any]] = []
-    working: list[Message] = []
+    view = getattr(strategy, "compaction", "rewrite") == "view"
+    history: list[Message] = []  # what the next call starts from
+    working: list[Message] = []  # the prompt sent last
     uncompacted = counter.tokenizer.per_request  # the full history's prompt size, kept incrementally
     start = 0
     for call_index, at in enumerate(transcript.call_indices):
         new = transcript.messages[start:at]
         uncompacted += sum(counter.message(m) for m in new)
-        working.extend(new)
+        history.extend(new)
         ctx.call_index, ctx.new_messages, ctx.layers_applied, ctx.state = call_index, new, [], None
         events_before = len(ctx.events)
 
-        working = strategy.before_call(working, ctx)
+        history = strategy.prepare(history, ctx)
+        # A view strategy gets the history itself: layers never modify a list in place.
+        working = strategy.before_call(history, ctx)
         overflow_errors = retries = 0
         accepted = False
         while True:
@@ -112,12 +120,18 @@ def replay(
             if hasattr(observer, "on_call"):
                 observer.on_call(record, working, ctx)
         assistant = transcript.messages[at]
-        working.append(assistant)
+        if view:
+            history.append(assistant)
+        else:
+            working.append(assistant)
+            history = working
         uncompacted += counter.message(assistant)
         start = at + 1
         if on_progress is not None:
             on_progress(1)
 
+    if view and working is not history and transcript.call_indices:
+        working = [*working, transcript.messages[transcript.call_indices[-1]]]  # the last prompt and its reply
     for observer in observers:
         if hasattr(observer, "on_end"):
             observer.on_end(working, ctx)

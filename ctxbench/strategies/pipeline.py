@@ -88,10 +88,16 @@ class LayeredStrategy(Strategy):
         overflow_patterns: Sequence[str] = DEFAULT_OVERFLOW_PATTERNS,
         name: str = "layered",
         prepare: Sequence[Layer] = (),
+        compaction: str = "rewrite",
     ) -> None:
         # Layers that rewrite what arrived before the first count (e.g. tool-result snapshots):
         # not compaction, so they emit no status event and are not recorded as layers.
-        self.prepare = list(prepare)
+        self.prepare_layers = list(prepare)
+        if compaction not in ("rewrite", "view"):
+            from ctxbench.errors import ConfigError
+
+            raise ConfigError(f"strategy compaction must be 'rewrite' or 'view', got {compaction!r}")
+        self.compaction = compaction  # type: ignore[assignment]
         self.proactive = [Step.coerce(s) for s in proactive]
         self.reactive = [Step.coerce(s) for s in reactive]
         self.max_retries = max_retries
@@ -155,16 +161,19 @@ class LayeredStrategy(Strategy):
     # --- the Strategy interface ------------------------------------------------------
     def snapshots(self, workdir: Path | None) -> SnapshotSource | None:
         """The first of its layers' snapshot sources (DB-GPT's tool-result snapshots)."""
-        layers = [*self.prepare, *(s.layer for s in self.proactive), *(s.layer for s in self.reactive)]
+        layers = [*self.prepare_layers, *(s.layer for s in self.proactive), *(s.layer for s in self.reactive)]
         for layer in layers:
             source = layer.snapshots(workdir)
             if source is not None:
                 return source
         return None
 
-    def before_call(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
-        for layer in self.prepare:
+    def prepare(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
+        for layer in self.prepare_layers:
             messages = layer.apply(messages, ctx)
+        return messages
+
+    def before_call(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         return self._run(self.proactive, messages, ctx, attempt=None)
 
     def is_overflow(self, error: ContextOverflowError) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.tokenizers import get_tokenizer
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.running import RunningSum, common_prefix
+from ctxbench.transcripts.running import RunningSum, RunningSums, common_prefix
 
 CHARS_KEY = "chars"  # a message's char_count, cached beside its token counts (messages are immutable)
 
@@ -42,8 +42,8 @@ class Estimator(ABC):
         return self._running(messages)
 
     @functools.cached_property
-    def _running(self) -> RunningSum:
-        return RunningSum(self.message)
+    def _running(self) -> RunningSums:
+        return RunningSums(self.message)
 
     def observe(self, messages: Sequence[Message], reported_prompt_tokens: int) -> None:
         """Learn from the provider's reported usage after a successful call (default: no-op)."""

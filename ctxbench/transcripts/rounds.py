@@ -56,3 +56,59 @@ def dbgpt_rounds(messages: Sequence[Message]) -> list[list[int]]:
 def _last_result_of_turn(messages: Sequence[Message], i: int) -> bool:
     """A tool message ends a round when the next message is not another tool result."""
     return i + 1 >= len(messages) or messages[i + 1].role != "tool"
+
+
+class DbgptRoundsCache:
+    """``dbgpt_rounds`` for a list that changes mostly at its end (a view strategy's history:
+    appended messages, and a system prompt swapped for its next version every call).
+
+    Rounds that closed before the first changed message are kept; only the rest is walked
+    again. After a call, ``first_change`` is the first position where the list differs from
+    the previous one other than a swapped system message, and ``swapped`` the positions of
+    swapped system messages before it (they belong to no round)."""
+
+    def __init__(self) -> None:
+        self._seen: list[Message] = []
+        self.rounds: list[list[int]] = []
+        self.ends: list[int] = []  # last index of each closed round
+        self.systems: list[int] = []  # positions of system messages
+        self.first_change = 0
+        self.swapped: list[int] = []
+
+    def __call__(self, messages: Sequence[Message]) -> list[list[int]]:
+        from bisect import bisect_left
+
+        from ctxbench.transcripts.running import REPLACED_LIMIT, replaced_positions
+
+        seen = self._seen
+        changed = replaced_positions(seen, messages)
+        swapped = [i for i in changed if seen[i].role == "system" and messages[i].role == "system"]
+        rest = [i for i in changed if i not in swapped]
+        if rest:
+            first = rest[0]
+        elif len(changed) > REPLACED_LIMIT:
+            first = changed[-1]
+        else:
+            first = min(len(seen), len(messages))
+        self.first_change, self.swapped = first, [i for i in swapped if i < first]
+        # A tool result closes its round only if the next message is not a tool result: a round
+        # that closed at ``end`` is settled when ``end + 1`` is unchanged too.
+        keep = bisect_left(self.ends, first - 1)
+        rounds, ends = self.rounds[:keep], self.ends[:keep]
+        start = ends[-1] + 1 if ends else 0
+        systems = self.systems[: bisect_left(self.systems, start)]
+        current: list[int] = []
+        for i in range(start, len(messages)):
+            message = messages[i]
+            if message.role == "system":
+                systems.append(i)
+                continue
+            current.append(i)
+            if is_observation(message) or (message.role == "tool" and _last_result_of_turn(messages, i)):
+                rounds.append(current)
+                ends.append(i)
+                current = []
+        self.ends, self.systems = ends, systems
+        self.rounds = [*rounds, current] if current else rounds
+        self._seen = list(messages)
+        return self.rounds

@@ -112,3 +112,40 @@ class SeenPrefix:
 
     def remember(self, messages: Sequence[Message]) -> None:
         self._seen = list(messages)
+
+
+class RunningSums:
+    """``RunningSum`` for several lists that evolve side by side.
+
+    A view strategy (DB-GPT) sizes its whole history and the compacted copies it makes of it,
+    every call: one follower would re-walk the history each time it switches between them.
+    Each list is summed by the follower that saw the most similar list (fewest replaced
+    positions, then closest length); a list unlike all of them gets a new follower while
+    there are free slots."""
+
+    def __init__(self, value: Callable[[Message], int], slots: int = 4) -> None:
+        self.value = value
+        self.slots = slots
+        self._sums: list[RunningSum] = []
+
+    def __call__(self, messages: Sequence[Message]) -> int:
+        best: RunningSum | None = None
+        best_key: tuple[int, int] | None = None
+        for running in self._sums:
+            seen = running._seen
+            key = (len(replaced_positions(seen, messages)), abs(len(seen) - len(messages)))
+            if best_key is None or key < best_key:
+                best, best_key = running, key
+        free = len(self._sums) < self.slots
+        if best is None or (best_key[0] > REPLACED_LIMIT and free and _unrelated(best, messages)):
+            best = RunningSum(self.value)
+            self._sums.append(best)
+        return best(messages)
+
+
+def _unrelated(running: RunningSum, messages: Sequence[Message]) -> bool:
+    """True when ``messages`` shares little with what ``running`` saw: neither a long common
+    prefix nor a dropped run (which ``RunningSum`` cuts out cheaply)."""
+    seen = running._seen
+    first = common_prefix(seen, messages)
+    return first < len(messages) // 2 and dropped_run_end(seen, messages, first) is None
