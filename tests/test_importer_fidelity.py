@@ -297,7 +297,8 @@ def test_duplicate_ids_within_a_file_warn(tmp_path: Path) -> None:
     assert any("duplicate transcript id" in w for w in warned)
 
 
-def test_a_dataset_with_repeated_ids_keeps_both_runs(tmp_path: Path) -> None:
+def test_a_dataset_with_repeated_ids_keeps_both_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hydra.utils
     from omegaconf import OmegaConf
 
     from ctxbench.run_app import load_dataset
@@ -310,6 +311,7 @@ def test_a_dataset_with_repeated_ids_keeps_both_runs(tmp_path: Path) -> None:
         [t], _ = quiet_import(write_jsonl(tmp_path / run / "output.jsonl", [doc]))
         write_transcripts(tmp_path / "data" / f"{run}.jsonl", [t])
     cfg = OmegaConf.create({"dataset": {"paths": [str(tmp_path / "data")], "include": [], "limit": None}})
+    monkeypatch.setattr(hydra.utils, "get_original_cwd", lambda: str(tmp_path))  # as inside a Hydra run
     with pytest.warns(TranscriptWarning, match="duplicate transcript id"):
         loaded = load_dataset(cfg)
     assert len({t.id for t, _ in loaded}) == 2
