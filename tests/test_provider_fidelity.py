@@ -211,3 +211,18 @@ def test_dev_set_sources_with_usage_are_within_the_targets(shared_transcripts: P
     assert len(first_gaps) == 3 and max(first_gaps) - min(first_gaps) < 50
     ranked = [r for r in estimator_rows(transcripts) if r["source"] == "all"]
     assert ranked[0]["estimator"] == "anchored"
+
+
+def test_anchored_in_replay_follows_the_simulated_provider() -> None:
+    """In replay the report is the simulated provider's count: a sliding window on Qwen (which len/4
+    undercounts) with the anchored estimator has no overflow and estimates closer than the EMA."""
+    from tests.test_estimator_overflows import run
+
+    def mean_error(result) -> float:  # noqa: ANN001 - a ReplayResult
+        calls = result.calls[1:]  # the first call has no report yet
+        return sum(abs(c["tokens_estimated"] - c["tokens_sent"]) / c["tokens_sent"] for c in calls) / len(calls)
+
+    anchored, ema = run(AnchoredEstimator()), run(EmaEstimator())
+    assert anchored.summary["overflow_errors"] == 0
+    assert anchored.summary["estimator"]["anchored"] > 0
+    assert mean_error(anchored) < mean_error(ema)
