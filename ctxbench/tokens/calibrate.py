@@ -437,7 +437,8 @@ def cli(argv: list[str]) -> int:
         "--reasoning",
         choices=("tool_loop", "all", "none"),
         help="with --against provider: which assistant turns' reasoning the provider counts again "
-        "(default: what each importer recorded for its provider)",
+        "(default: tool_loop, the assistant turns since the last user message, unless a transcript's "
+        "metadata says reasoning_resent)",
     )
     args = parser.parse_args(argv)
     transcripts = load_any(args.paths)
