@@ -3,7 +3,6 @@ one strategy on one model, cell by cell; a cell already complete is skipped."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -33,32 +32,36 @@ log = logging.getLogger("ctxbench")
 cell_log = logging.getLogger("ctxbench.cells")
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 CELLS_FILE = "cells.json"
+SKIPPED_FILE = "skipped_dataset_files.json"  # one line per bad dataset file a job skipped
 
 
-def load_dataset(cfg: DictConfig) -> list[tuple[Transcript, str]]:
-    """The dataset's transcripts, each with a hash of the file it came from."""
+def load_dataset(cfg: DictConfig) -> tuple[list[tuple[Transcript, str]], list[str]]:
+    """The dataset's transcripts, each with a hash of the file it came from, and one line per bad
+    dataset file skipped (``dataset.strict=true`` or ``ctxbench run --strict``: the first one stops the run)."""
     from ctxbench.data import resolve_data_path
-    from ctxbench.transcripts.canonical import find_canonical_files, read_transcripts
+    from ctxbench.transcripts.canonical import read_dataset
     from ctxbench.transcripts.formats._common import dedupe_ids
 
     paths = [resolve_data_path(p, hydra.utils.get_original_cwd()) for p in cfg.dataset.paths]
-    files = find_canonical_files(paths)
-    if not files:
-        raise InputError(", ".join(map(str, paths)), None, "no canonical .jsonl transcripts found")
+    found = read_dataset(paths, strict=bool(cfg.dataset.get("strict", False)))
+    for problem in found.problems:
+        log.error("skipped dataset file: %s", problem)
+    if not found.files:
+        where = ", ".join(map(str, paths))
+        raise InputError(where, None, f"no usable canonical .jsonl transcripts ({len(found.problems)} file(s) skipped)")
     include = set(cfg.dataset.get("include") or ())
     out: list[tuple[Transcript, str]] = []
     ids: set[str] = set()  # a repeated id gets a stable suffix and a warning instead of sharing a cell
-    for file in files:
-        file_hash = hashlib.sha256(file.read_bytes()).hexdigest()[:16]
-        for transcript in dedupe_ids(list(read_transcripts(file)), ids, str(file)):
+    for file in found.files:
+        for transcript in dedupe_ids(file.transcripts, ids, str(file.path)):
             if include and transcript.id not in include:
                 continue
             if not transcript.call_indices:
-                log.warning("%s: transcript %s has no assistant message; skipped", file, transcript.id)
+                log.warning("%s: transcript %s has no assistant message; skipped", file.path, transcript.id)
                 continue
-            out.append((transcript, file_hash))
+            out.append((transcript, file.hash))
     limit = cfg.dataset.get("limit")
-    return out[:limit] if limit else out
+    return (out[:limit] if limit else out), found.problems
 
 
 def cell_config(cfg: DictConfig, data_hash: str) -> dict[str, Any]:
@@ -152,7 +155,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     counter = TokenCounter(get_tokenizer(model.tokenizer))
     name = strategy_name(cfg)
     overrides = list(HydraConfig.get().overrides.task)
-    dataset = load_dataset(cfg)
+    dataset, skipped = load_dataset(cfg)
+    (output_dir / SKIPPED_FILE).write_text(json.dumps(skipped, indent=1), encoding="utf-8")
     # Text recurring across runs of one framework is its boilerplate, not what a user wrote.
     boilerplate = find_boilerplate(t for t, _ in dataset if not t.probes)
     summaries: list[dict[str, Any]] = []
@@ -307,6 +311,12 @@ class PrintComparison(Callback):
         files = [p / CELLS_FILE for p in places] if glob else places
         cells = [Path(c) for f in files if f.exists() for c in json.loads(f.read_text("utf-8"))]
         summaries = [s for c in cells for _, s in iter_summaries(c / "summary.json") if (c / "summary.json").exists()]
+        skipped = sorted({line for f in files for line in _read_list(f.parent / SKIPPED_FILE)})
+        if skipped:
+            RUN_STATE["skipped"] = len(skipped)
+            print(f"\n{len(skipped)} dataset file(s) skipped (dataset.strict=true stops at the first):", flush=True)
+            for line in skipped:
+                print(f"  {line}", flush=True)
         if not summaries:
             return
         print("\n" + comparison_table(summaries, report), flush=True)  # below any progress bar left on the line
@@ -314,6 +324,16 @@ class PrintComparison(Callback):
         shown = _shown(results)
         print(f"\nResults: {shown}/cells ({len(cells)} cells; a log line per cell in {shown}/jobs)", flush=True)
         print(f"Next: ctxbench report {shown} --out {_shown(results / 'report')}", flush=True)
+
+
+def _read_list(path: Path) -> list[str]:
+    try:
+        return [str(line) for line in json.loads(path.read_text("utf-8"))]
+    except (OSError, ValueError, TypeError):
+        return []
+
+
+RUN_STATE: dict[str, int] = {"skipped": 0}  # set by PrintComparison in the process that runs `cli`
 
 
 def results_folder(config: DictConfig) -> Path:
@@ -337,6 +357,7 @@ def cli(argv: Sequence[str]) -> int:
 
     from ctxbench.errors import ConfigError
 
+    argv = [a if a != "--strict" else "++dataset.strict=true" for a in argv]  # a bad dataset file stops the run
     args = [a for a in argv if a not in ("-q", "--quiet")]
     if len(args) < len(argv):  # quiet: no bars, warnings and errors only, then the table and where results are
         args += list(QUIET_OVERRIDES)
@@ -349,4 +370,4 @@ def cli(argv: Sequence[str]) -> int:
         cause = f" ({exc.__cause__})" if exc.__cause__ is not None else ""
         text = f"{exc}{cause}".split("Config search path:")[0]
         raise ConfigError(" ".join(text.split())) from None
-    return 0
+    return 2 if RUN_STATE["skipped"] else 0  # bad input (skipped dataset files); the rest ran and is kept

@@ -79,7 +79,7 @@ def test_bad_input_is_one_line_and_keeps_written_results(tmp_path):
     out = tmp_path / "r"
     assert run("run", f"dataset.paths=[{data}]", f"output.root={out}", "progress=false").returncode == 0
     (data / "z.jsonl").write_text('{"id": "z", "messages": [\n', encoding="utf-8")
-    bad = run("run", f"dataset.paths=[{data}]", f"output.root={out}", "progress=false")
+    bad = run("run", f"dataset.paths=[{data}]", f"output.root={out}", "progress=false", "--strict")
     assert bad.returncode != 0
     assert "Traceback" not in bad.stderr
     assert "z.jsonl:line 1: not valid JSON" in bad.stderr

@@ -6,8 +6,10 @@ Each line is ``Transcript.to_dict()``; the file loads with
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +141,56 @@ def find_canonical_files(paths: Iterable[str | Path]) -> list[Path]:
             found.append(p)
         else:
             raise InputError(p, None, "no such file or directory")
+    return found
+
+
+@dataclass
+class DatasetFile:
+    """One canonical file read whole: its path, a hash of its bytes, its transcripts."""
+
+    path: Path
+    hash: str
+    transcripts: list[Transcript]
+
+
+@dataclass
+class DatasetRead:
+    """What ``read_dataset`` found: the files read whole, and one line per file skipped."""
+
+    files: list[DatasetFile] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def read_dataset(paths: Iterable[str | Path], strict: bool = False) -> DatasetRead:
+    """Every canonical file under ``paths``; a bad file (or a missing path) is skipped and named in
+    ``problems`` (its good lines are not used: a file is replayed whole or not at all), unless
+    ``strict``, where the first problem is raised as an ``InputError``."""
+    from ctxbench.transcripts.detect import check_regular_file  # not at import time: detect loads the importers
+
+    found = DatasetRead()
+    for given in paths:
+        try:
+            files = find_canonical_files([given])
+        except InputError as exc:
+            if strict:
+                raise
+            found.problems.append(str(exc))
+            continue
+        for file in files:
+            try:
+                check_regular_file(file)
+                file_hash = hashlib.sha256(file.read_bytes()).hexdigest()[:16]
+                transcripts = list(read_transcripts(file))
+            except OSError as exc:
+                error = InputError(file, None, f"cannot read: {exc.strerror or exc}")
+            except InputError as exc:
+                error = exc
+            else:
+                found.files.append(DatasetFile(file, file_hash, transcripts))
+                continue
+            if strict:
+                raise error
+            found.problems.append(str(error))
     return found
 
 

@@ -1,0 +1,68 @@
+"""`ctxbench run` on a dataset with bad files (issue 17.2, 17.5): each bad file is one line, counted,
+and skipped; the good files are replayed; `--strict` (or dataset.strict=true) stops at the first."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ctxbench.transcripts import write_transcripts
+from tests.conftest import CTXBENCH, ROOT
+from tests.helpers import coding_transcript
+
+BAD_FILES = {
+    "b_truncated.jsonl": ('{"id": "z", "messages": [\n', "b_truncated.jsonl:line 1: not valid JSON"),
+    "c_role.jsonl": (
+        '{"id": "r", "messages": [{"role": "robot", "content": "x"}]}\n',
+        "c_role.jsonl:line 1: not a ctxbench transcript (unknown role 'robot')",
+    ),
+    "d_bomb.jsonl": ("[" * 50_000 + "\n", "d_bomb.jsonl:line 1: not valid here: JSON nested too deeply"),
+    "e_utf8.jsonl": (b'{"id": "\xff"}\n', "e_utf8.jsonl:line 1: invalid UTF-8"),
+}
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*CTXBENCH, *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    write_transcripts(data / "a.jsonl", [coding_transcript(rounds=4, tid="a")])
+    good = write_transcripts(data / "z_good.jsonl", [coding_transcript(rounds=3, seed=1, tid="z")])
+    future = good.read_text("utf-8").replace("ctxbench.transcript/1", "ctxbench.transcript/999")
+    (data / "f_future.jsonl").write_text(future, encoding="utf-8")
+    for name, (content, _) in BAD_FILES.items():
+        (data / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+    return data
+
+
+def cells(root: Path) -> list[str]:
+    return sorted(json.loads(p.read_text())["cell"]["transcript"] for p in root.rglob("summary.json"))
+
+
+def test_bad_dataset_files_are_skipped_named_and_counted(tmp_path: Path, dataset: Path) -> None:
+    out = tmp_path / "r"
+    result = run("run", f"dataset.paths=[{dataset}]", f"output.root={out}", "progress=false")
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert cells(out) == ["a", "z"]  # the good files before and after the bad ones are replayed
+    for _, expected in BAD_FILES.values():
+        assert expected in result.stderr
+    assert (
+        "f_future.jsonl:line 1: unsupported schema version 'ctxbench.transcript/999' "
+        "(this ctxbench reads ctxbench.transcript/1)" in result.stderr
+    )
+    assert f"{len(BAD_FILES) + 1} dataset file(s) skipped" in result.stdout
+    (skipped_file,) = out.rglob("skipped_dataset_files.json")
+    assert len(json.loads(skipped_file.read_text())) == len(BAD_FILES) + 1
+
+
+def test_strict_stops_at_the_first_bad_file(tmp_path: Path, dataset: Path) -> None:
+    out = tmp_path / "r"
+    for flag in ("--strict", "dataset.strict=true"):
+        result = run("run", f"dataset.paths=[{dataset}]", f"output.root={out}", "progress=false", flag)
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert "b_truncated.jsonl:line 1: not valid JSON" in result.stderr
+        assert cells(out) == []
