@@ -35,9 +35,10 @@ CELLS_FILE = "cells.json"
 SKIPPED_FILE = "skipped_dataset_files.json"  # one line per bad dataset file a job skipped
 
 
-def load_dataset(cfg: DictConfig) -> tuple[list[tuple[Transcript, str]], list[str]]:
-    """The dataset's transcripts, each with a hash of the file it came from, and one line per bad
-    dataset file skipped (``dataset.strict=true`` or ``ctxbench run --strict``: the first one stops the run)."""
+def load_dataset(cfg: DictConfig, skipped: list[str] | None = None) -> list[tuple[Transcript, str]]:
+    """The dataset's transcripts, each with a hash of the file it came from. A bad dataset file is
+    skipped, one line added to ``skipped`` (``dataset.strict=true`` or ``ctxbench run --strict``: the
+    first one stops the run)."""
     from ctxbench.data import resolve_data_path
     from ctxbench.transcripts.canonical import read_dataset
     from ctxbench.transcripts.formats._common import dedupe_ids
@@ -61,7 +62,9 @@ def load_dataset(cfg: DictConfig) -> tuple[list[tuple[Transcript, str]], list[st
                 continue
             out.append((transcript, file.hash))
     limit = cfg.dataset.get("limit")
-    return (out[:limit] if limit else out), found.problems
+    if skipped is not None:
+        skipped.extend(found.problems)
+    return out[:limit] if limit else out
 
 
 def cell_config(cfg: DictConfig, data_hash: str) -> dict[str, Any]:
@@ -155,7 +158,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     counter = TokenCounter(get_tokenizer(model.tokenizer))
     name = strategy_name(cfg)
     overrides = list(HydraConfig.get().overrides.task)
-    dataset, skipped = load_dataset(cfg)
+    skipped: list[str] = []
+    dataset = load_dataset(cfg, skipped)
     (output_dir / SKIPPED_FILE).write_text(json.dumps(skipped, indent=1), encoding="utf-8")
     # Text recurring across runs of one framework is its boilerplate, not what a user wrote.
     boilerplate = find_boilerplate(t for t, _ in dataset if not t.probes)
