@@ -84,12 +84,13 @@ def test_params_are_the_seed_defaults_plus_snapshot_settings():
 
 
 def test_budget_follows_seed_default_null_and_non_positive():
-    model_32k = ["model=gpt-4-32k"]
-    cases = {(): 115904, ("strategy.params.max_context_tokens=null",): 32768 - 4096}
-    cases[("strategy.params.max_context_tokens=0",)] = 115904  # non-positive falls back to 120000
-    cases[("strategy.params.reserved_tokens=1000", "strategy.params.max_context_tokens=20000")] = 19000
+    cases = {("model=gpt-4o",): 115904, ("model=gpt-4-32k", "strategy.params.max_context_tokens=null"): 32768 - 4096}
+    cases[("model=gpt-4o", "strategy.params.max_context_tokens=0")] = 115904  # non-positive falls back to 120000
+    cases[("model=gpt-4-32k", "strategy.params.reserved_tokens=1000", "strategy.params.max_context_tokens=20000")] = (
+        19000
+    )
     for extra, budget in cases.items():
-        cfg = composed(*model_32k, *extra)
+        cfg = composed(*extra)
         assert build_strategy(cfg).budget.effective(build_model(cfg)) == budget, extra
 
 
@@ -239,3 +240,63 @@ def test_end_to_end_run(tmp_path):
         assert len(snapshots) == 40 and snapshots[2] == "op_snapshots/step_003_sql_query.json"
         events = [json.loads(line) for line in (cell / "events.jsonl").read_text().splitlines()]
         assert {e["compact_layer"] for e in events if e["type"] == "context.status"} >= {None} | layers
+
+
+def _replay_with(summariser, *overrides: str, transcript: Transcript | None = None):
+    cfg = composed("model=gpt-4-32k", "strategy.params.max_context_tokens=null", *overrides)
+    model = build_model(cfg)
+    return replay(
+        transcript or react_transcript(),
+        build_strategy(cfg),
+        build_estimator(cfg),
+        model,
+        TokenCounter(get_tokenizer(model.tokenizer)),
+        summariser=summariser,
+    )
+
+
+def _status_by_call(result) -> dict[int, list]:
+    by_call: dict[int, list] = {}
+    for event in result.events:
+        if event["type"] == "context.status":
+            by_call.setdefault(event["call"], []).append(event["compact_layer"])
+    return by_call
+
+
+def test_after_the_breaker_opens_only_the_first_count_is_reported():
+    """DB-GPT's manage_context returns right after its first status event once the breaker tripped."""
+    from ctxbench.llm.faults import FaultConfig, FaultInjectingSummariser
+
+    failing = FaultInjectingSummariser(ExtractiveSummariser(), FaultConfig(fail_first_n=1000))
+    result = _replay_with(failing, "strategy.params.error_threshold=0.35")
+    opened = next(e["call"] for e in result.events if e["type"] == "circuit_breaker.open")
+    by_call = _status_by_call(result)
+    later = [layers for call, layers in by_call.items() if call > opened]
+    # (the history then grows until the provider rejects it: Layer 4 still reacts, as in DB-GPT)
+    assert later and all(layers in ([None], [None, "layer4"]) for layers in later), later
+    # Before it opened, a failed Layer 3 reports nothing (DB-GPT raises past its status event).
+    failed = {e["call"] for e in result.events if e["type"] == "compaction.failure"}
+    assert all("layer3" not in by_call[call] for call in failed)
+
+
+def test_layer4_reports_only_its_own_count():
+    """DB-GPT's reactive_compact emits one status event, compact_layer layer4, and no fresh null one."""
+    messages = [Message("system", "agent"), Message("user", "task")]
+    for i in range(6):
+        messages.append(Message("assistant", f"Thought: {i}\nAction: read\nAction Input: x"))
+        messages.append(Message("user", "Observation: " + " ".join(f"row{j}" for j in range(3500))))
+    messages.append(Message("assistant", "Thought: done"))
+    result = _replay_with(None, transcript=Transcript("big", messages))
+    last = result.calls[-1]
+    assert last["layers"][-1] == "layer4"
+    layers = _status_by_call(result)[last["call"]]
+    assert layers.count(None) == 1 and layers[-1] == "layer4" and layers[-2] != None  # noqa: E711
+
+
+def test_budget_is_the_smaller_of_the_setting_and_the_model_window():
+    """max_context_tokens 120000 on a 32k model: DB-GPT plans against the model (min of the two)."""
+    assert build_strategy(composed("model=gpt-4-32k")).budget.effective(build_model(composed("model=gpt-4-32k"))) == (
+        32768 - 4096
+    )
+    cfg = composed("model=gpt-4o")  # 128k window: the setting is the smaller
+    assert build_strategy(cfg).budget.effective(build_model(cfg)) == 120000 - 4096

@@ -59,10 +59,13 @@ class SessionMemoryCompact(Layer):
         self.min_tokens = int(min_keep_tokens)
         self.stop_when_breaker_open = stop_when_breaker_open
         self.name = name
+        self.ran = True  # whether the last apply ran (the pipeline reports only layers that ran)
         self._rounds = DbgptRoundsCache()  # a view strategy's history: only its end is walked again
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
-        if self.stop_when_breaker_open and breaker_open(ctx):
+        # DB-GPT's manage_context returns before its layers once the breaker tripped.
+        self.ran = not (self.stop_when_breaker_open and breaker_open(ctx))
+        if not self.ran:
             return messages
         positions = self._rounds(messages)
         if len(positions) <= self.min_rounds:

@@ -74,9 +74,13 @@ class FullContextCompression(Layer):
             raise ConfigError(f"{path}: summary prompt has no {{conversation_text}} placeholder")
         self.name = name
         self.failures = 0  # consecutive; the strategy (and so this layer) lives for one conversation
+        # Whether the last apply ran to its end (DB-GPT then records a success and reports the
+        # count, even when there was nothing to summarise or the summary came back empty).
+        self.ran = False
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         summariser = ctx.summariser
+        self.ran = False
         if summariser is None or breaker_open(ctx):  # DB-GPT skips Layer 3 without an LLM client
             return messages
         system = [m for m in messages if m.role == "system"]
@@ -84,11 +88,13 @@ class FullContextCompression(Layer):
         rounds = dbgpt_rounds(conversation)
         keep = min(self.min_rounds, len(rounds))
         if keep >= len(rounds):
+            self.failures, self.ran = 0, True  # returned normally: DB-GPT records a success
             return messages
         split = rounds[len(rounds) - keep][0] if keep else len(conversation)
         old, recent = conversation[:split], conversation[split:]
         source = "\n".join(render(m, self.max_message_chars) for m in old)
         text = self._summarise(source, len(old), ctx)
+        self.ran = text is not None
         if not text or not text.strip():
             if text is not None:
                 ctx.emit({"type": "compaction.skipped", "layer": self.name, "reason": "empty summary"})

@@ -47,6 +47,7 @@ class ObservationMicroCompact(Layer):
         self.slack = int(slack_chars)
         self.stop_when_breaker_open = stop_when_breaker_open
         self.name = name
+        self.ran = True  # whether the last apply ran (the pipeline reports only layers that ran)
         # original -> its cut copy. A view strategy cuts the same old observations of its whole
         # history on every call: the same copy each time keeps its token count cached and the
         # prompt's running sums unchanged (id keys; the original is kept alive beside it).
@@ -59,7 +60,9 @@ class ObservationMicroCompact(Layer):
         self._out: list[Message] = []  # the last call's output
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
-        if self.stop_when_breaker_open and breaker_open(ctx):
+        # DB-GPT's manage_context returns before its layers once the breaker tripped.
+        self.ran = not (self.stop_when_breaker_open and breaker_open(ctx))
+        if not self.ran:
             return messages
         rounds = self._rounds(messages)
         cutoff = max(0, len(rounds) - self.max_age)

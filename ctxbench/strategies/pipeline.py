@@ -42,9 +42,12 @@ class Budget:
     fallback_tokens: int = 120_000
 
     def window(self, model: ModelSpec) -> int:
+        """The setting, but never more than the model's window: a budget the model cannot hold
+        would only ever be met by overflow errors (DB-GPT sizes it from the model's metadata)."""
         if self.max_context_tokens is None:
             return model.context_window
-        return self.max_context_tokens if self.max_context_tokens > 0 else self.fallback_tokens
+        setting = self.max_context_tokens if self.max_context_tokens > 0 else self.fallback_tokens
+        return min(setting, model.context_window)
 
     def effective(self, model: ModelSpec) -> int:
         reserved = model.reserved_output_tokens if self.reserved_tokens is None else self.reserved_tokens
@@ -142,7 +145,9 @@ class LayeredStrategy(Strategy):
     def _run(
         self, steps: list[Step], messages: list[Message], ctx: StrategyContext, attempt: int | None
     ) -> list[Message]:
-        used = self.status(messages, ctx, None)
+        # Before the proactive layers DB-GPT reports the count; its reactive Layer 4 reports only
+        # after it ran (reactive_compact), so a reaction starts from a silent count.
+        used = self.status(messages, ctx, None) if attempt is None else ctx.estimator.prompt(messages)
         for step in steps:
             if attempt is not None and attempt < step.from_attempt:
                 continue
@@ -150,7 +155,8 @@ class LayeredStrategy(Strategy):
                 continue
             result = step.layer.apply(messages, ctx)
             if result is messages:
-                if step.always_report:
+                # A layer that was skipped (e.g. DB-GPT's open circuit breaker) reports nothing.
+                if step.always_report and getattr(step.layer, "ran", True):
                     used = self.status(messages, ctx, step.layer.name)
                 continue
             messages = result
