@@ -12,7 +12,7 @@ from ctxbench.errors import InputError
 from ctxbench.report.load import gather
 from ctxbench.report.plots import all_plots
 from ctxbench.report.render import close_all, write_html, write_markdown
-from ctxbench.report.tables import format_table, retention_tables
+from ctxbench.report.tables import comparison_frame, format_table, retention_tables
 
 FORMATS = ("html", "md", "csv", "parquet")
 
@@ -28,6 +28,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--transcript", help="transcript for the per-call plots (default: the longest)")
     p.add_argument("--title", default="ctxbench report")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--no-ci", action="store_true", help="no bootstrap intervals in the tables (as report.ci=false for a run)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap over transcripts (default 0)")
     return p
 
 
@@ -43,7 +47,7 @@ def report_cli(argv: Sequence[str]) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     progress = not args.no_progress
-    cells, comparison = rs.cells, rs.comparison
+    cells, comparison = rs.cells, comparison_frame(rs.summaries, ci=not args.no_ci, seed=args.seed)
     calls = rs.calls(progress=progress)
     if args.transcript and args.transcript not in set(cells["transcript"]):
         raise InputError(None, "--transcript", f"no transcript {args.transcript!r} in these results")
@@ -59,7 +63,7 @@ def report_cli(argv: Sequence[str]) -> int:
                 written.append(path)
     if "html" in formats or "md" in formats:
         steps = tqdm(total=2, desc="plots", disable=not progress, leave=False)
-        plots = all_plots(rs, cells, calls, args.transcript)
+        plots = all_plots(rs, cells, calls, args.transcript, comparison)
         steps.update(1)
         if "html" in formats:
             written.append(write_html(out / "report.html", args.title, args.results, comparison, plots, retention))

@@ -177,9 +177,31 @@ def retention_vs_savings(comparison: pd.DataFrame) -> Plot:
     data = comparison.dropna(subset=["retention"]).copy()
     data["label"] = [label(s, v) for s, v in zip(data["strategy"], data.get("variant", [""] * len(data)))]
     fig, ax = plt.subplots(figsize=(12, 6), layout="constrained")
-    frontier = pareto(data, "savings_vs_none", "retention")
+    # The reference (none, the full history) is what savings are measured against: drawn, never a frontier point.
+    reference = data["reference"] if "reference" in data else pd.Series(False, index=data.index)
+    frontier = pareto(data[~reference], "savings_vs_none", "retention")
     for model, group in data.groupby("model"):
-        ax.scatter(group["savings_vs_none"] * 100, group["retention"] * 100, s=50, label=f"model {model}")
+        err = {}
+        for axis, col in (("xerr", "savings_vs_none"), ("yerr", "retention")):
+            if f"{col}_lo" in group:  # 95% bootstrap intervals over transcripts
+                low = (group[col] - group[f"{col}_lo"]).clip(lower=0) * 100
+                high = (group[f"{col}_hi"] - group[col]).clip(lower=0) * 100
+                err[axis] = [low.fillna(0), high.fillna(0)]
+        ax.errorbar(
+            group["savings_vs_none"] * 100,
+            group["retention"] * 100,
+            fmt="o",
+            ms=7,
+            capsize=3,
+            elinewidth=1,
+            label=f"model {model}",
+            **err,
+        )
+    if reference.any():
+        ref = data[reference]
+        ax.scatter(ref["savings_vs_none"] * 100, ref["retention"] * 100, marker="s", s=90, color="gray", zorder=3)
+        for x, y in zip(ref["savings_vs_none"], ref["retention"]):
+            ax.annotate("reference (none)", (x * 100, y * 100), fontsize=8, xytext=(6, -12), textcoords="offset points")
     # Numbers on the points and the names in a key beside the axes: long names never overlap.
     data["num"] = range(1, len(data) + 1)
     for (x, y), group in data.groupby(["savings_vs_none", "retention"]):
@@ -206,6 +228,10 @@ def retention_vs_savings(comparison: pd.DataFrame) -> Plot:
     ax.legend(fontsize=8)
     plot.figure = fig
     plot.note = "Circled points are Pareto-optimal: no other run keeps more facts while saving more tokens."
+    if "retention_lo" in data:
+        plot.note += " Bars: 95% bootstrap intervals over transcripts."
+    if reference.any():
+        plot.note += " The grey square is the reference (none, the full history), outside the frontier."
     return plot
 
 
@@ -375,8 +401,15 @@ def cost_split(cells: pd.DataFrame) -> Plot:
     return plot
 
 
-def all_plots(rs: ResultSet, cells: pd.DataFrame, calls: pd.DataFrame, transcript: str | None = None) -> list[Plot]:
-    comparison = rs.comparison
+def all_plots(
+    rs: ResultSet,
+    cells: pd.DataFrame,
+    calls: pd.DataFrame,
+    transcript: str | None = None,
+    comparison: pd.DataFrame | None = None,
+) -> list[Plot]:
+    """Every plot; ``comparison``: the table the report shows (with or without intervals)."""
+    comparison = rs.comparison if comparison is None else comparison
     return [
         tokens_over_calls(rs, cells, calls, transcript),
         retention_vs_savings(comparison),

@@ -29,11 +29,28 @@ def png_bytes(plot: Plot) -> bytes:
 def _display(table: pd.DataFrame) -> pd.DataFrame:
     shown = table.copy()
     for col in shown.columns:
+        if col.endswith(("_lo", "_hi")):
+            continue
         if col in PERCENT_COLS:
             shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
         elif col.endswith("cost_usd"):
             shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:,.4f}")
-    return shown
+        elif col == "overflow_per_call":
+            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
+        if f"{col}_lo" in table:  # a 95% bootstrap interval over transcripts beside the value
+            low, high = (table[f"{col}_{end}"].map(_shown_like(col)) for end in ("lo", "hi"))
+            shown[col] = [f"{v} [{a}, {b}]" for v, a, b in zip(shown[col], low, high)]
+    if "reference" in shown:
+        shown["strategy"] = [f"{s} (reference)" if r else s for s, r in zip(shown["strategy"], shown["reference"])]
+    return shown.drop(columns=[c for c in shown.columns if c.endswith(("_lo", "_hi")) or c == "reference"])
+
+
+def _shown_like(col: str):  # noqa: ANN202  (a formatter for one column's values)
+    if col in PERCENT_COLS:
+        return lambda v: "" if pd.isna(v) else f"{v:.1%}"
+    if col.endswith("cost_usd"):
+        return lambda v: "" if pd.isna(v) else f"{v:,.2f}"
+    return lambda v: "" if pd.isna(v) else f"{v:.3f}"
 
 
 def write_html(
@@ -57,6 +74,9 @@ def write_html(
         + "</p>",
         "<h2>Comparison (totals over transcripts)</h2>",
         _display(comparison).to_html(index=False, border=0, na_rep=""),
+        "<p class='note'>[low, high]: 95% bootstrap interval over transcripts. Retention is on the informative "
+        "probes (a probe every strategy keeps trivially is counted apart); a rejected call's checkpoint counts "
+        "as lost. The reference row (none, the full history) is what savings are measured against.</p>",
     ]
     for name, table in (extra_tables or {}).items():
         parts += [f"<h2>{html.escape(name)}</h2>", table.to_html(index=False, border=0, na_rep="")]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from ctxbench.report.intervals import add_intervals
+from ctxbench.report.intervals import STATS, add_intervals, paired_difference
 
 # Overrides that choose what is compared or where it goes, not a variant of a strategy.
 NOT_VARIANT = ("strategy=", "model=", "dataset", "output", "progress", "hydra", "experiment=")
@@ -163,6 +163,7 @@ def format_table(table: pd.DataFrame) -> str:
 
 RETENTION_BREAKDOWNS = {
     "retention_by_kind": "Retention by probe type",
+    "retention_by_label": "Retention by probe label",
     "retention_by_age_calls": "Retention by fact age (calls since stated)",
     "retention_by_compactions": "Retention by compactions so far",
 }
@@ -203,8 +204,93 @@ def dropped_by_layer(summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows).value_counts().rename("facts_lost").reset_index()
 
 
+PAIRED_METRICS = ("retention", "savings_vs_none", "overflow_per_call", "cost_usd")
+
+
+def paired_comparisons(
+    summaries: Sequence[dict[str, Any]], metrics: Sequence[str] = PAIRED_METRICS, seed: int = 0
+) -> pd.DataFrame:
+    """Every pair of strategies on the same model (and variant-free), compared on the transcripts
+    both ran: the difference (``strategy - versus``) and its 95% bootstrap interval, paired by
+    transcript. ``separated``: the interval excludes zero."""
+    cells = cells_frame(summaries)
+    if cells.empty:
+        return pd.DataFrame()
+    cells = cells.copy()
+    for fallback in ("cost_usd", "total_cost_usd", "agent_cost_usd"):
+        if fallback in cells:
+            cells["cost_usd"] = cells[fallback]
+            break
+    rows = []
+    for (model, variant), group in cells.groupby(["model", "variant"], dropna=False):
+        if variant:
+            continue  # variants of one strategy are compared in their own sweep tables
+        names = sorted(group.strategy.unique(), key=lambda n: (n != REFERENCE, n))
+        for i, versus in enumerate(names):
+            for name in names[i + 1 :]:
+                a, b = group[group.strategy == versus], group[group.strategy == name]
+                for metric in metrics:
+                    diff = paired_difference(a, b, STATS[metric], seed=seed)
+                    if diff is None or math.isnan(diff.delta):
+                        continue
+                    rows.append(
+                        {
+                            "model": model,
+                            "strategy": name,
+                            "versus": versus,
+                            "metric": metric,
+                            "difference": diff.delta,
+                            "low": diff.low,
+                            "high": diff.high,
+                            "transcripts": diff.transcripts,
+                            "separated": diff.excludes_zero(),
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def probe_table(summaries: Sequence[dict[str, Any]], gold_chars: int = 60) -> pd.DataFrame:
+    """One row per probe of every transcript: what was asked, the gold, where it was stated, and
+    per strategy x model what happened to it (kept, or lost / recoverable at call N by LAYERS)."""
+    rows = []
+    for s in summaries:
+        cell = s["cell"]
+        who = f"{cell['strategy']} / {cell['model']}"
+        for p in s["metrics"].get("probe_outcomes") or ():
+            if p["status"] == "kept":
+                what = "kept"
+            elif p.get("rejected"):
+                what = f"{p['status']} (call {p['first_missing_call']} rejected)"
+            else:
+                layers = "+".join(p.get("layers") or []) or "-"
+                what = f"{p['status']} (call {p['first_missing_call']}, {layers})"
+            gold = str(p.get("gold") or "")
+            rows.append(
+                {
+                    "transcript": cell["transcript"],
+                    "probe": p["probe"],
+                    "type": p.get("label"),
+                    "question": p.get("question"),
+                    "gold": gold if len(gold) <= gold_chars else gold[: gold_chars - 1] + "…",
+                    "stated_at": p.get("stated_at"),
+                    "trivial": p.get("trivial"),
+                    "who": who,
+                    "outcome": what,
+                }
+            )
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows)
+    index = ["transcript", "probe", "type", "question", "gold", "stated_at", "trivial"]
+    frame = frame.fillna({"question": "", "gold": "", "stated_at": -1, "trivial": False, "type": ""})
+    wide = frame.drop_duplicates([*index, "who"]).set_index([*index, "who"])["outcome"].unstack("who")
+    return wide.reset_index().rename_axis(columns=None).sort_values(["transcript", "stated_at"], ignore_index=True)
+
+
 def retention_tables(summaries: Sequence[dict[str, Any]]) -> dict[str, pd.DataFrame]:
     """Titled retention tables for reports; empty tables are left out."""
     tables = {title: retention_breakdown(summaries, key) for key, title in RETENTION_BREAKDOWNS.items()}
     tables["Facts lost, by the layer that dropped them"] = dropped_by_layer(summaries)
+    tables["Paired differences by transcript"] = paired_comparisons(summaries)
+    tables["Per probe outcome by strategy"] = probe_table(summaries)
     return {title: table for title, table in tables.items() if not table.empty}
