@@ -168,3 +168,25 @@ def test_a_test_that_failed_then_passed():
     ]
     fixed = [c for c in extract_candidates(Transcript("t", messages)) if c.label == "test_fixed"]
     assert [(c.answer, c.message_index, c.needed_at) for c in fixed] == [("tests/test_parse.py::test_empty", 2, 4)]
+
+
+def test_mini_swe_agent_style_text_actions_with_observations_as_user_messages():
+    messages = [
+        Message("system", "You are a helpful assistant that can interact with a computer."),
+        Message(
+            "user",
+            "<pr_description>\nConsider the following PR description:\nDataFrame.rename drops the index name\n"
+            "</pr_description>\n<instructions>Never edit tests.</instructions>",
+        ),
+        Message("assistant", "THOUGHT: look.\n```bash\ncat src/frame.py | head -50\n```"),
+        Message("user", "<returncode>0</returncode>\n<output>\n# You must only call this once\n</output>"),
+        Message("assistant", "THOUGHT: fix.\n```bash\nsed -i 's/name=None/name=self.name/' src/frame.py\n```"),
+        Message("user", "<returncode>0</returncode>\n<output>\n</output>"),
+        Message("assistant", "```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff\n```"),
+    ]
+    got = extract_candidates(Transcript("t", messages, source={"format": "openai"}))
+    by = {(c.label, c.answer) for c in got}
+    assert ("task", "DataFrame.rename drops the index name") in by
+    assert ("file_edited", "src/frame.py") in by
+    assert not [a for label, a in by if label == "constraint"]  # tool output and the template are not the user
+    assert ("command", "cat src/frame.py | head -50") in by

@@ -196,6 +196,19 @@ def _text_action(i: int, block: str, result: str, open_file: str | None) -> list
     return _shell(i, "shell", block, result)
 
 
+def observation_indices(transcript: Transcript) -> set[int]:
+    """User-role messages that are the environment's answer to a text action (classic SWE-agent,
+    mini-swe-agent): the message right after an assistant message with a fenced action block."""
+    messages = transcript.messages
+    if any(m.tool_calls for m in messages):
+        return set()
+    return {
+        i + 1
+        for i, m in enumerate(messages[:-1])
+        if m.role == "assistant" and FENCE.search(m.content) and messages[i + 1].role == "user"
+    }
+
+
 def agent_actions(transcript: Transcript) -> list[Action]:
     """Every action of the agent in order."""
     messages = transcript.messages

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from ctxbench.probes.actions import Action, agent_actions, probe_text
+from ctxbench.probes.actions import Action, agent_actions, observation_indices, probe_text
 from ctxbench.probes.boilerplate import Boilerplate, is_framework_message, sentences
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
 
@@ -148,8 +148,9 @@ def _clip(text: str, limit: int) -> str:
 
 def _user_written(transcript: Transcript, boilerplate: Boilerplate, first_user: int | None) -> Iterator[int]:
     observations = transcript.source.get("format") in OBSERVATIONS_AS_USER
+    answers = observation_indices(transcript)
     for i, m in enumerate(transcript.messages):
-        if m.role != "user" or is_framework_message(m.content, boilerplate):
+        if m.role != "user" or i in answers or is_framework_message(m.content, boilerplate):
             continue
         if observations and i != first_user:
             continue
