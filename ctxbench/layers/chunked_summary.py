@@ -34,7 +34,7 @@ from typing import Any
 
 from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer
-from ctxbench.layers.prune_history import PRUNED_KEY, split_history
+from ctxbench.layers.prune_history import PRUNED_KEY, head_indices, split_history
 from ctxbench.layers.tool_pairs import repair_tool_pairs
 from ctxbench.llm.base import SummariserError, SummaryRequest
 from ctxbench.tokens.estimators import Estimator
@@ -54,13 +54,27 @@ SECTIONS: tuple[str, ...] = (
 PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts"
 SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:"
 SUMMARY_KEY = "five_layer_summary"
-NO_RETRY_KINDS = ("overflow",)  # the same oversized input fails the same way: go to the next level instead
+# OpenClaw retries every summariser failure but an abort (summarizeChunks), an overflow too.
+NO_RETRY_KINDS: tuple[str, ...] = ()
 
 
 def load_prompt(name: str) -> tuple[str, str]:
     """(prompt text, short sha256) of a versioned prompt file under ctxbench/prompts/."""
     text = (PROMPT_DIR / name).read_text(encoding="utf-8")
     return text, hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def summary_split(messages: Sequence[Message], max_recent: int = 6) -> tuple[list[int], list[int], list[int]]:
+    """``split_history``, but a context that was just pruned keeps the recent messages the prune
+    kept (those after its notice): splitting the pruned context again would keep min(6, total/3)
+    of far fewer messages."""
+    notice = next((i for i in range(len(messages) - 1, -1, -1) if PRUNED_KEY in messages[i].metadata), None)
+    if notice is None or notice == len(messages) - 1:
+        return split_history(messages, max_recent)
+    kept_head = sorted(i for i in head_indices(messages[:notice]))
+    kept = set(kept_head)
+    middle = [i for i in range(notice + 1) if i not in kept]
+    return kept_head, middle, list(range(notice + 1, len(messages)))
 
 
 def expand_pruned(messages: Sequence[Message]) -> list[Message]:
@@ -261,7 +275,7 @@ class ChunkedSummary(Layer):
 
     # --- the layer -----------------------------------------------------------------
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
-        kept_head, middle, recent = split_history(messages, self.max_recent)
+        kept_head, middle, recent = summary_split(messages, self.max_recent)
         if not middle:
             return messages
         # An earlier summary is pinned (pruning keeps it); a new summary absorbs and replaces it.

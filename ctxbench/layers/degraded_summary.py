@@ -5,8 +5,9 @@ so ctxbench/configs/strategy/five_layer.yaml uses it alone for strategies 4 and 
 * Level 1: the full chunked summary, each call tried 3 times (backoff recorded, not slept).
 * Level 2: messages whose estimated tokens x SAFETY_MARGIN 1.2 exceed 0.5 x window are left out
   (with the tool batch they belong to, so no call is summarised without its result) and noted
-  as ``[Large {role} (~NK tokens) omitted from summary]``; the rest is summarised. Skipped when
-  nothing is oversized: the same input would fail the same way.
+  as ``[Large {role} (~NK tokens) omitted from summary]``; the rest is summarised. Tried whenever
+  small messages remain, oversized ones or not (OpenClaw's ``summarizeWithFallback``): a transient
+  failure of level 1 is often over by then.
 * Level 3: the bare notice ``Context contained N messages (M oversized). Summary unavailable
   due to size limits.``
 
@@ -63,10 +64,10 @@ class DegradedSummary(ChunkedSummary):
             first = error.kind
         small, notes = oversized_plan(source, ctx.estimator, self.window(ctx), self.plan.safety_margin)
         extra: dict[str, Any] = {"failed": first, "oversized": len(notes)}
-        if notes and small:
+        if small:
             try:
                 text = self.summarise(ctx, small, run)
-                return text + "\n\n" + "\n".join(notes), 2, extra
+                return text + ("\n\n" + "\n".join(notes) if notes else ""), 2, extra
             except SummariserError as error:
                 extra["failed_level2"] = error.kind
         return BARE_NOTICE.format(n=len(source), m=len(notes)), 3, extra
