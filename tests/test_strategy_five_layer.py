@@ -100,10 +100,10 @@ def test_end_to_end_layers_retries_and_valid_requests(cell: Path) -> None:
     assert 0 < metrics["savings"] < 1
     kinds = {e["type"] for e in events}
     assert {"five_layer.truncate", "five_layer.compact", "five_layer.prune", "overflow_error"} <= kinds
-    # A retry after pruning alone was not enough reaches the summary (from the 2nd overflow of a call).
+    # When pruning alone is not enough (by the estimate), the same reaction summarises.
     summaries = [e for e in events if e["type"] == "five_layer.summary"]
     assert summaries and all(e["level"] == 1 for e in summaries)
-    retried = {c["call"] for c in calls if c["retries"] >= 2}
+    retried = {c["call"] for c in calls if c["retries"] >= 1}
     assert {e["call"] for e in summaries} <= retried
 
 
@@ -143,8 +143,8 @@ def test_config_builds_with_reference_constants_and_ema_estimator() -> None:
     assert isinstance(prune, PruneHistory)
     assert (strategy.proactive[2].when, strategy.proactive[2].of) == (0.9, "window")
     reactive_prune, summary = strategy.reactive
-    assert isinstance(reactive_prune.layer, PruneHistory) and reactive_prune.from_attempt == 0
-    assert isinstance(summary.layer, DegradedSummary) and summary.from_attempt == 1
+    assert isinstance(reactive_prune.layer, PruneHistory) and reactive_prune.until_attempt == 0
+    assert isinstance(summary.layer, DegradedSummary) and (summary.when, summary.forced_from_attempt) == (1.0, 1)
     plan = summary.layer.plan
     assert (plan.base_chunk_ratio, plan.min_chunk_ratio, plan.safety_margin, plan.default_parts) == (0.4, 0.15, 1.2, 2)
     assert (plan.min_messages_for_split, plan.summarization_overhead_tokens, plan.max_chunks) == (4, 4096, 4)
@@ -188,3 +188,34 @@ def _names(strategy, messages, ctx) -> list[str]:  # noqa: ANN001
     ctx.layers_applied = []
     strategy.before_call(list(messages), ctx)
     return ctx.layers_applied
+
+
+def test_summary_follows_the_first_prune_when_the_estimate_is_still_over() -> None:
+    """'If pruning is still insufficient' is judged on the estimate: the summary comes in the same
+    reaction as the first prune (one rejected call, not two), and keeps the 6 recent messages the
+    prune kept (a second prune of the pruned context would cut them to 3)."""
+    from ctxbench.build import build_estimator, build_strategy, build_summariser
+    from ctxbench.replay.engine import replay
+    from ctxbench.replay.provider import ModelSpec
+    from ctxbench.tokens.counting import TokenCounter
+    from ctxbench.tokens.tokenizers import get_tokenizer
+
+    cfg = _strategy_cfg("five_layer")
+    model = ModelSpec(name="gpt-4-32k", context_window=WINDOW, reserved_output_tokens=4096, tokenizer="cl100k_base")
+    result = replay(
+        five_layer_transcript(),
+        build_strategy(cfg),
+        build_estimator(cfg),
+        model,
+        TokenCounter(get_tokenizer("cl100k_base")),
+        summariser=build_summariser(cfg, None),
+    )
+    summarised_calls = sorted({e["call"] for e in result.events if e["type"] == "five_layer.summary"})
+    assert summarised_calls
+    for call in summarised_calls:
+        events = [e for e in result.events if e["call"] == call and e["type"] != "context.status"]
+        kinds = [e["type"] for e in events]
+        first_summary = kinds.index("five_layer.summary")
+        assert kinds[:first_summary].count("overflow_error") == 1, kinds  # no second rejection before it
+        prune = events[kinds.index("five_layer.prune")]
+        assert prune["recent"] >= 6 and events[first_summary]["summarised"] == prune["removed"], (prune, events)

@@ -60,7 +60,9 @@ class Step:
 
     ``when``: run only when used / base >= when (None: always). ``of``: the base is the
     effective budget (window - reserved) or the raw window. ``from_attempt``: for reactive
-    steps, run only from this retry attempt on (0 = the first overflow). ``always_report``:
+    steps, run only from this retry attempt on (0 = the first overflow); ``until_attempt``: only
+    up to this one; ``forced_from_attempt``: from this attempt on, run even when ``when`` says no
+    (the provider rejected what the estimate let through). ``always_report``:
     recount and emit ``context.status`` after the layer ran even if it changed nothing
     (DB-GPT reports every layer it runs).
     """
@@ -69,6 +71,8 @@ class Step:
     when: float | None = None
     of: Literal["budget", "window"] = "budget"
     from_attempt: int = 0
+    until_attempt: int | None = None
+    forced_from_attempt: int | None = None
     always_report: bool = False
 
     @classmethod
@@ -149,9 +153,14 @@ class LayeredStrategy(Strategy):
         # after it ran (reactive_compact), so a reaction starts from a silent count.
         used = self.status(messages, ctx, None) if attempt is None else ctx.estimator.prompt(messages)
         for step in steps:
-            if attempt is not None and attempt < step.from_attempt:
+            if attempt is not None and (
+                attempt < step.from_attempt or (step.until_attempt is not None and attempt > step.until_attempt)
+            ):
                 continue
-            if step.when is not None and self._ratio(used, step, ctx) < step.when:
+            forced = (
+                attempt is not None and step.forced_from_attempt is not None and attempt >= step.forced_from_attempt
+            )
+            if step.when is not None and not forced and self._ratio(used, step, ctx) < step.when:
                 continue
             result = step.layer.apply(messages, ctx)
             if result is messages:
