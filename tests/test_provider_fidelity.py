@@ -226,3 +226,16 @@ def test_anchored_in_replay_follows_the_simulated_provider() -> None:
     assert anchored.summary["overflow_errors"] == 0
     assert anchored.summary["estimator"]["anchored"] > 0
     assert mean_error(anchored) < mean_error(ema)
+
+
+def test_anchored_learns_the_marginal_rate_without_the_overhead() -> None:
+    """With 200 tokens of tool schemas in every report, chars / reported is far from the text's
+    own rate; the growth between two reports is not."""
+    est = AnchoredEstimator()
+    first = [Message("user", "a" * 400)]
+    est.observe(first, 200 + 100)  # 400 chars of text at 4 chars/token, plus the overhead
+    grown = [*first, Message("assistant", "b" * 800)]
+    est.observe(grown, 200 + 300)
+    assert est.marginal_cpt == pytest.approx(4.0)
+    assert est.ema.cpt < 2.0  # the whole-prompt rate counts the schemas as if they were text
+    assert est.prompt([*grown, Message("user", "c" * 400)]) == 500 + 100

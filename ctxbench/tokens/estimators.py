@@ -116,14 +116,18 @@ class EmaEstimator(Estimator):
 
 
 class AnchoredEstimator(Estimator):
-    """The last provider-reported prompt size plus the text that changed since, at the EMA's
-    chars/token (how inspect_ai's ``record_output`` and OpenClaw use reported usage).
+    """The last provider-reported prompt size plus the text that changed since, at a chars/token
+    rate learned from the reports (how inspect_ai's ``record_output`` and OpenClaw use reported usage).
 
     After a report for context ``A`` and a new context ``B`` sharing a prefix of ``p`` messages
     with it, the estimate is ``reported(A) + (chars(B[p:]) - chars(A[p:])) / cpt``: only what
-    was appended, replaced or dropped is guessed, the rest is the provider's own count. Before
-    the first report (a transcript without usage) it is the EMA. In replay the report is the
-    simulated provider's count (``observe`` after each accepted call).
+    was appended, replaced or dropped is guessed, the rest is the provider's own count. ``cpt`` is
+    the marginal chars/token between consecutive reports (appended chars / growth of the reported
+    count, both as exponentially decayed sums with the EMA's alpha), which leaves out what every
+    request carries and the transcript does not (tool schemas, an unlogged system prompt); until
+    two reports have given a sample it is the whole-prompt EMA's. Before the first report (a
+    transcript without usage) it is the EMA. In replay the report is the simulated provider's
+    count (``observe`` after each accepted call).
     """
 
     def __init__(
@@ -133,25 +137,53 @@ class AnchoredEstimator(Estimator):
         self.name = f"anchored:{self.ema.alpha:g}"
         self._anchor: list[Message] = []  # the context the last report was for
         self._anchor_tokens: int | None = None
+        self.marginal_cpt: float | None = None
+        self.marginal_samples = 0
+        self._grown_chars = self._grown_tokens = 0.0  # decayed sums of appended chars and their tokens
         self.anchored = 0  # estimates made from a report (the rest fell back to the EMA)
 
+    @property
+    def cpt(self) -> float:
+        return self.marginal_cpt if self.marginal_cpt is not None else self.ema.cpt
+
     def message(self, message: Message) -> int:
-        return self.ema.message(message)
+        return int(message_chars(message) / self.cpt)
+
+    def _changed_chars(self, messages: Sequence[Message]) -> int:
+        anchor = self._anchor
+        same = common_prefix(anchor, messages)
+        return sum(message_chars(m) for m in messages[same:]) - sum(message_chars(m) for m in anchor[same:])
 
     def prompt(self, messages: Sequence[Message]) -> int:
         if self._anchor_tokens is None:
             return self.ema.prompt(messages)
-        anchor = self._anchor
-        same = common_prefix(anchor, messages)
-        delta = sum(message_chars(m) for m in messages[same:]) - sum(message_chars(m) for m in anchor[same:])
         self.anchored += 1
-        return max(0, self._anchor_tokens + round(delta / self.ema.cpt))
+        return max(0, self._anchor_tokens + round(self._changed_chars(messages) / self.cpt))
 
     def observe(self, messages: Sequence[Message], reported_prompt_tokens: int) -> None:
         self.ema.observe(messages, reported_prompt_tokens)
-        if reported_prompt_tokens > 0:
-            self._anchor = list(messages)
-            self._anchor_tokens = int(reported_prompt_tokens)
+        if reported_prompt_tokens <= 0:
+            return
+        anchor = self._anchor
+        if self._anchor_tokens is not None and common_prefix(anchor, messages) == len(anchor):
+            # Only pure growth is a clean sample (a compaction mixes dropped and added framing), and
+            # the chars and tokens are averaged apart so that a long result outweighs a short reply.
+            chars = sum(message_chars(m) for m in messages[len(anchor) :])
+            tokens = reported_prompt_tokens - self._anchor_tokens
+            if chars > 0 and tokens > 0 and self.ema.min_cpt <= chars / tokens <= self.ema.max_cpt:
+                keep = 1 - self.ema.alpha
+                self._grown_chars = keep * self._grown_chars + chars
+                self._grown_tokens = keep * self._grown_tokens + tokens
+                self.marginal_cpt = self._grown_chars / self._grown_tokens
+                self.marginal_samples += 1
+        self._anchor = list(messages)
+        self._anchor_tokens = int(reported_prompt_tokens)
 
     def state(self) -> dict[str, float]:
-        return {**self.ema.state(), "anchored": self.anchored}
+        marginal = round(self.marginal_cpt, 4) if self.marginal_cpt is not None else None
+        return {
+            **self.ema.state(),
+            "marginal_cpt": marginal,
+            "marginal_samples": self.marginal_samples,
+            "anchored": self.anchored,
+        }
