@@ -53,7 +53,8 @@ class ContextOverflowError(Exception):
 
 # --- the summariser protocol (what LLM-summary layers call) ------------------------------
 # Every way a call can fail; layers branch on these (e.g. "overflow" triggers emergency truncation).
-FAULT_KINDS: tuple[str, ...] = ("error", "timeout", "rate_limit", "empty", "malformed", "overflow")
+# "truncated": the reply was cut at max_tokens (finish_reason "length"), so it may end mid-sentence.
+FAULT_KINDS: tuple[str, ...] = ("error", "timeout", "rate_limit", "empty", "malformed", "overflow", "truncated")
 
 
 @dataclass(frozen=True)

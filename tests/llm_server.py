@@ -4,7 +4,9 @@
 line of the system message is echoed, each followed by the first words of the user message and a
 digest of the whole request, so replies are checkable and differ per request. ``behaviour`` makes
 it answer like a failing provider instead: "overflow" (400 context_length_exceeded), "rate_limit"
-(429), "empty" (empty content), "malformed" (no headings), "slow" (sleeps past the client timeout)."""
+(429), "error" (500), "empty" (empty content), "malformed" (no headings), "slow" (sleeps past the
+client timeout), "length" (the reply, with finish_reason "length"). ``script`` gives a behaviour
+per request instead, in turn (cycled): a server that fails, then recovers, then fails again."""
 
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ OVERFLOW_BODY = {
         "code": "context_length_exceeded",
     }
 }
+SERVER_ERROR_BODY = {
+    "error": {"message": "The server had an error while processing your request.", "type": "server_error"}
+}
 RATE_LIMIT_BODY = {
     "error": {
         "message": "Rate limit reached for requests per min (RPM): Limit 3, Used 3, Requested 1.",
@@ -39,6 +44,8 @@ def reply_text(request: dict[str, Any]) -> str:
     messages = request.get("messages", [])
     system = " ".join(str(m.get("content", "")) for m in messages if m.get("role") == "system")
     user = " ".join(str(m.get("content", "")) for m in messages if m.get("role") != "system")
+    if "<conversation>" in user and "</conversation>" in user:  # a summary request: echo the span, not the tags
+        user = user.split("<conversation>", 1)[1].split("</conversation>", 1)[0]
     digest = hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()[:12]
     gist = " ".join(user.split()[:6])
     headings = [line.strip() for line in system.splitlines() if line.strip().startswith("## ")]
@@ -51,13 +58,20 @@ class LLMServer:
     """``with LLMServer() as server: server.api_base`` -> "http://127.0.0.1:<port>/v1"."""
 
     def __init__(
-        self, behaviour: str = "ok", sleep_seconds: float = 3.0, reply: Callable[[dict[str, Any]], str] = reply_text
+        self,
+        behaviour: str = "ok",
+        sleep_seconds: float = 3.0,
+        reply: Callable[[dict[str, Any]], str] = reply_text,
+        script: list[str] | None = None,
     ) -> None:
         self.behaviour = behaviour
+        self.script = list(script or [])  # behaviour per request, in turn (cycled)
+        self.behaviours: list[str] = []  # what each request got
         self.reply = reply  # the "model": request -> completion text
         self.sleep_seconds = sleep_seconds
         self.cached_tokens = 0  # reported as usage.prompt_tokens_details.cached_tokens (capped at the prompt)
         self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,10 +80,15 @@ class LLMServer:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                server.requests.append(body)
+                with server.lock:
+                    server.requests.append(body)
+                    number = len(server.requests) - 1
+                    behaviour = server.script[number % len(server.script)] if server.script else server.behaviour
+                    server.behaviours.append(behaviour)
                 if not self.path.endswith("/chat/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
-                behaviour = server.behaviour
+                if behaviour == "error":
+                    return self._send(500, SERVER_ERROR_BODY)
                 if behaviour == "overflow":
                     return self._send(400, OVERFLOW_BODY)
                 if behaviour == "rate_limit":
@@ -87,7 +106,11 @@ class LLMServer:
                         "created": 0,
                         "model": body.get("model", "test-model"),
                         "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": text},
+                                "finish_reason": "length" if behaviour == "length" else "stop",
+                            }
                         ],
                         "usage": {
                             "prompt_tokens": words,

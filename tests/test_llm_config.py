@@ -43,8 +43,12 @@ def test_usage_totals():
         {"prompt_tokens": 5, "completion_tokens": 1, "cost_usd": 0.25, "fault": "malformed"},
         {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "fault": "timeout"},
     ]
+    usage.append({"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "fault": None, "cached": True})
+    usage[0]["attempts"] = 3
     assert usage_totals(usage) == {
-        "calls": 4,
+        "calls": 4,  # the cache hit is not a provider call
+        "cache_hits": 1,
+        "retries": 2,
         "prompt_tokens": 15,
         "completion_tokens": 3,
         "cached_prompt_tokens": 0,

@@ -33,10 +33,26 @@ def prompt_preview(request: dict[str, Any], words: int = 8) -> str:
 
 
 @dataclass
+class Served:
+    """What the cassette gives for a request: the exchange, and whether it stands for a provider
+    call (recorded earlier, replayed: billed as recorded) or repeats an answer this run already
+    got (a cache hit: neither billed nor counted as a call)."""
+
+    entry: dict[str, Any]
+    cache_hit: bool
+
+
+@dataclass
 class Cassette:
     """One JSONL file of exchanges. Lines are appended with a single ``os.write`` on an O_APPEND
     descriptor, so concurrent jobs sharing the file never interleave inside a line; a torn last
-    line (a killed writer) is ignored when reading."""
+    line (a killed writer) is ignored when reading.
+
+    A key may hold several exchanges, in order: a request that failed transiently (error, timeout,
+    rate limit, after the client's own retries) and was asked again later is recorded once per
+    outcome. A request is never answered from a transient failure: the next outcome in the file
+    (replay) or a live call (record) follows it. Once a key has a lasting outcome, asking again
+    is a cache hit. Record and replay walk the same sequence, so a replay reproduces the run."""
 
     path: Path
     mode: str = "record"
@@ -45,18 +61,22 @@ class Cassette:
         self.path = Path(self.path)
         if self.mode not in MODES:
             raise ConfigError(f"cassette mode {self.mode!r}: choose from {', '.join(MODES)}")
-        self._entries: dict[str, dict[str, Any]] | None = None
+        self._entries: dict[str, list[dict[str, Any]]] | None = None
+        self._served: dict[str, int] = {}  # key -> how many of its recorded outcomes this run used
 
     def entries(self) -> dict[str, dict[str, Any]]:
         """key -> the last recorded exchange with that key (loaded once; record mode starts empty)."""
+        return {key: outcomes[-1] for key, outcomes in self._outcomes().items()}
+
+    def _outcomes(self) -> dict[str, list[dict[str, Any]]]:
         if self._entries is None:
             self._entries = {} if self.mode == "record" else self._read()
         return self._entries
 
-    def _read(self) -> dict[str, dict[str, Any]]:
+    def _read(self) -> dict[str, list[dict[str, Any]]]:
         if not self.path.exists():
             return {}
-        entries: dict[str, dict[str, Any]] = {}
+        entries: dict[str, list[dict[str, Any]]] = {}
         lines = self.path.read_text("utf-8").split("\n")
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -71,22 +91,35 @@ class Cassette:
                 raise InputError(self.path, f"line {number}", "not a cassette exchange (JSON with a 'key')") from None
             except (KeyError, TypeError):
                 raise InputError(self.path, f"line {number}", "not a cassette exchange (JSON with a 'key')") from None
-            entries[key] = entry
+            if self.mode == "replay-or-live" and is_transient(entry):
+                continue  # replay-or-live asks the provider again instead of replaying a passing failure
+            entries.setdefault(key, []).append(entry)
         return entries
 
     def lookup(self, key: str) -> dict[str, Any] | None:
+        served = self.serve(key)
+        return served.entry if served else None
+
+    def serve(self, key: str) -> Served | None:
+        """The answer for ``key`` or None (go live; in replay mode: a miss)."""
         if self.mode == "live":
             return None
-        entry = self.entries().get(key)
-        transient = entry is not None and (entry.get("error") or {}).get("kind") in TRANSIENT_KINDS
-        if transient and self.mode == "replay-or-live":
-            return None
-        return entry
+        outcomes = self._outcomes().get(key, [])
+        used = self._served.get(key, 0)
+        if used and not is_transient(outcomes[used - 1]):
+            return Served(outcomes[used - 1], cache_hit=True)
+        if used < len(outcomes):
+            self._served[key] = used + 1
+            return Served(outcomes[used], cache_hit=False)
+        return None
 
     def append(self, entry: dict[str, Any]) -> None:
+        """Record the final outcome of one live call (after the client's retries)."""
         if self.mode == "live":
             return
-        self.entries()[entry["key"]] = entry
+        outcomes = self._outcomes().setdefault(entry["key"], [])
+        outcomes.append(entry)
+        self._served[entry["key"]] = len(outcomes)
         data = (json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
@@ -101,6 +134,11 @@ class Cassette:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def is_transient(entry: dict[str, Any]) -> bool:
+    """A recorded failure that says nothing about the request (the provider may answer next time)."""
+    return (entry.get("error") or {}).get("kind") in TRANSIENT_KINDS
 
 
 def _ends_torn(fd: int) -> bool:

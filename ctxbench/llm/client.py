@@ -6,17 +6,23 @@ costs seconds, and offline runs never need it."""
 from __future__ import annotations
 
 import os
+import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, NoReturn
 
 from ctxbench.errors import ConfigError
 from ctxbench.llm.base import SummariserError
 from ctxbench.llm.cassette import Cassette, CassetteMiss, prompt_preview, request_key
 from ctxbench.llm.cost import call_cost
 from ctxbench.llm.errors import classify_exception
-from ctxbench.llm.faults import FaultConfig, raise_or_text
+from ctxbench.llm.faults import FAULT_MESSAGES, MALFORMED_TEXT, FaultConfig
 
 ROLES: tuple[str, ...] = ("summariser", "answerer", "judge")
+# Failures worth asking again: they say nothing about the request itself.
+RETRY_KINDS = frozenset({"error", "timeout", "rate_limit"})
+STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "none")
 
 
 @dataclass(frozen=True)
@@ -28,7 +34,10 @@ class RoleConfig:
     temperature: float = 0.0
     max_tokens: int | None = None  # default completion cap (a summary request's own max_tokens wins)
     timeout: float = 120.0  # seconds per attempt
-    num_retries: int = 2  # litellm's retries with backoff; 0 in tests
+    num_retries: int = 2  # ctxbench's retries of a transient failure (error, timeout, rate limit)
+    retry_min_seconds: float = 1.0  # backoff before the first retry; doubles each retry, with jitter
+    retry_max_seconds: float = 30.0  # backoff cap (a server's Retry-After is honoured up to this)
+    structured_output: str = "auto"  # JSON replies (judge): auto | json_schema | json_object | none
     input_price_per_mtok: float | None = None  # USD per 1M tokens; unset -> litellm's local cost map
     output_price_per_mtok: float | None = None
     cached_input_price_per_mtok: float | None = None  # prompt tokens the provider served from its cache
@@ -44,51 +53,102 @@ class RoleConfig:
         if not data.get("model"):
             raise ConfigError(f"{where}: 'model' is required (a litellm model string such as openai/<name>)")
         try:
-            return cls(**{**data, "role": role})
+            config = cls(**{**data, "role": role})
         except TypeError as exc:
             raise ConfigError(f"{where}: {exc}") from None
+        if config.structured_output not in STRUCTURED_OUTPUT:
+            raise ConfigError(
+                f"{where}.structured_output: {config.structured_output!r}; choose from {', '.join(STRUCTURED_OUTPUT)}"
+            )
+        if int(config.num_retries) < 0 or config.retry_min_seconds < 0 or config.retry_max_seconds < 0:
+            raise ConfigError(f"{where}: num_retries and retry_*_seconds must be >= 0")
+        return config
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    finish_reason: str | None  # "stop", "length" (cut at max_tokens), ... as the provider said
 
 
 class LLMClient:
-    """``complete(messages)`` -> text. Every call (live, replayed or failed) appends one usage record."""
+    """``complete(messages)`` -> text. Every call (live, replayed, answered from the cassette or
+    failed) appends one usage record; a record with ``cached`` is a cache hit, not a provider call."""
 
-    def __init__(self, config: RoleConfig, cassette: Cassette | None = None, faults: FaultConfig | None = None) -> None:
+    def __init__(
+        self,
+        config: RoleConfig,
+        cassette: Cassette | None = None,
+        faults: FaultConfig | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.config = config
         self.cassette = cassette if cassette is not None and cassette.mode != "live" else None
         self.faults = faults if faults is not None and faults.active else None
         self.usage: list[dict[str, Any]] = []
         self.calls = 0
+        self.sleep = sleep
+        self.on_event: Callable[[dict[str, Any]], None] | None = None  # set by the replay: failure events
 
     @property
     def role(self) -> str:
         return self.config.role
 
-    def request(self, messages: list[dict[str, Any]], max_tokens: int | None = None) -> dict[str, Any]:
+    def request(
+        self, messages: list[dict[str, Any]], max_tokens: int | None = None, schema: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """The exact request: everything in it changes the answer, so all of it is in the cassette key."""
         cfg = self.config
-        return {
+        request = {
             "model": cfg.model,
             "messages": messages,
             "temperature": cfg.temperature,
             "max_tokens": max_tokens if max_tokens is not None else cfg.max_tokens,
             **cfg.params,
         }
+        response_format = self._response_format(schema)
+        if response_format is not None:
+            request["response_format"] = response_format
+        return request
+
+    def _response_format(self, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The JSON reply format the provider can enforce, for a caller that wants one."""
+        mode = self.config.structured_output
+        if schema is None or mode == "none":
+            return None
+        if mode == "auto":
+            from ctxbench.llm.cost import supports_json_schema
+
+            mode = "json_schema" if supports_json_schema(self.config.model) else "none"
+        if mode == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": "grade", "schema": schema, "strict": True}}
+        if mode == "json_object":  # llama.cpp's server turns the schema into a grammar
+            return {"type": "json_object", "schema": schema}
+        return None
 
     def complete(self, messages: list[dict[str, Any]], max_tokens: int | None = None, purpose: str = "") -> str:
         """The reply text; raises SummariserError (kind from FAULT_KINDS) or CassetteMiss in replay mode."""
+        return self.reply(messages, max_tokens, purpose).text
+
+    def reply(
+        self,
+        messages: list[dict[str, Any]],
+        max_tokens: int | None = None,
+        purpose: str = "",
+        schema: dict[str, Any] | None = None,
+    ) -> Reply:
+        """The reply and its finish reason; raises SummariserError or CassetteMiss (replay mode)."""
         number = self.calls
         self.calls += 1
         if self.faults is not None and (kind := self.faults.draw(number)):
             self._record(purpose, None, 0, 0, cached=False, fault=kind, injected=True)
-            text = raise_or_text(kind)
-            if not text:
-                raise SummariserError("empty", f"{self.role}: injected fault: empty completion")
-            return text
-        request = self.request(messages, max_tokens)
+            if kind == "malformed":  # bad text, as an unvalidated model would give: the caller's checks see it
+                return Reply(MALFORMED_TEXT, "stop")
+            self.fail(kind, f"{self.role}: {FAULT_MESSAGES.get(kind, 'injected fault: empty completion')}")
+        request = self.request(messages, max_tokens, schema)
         key = request_key(request)
-        entry = self.cassette.lookup(key) if self.cassette else None
-        cached = entry is not None
-        if entry is None:
+        served = self.cassette.serve(key) if self.cassette else None
+        if served is None:
             if self.cassette and self.cassette.mode == "replay":
                 raise CassetteMiss(
                     f"cassette {self.cassette.path}: no recorded answer for role={self.role} "
@@ -97,44 +157,91 @@ class LLMClient:
             entry = self._live(request, key)
             if self.cassette:
                 self.cassette.append(entry)
+            cached = replayed = False
+        else:
+            entry, cached, replayed = served.entry, served.cache_hit, not served.cache_hit
         usage = entry.get("usage") or {}
         error = entry.get("error")
         self._record(
             purpose,
             key,
-            int(usage.get("prompt_tokens") or 0),
-            int(usage.get("completion_tokens") or 0),
+            0 if cached else int(usage.get("prompt_tokens") or 0),
+            0 if cached else int(usage.get("completion_tokens") or 0),
             cached=cached,
             fault=error["kind"] if error else None,
-            cached_prompt_tokens=int(usage.get("cached_prompt_tokens") or 0),
+            cached_prompt_tokens=0 if cached else int(usage.get("cached_prompt_tokens") or 0),
+            replayed=replayed,
+            attempts=0 if cached else int(entry.get("attempts") or 1),
+            finish_reason=entry.get("finish_reason"),
         )
         if error:
-            raise SummariserError(error["kind"], f"{self.role} {self.config.model}: {error['message']}")
+            self.fail(error["kind"], f"{self.role} {self.config.model}: {error['message']}", record=False)
         text = entry.get("response") or ""
         if not text.strip():
-            self.usage[-1]["fault"] = "empty"
-            raise SummariserError("empty", f"{self.role} {self.config.model}: empty completion")
-        return text
+            self.fail("empty", f"{self.role} {self.config.model}: empty completion")
+        return Reply(text, entry.get("finish_reason"))
+
+    def fail(self, kind: str, message: str, record: bool = True) -> NoReturn:
+        """Mark the last call failed with ``kind`` (an event of the replay) and raise."""
+        self.mark_failed(kind, message, record)
+        raise SummariserError(kind, message)
+
+    def mark_failed(self, kind: str, message: str, record: bool = True) -> None:
+        """The last call failed (e.g. its reply did not parse): count it and tell the replay."""
+        if record and self.usage:
+            self.usage[-1]["fault"] = kind
+        if self.on_event is not None:
+            last = self.usage[-1] if self.usage else {}
+            self.on_event(
+                {
+                    "type": "llm.failure",
+                    "role": self.role,
+                    "kind": kind,
+                    "purpose": last.get("purpose"),
+                    "cached": bool(last.get("cached")),
+                    "message": message[:300],
+                }
+            )
 
     def _live(self, request: dict[str, Any], key: str) -> dict[str, Any]:
-        """Call the provider; failures become a recorded entry too, so a replay fails the same way."""
+        """Call the provider, retrying transient failures with backoff and jitter; the final outcome
+        (a failure too, so a replay fails the same way) is the cassette entry."""
+        cfg = self.config
+        entry: dict[str, Any] = {"key": key, "role": cfg.role, "request": request}
+        rng = random.Random(key)  # jitter: spread retries of parallel jobs, reproducibly
+        attempt = 0
+        while True:
+            attempt += 1
+            outcome, retry_after = self._attempt(request)
+            kind = (outcome.get("error") or {}).get("kind")
+            if kind not in RETRY_KINDS or attempt > int(cfg.num_retries):
+                return {**entry, **outcome, "attempts": attempt}
+            delay = min(cfg.retry_max_seconds, cfg.retry_min_seconds * 2 ** (attempt - 1))
+            delay *= 0.5 + rng.random()  # +-50% jitter
+            if retry_after is not None:
+                delay = max(delay, retry_after)
+            self.sleep(min(delay, cfg.retry_max_seconds))
+
+    def _attempt(self, request: dict[str, Any]) -> tuple[dict[str, Any], float | None]:
+        """One request to the provider: (outcome, the server's Retry-After in seconds if it sent one)."""
         import litellm
 
         litellm.suppress_debug_info = True  # its "Give Feedback" banner would clutter every failure log
         cfg = self.config
         kwargs = dict(request)
-        kwargs.update(timeout=cfg.timeout, num_retries=cfg.num_retries, max_retries=cfg.num_retries)
+        # ctxbench retries itself (num_retries): litellm's wrapper and the OpenAI SDK must not retry too.
+        kwargs.update(timeout=cfg.timeout, num_retries=0, max_retries=0)
+        kwargs["drop_params"] = True  # a param the provider lacks (seed, response_format) is dropped, not an error
         if cfg.api_base:
             kwargs["api_base"] = cfg.api_base
         api_key = self._api_key()
         if api_key:
             kwargs["api_key"] = api_key
-        entry: dict[str, Any] = {"key": key, "role": cfg.role, "request": request}
         try:
             response = litellm.completion(**kwargs)
         except Exception as exc:  # litellm raises provider-specific types; classify_exception maps them
             message = " ".join(str(exc).split())[:500]
-            return {**entry, "error": {"kind": classify_exception(exc), "message": message}}
+            return {"error": {"kind": classify_exception(exc), "message": message}}, _retry_after(exc)
         usage = getattr(response, "usage", None)
         counts = {
             "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
@@ -144,12 +251,13 @@ class LLMClient:
         cached_prompt = int(getattr(details, "cached_tokens", 0) or 0)
         if cached_prompt:  # the provider's prompt cache served these (OpenAI; litellm maps Anthropic's reads)
             counts["cached_prompt_tokens"] = cached_prompt
+        choice = response.choices[0]
         return {
-            **entry,
-            "response": response.choices[0].message.content or "",
+            "response": choice.message.content or "",
+            "finish_reason": getattr(choice, "finish_reason", None),
             "model": getattr(response, "model", None) or cfg.model,
             "usage": counts,
-        }
+        }, None
 
     def _api_key(self) -> str | None:
         cfg = self.config
@@ -171,6 +279,9 @@ class LLMClient:
         fault: str | None,
         injected: bool = False,
         cached_prompt_tokens: int = 0,
+        replayed: bool = False,
+        attempts: int = 1,
+        finish_reason: str | None = None,
     ) -> None:
         cfg = self.config
         cost = 0.0
@@ -196,6 +307,20 @@ class LLMClient:
                 "cached": cached,
                 "fault": fault,
                 "injected": injected,
+                "replayed": replayed,
+                "attempts": attempts,
+                "finish_reason": finish_reason,
                 "key": key,
             }
         )
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds from a Retry-After header on the failed response, when the server sent one."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    try:
+        value = headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None

@@ -39,11 +39,25 @@ def call_cost(
     return float(prompt_cost) + float(completion_cost)
 
 
+def supports_json_schema(model: str) -> bool:
+    """Whether litellm's shipped model map says the provider enforces a JSON schema on replies."""
+    import litellm
+
+    try:
+        return bool(litellm.supports_response_schema(model=model))
+    except Exception:  # unknown models raise in some litellm versions
+        return False
+
+
 def usage_totals(usage: list[dict[str, Any]]) -> dict[str, Any]:
-    """calls, prompt/completion tokens, cost and faults by kind over a list of usage records."""
+    """Provider calls, cache hits (answers the run already had: not calls, not billed), retries,
+    prompt/completion tokens, cost and faults by kind over a list of usage records."""
     faults = Counter(r["fault"] for r in usage if r.get("fault"))
+    hits = sum(1 for r in usage if r.get("cached"))
     return {
-        "calls": len(usage),
+        "calls": len(usage) - hits,
+        "cache_hits": hits,
+        "retries": sum(max(0, int(r.get("attempts") or 1) - 1) for r in usage if not r.get("cached")),
         "prompt_tokens": sum(int(r.get("prompt_tokens") or 0) for r in usage),
         "completion_tokens": sum(int(r.get("completion_tokens") or 0) for r in usage),
         "cached_prompt_tokens": sum(int(r.get("cached_prompt_tokens") or 0) for r in usage),

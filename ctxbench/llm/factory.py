@@ -32,12 +32,15 @@ def build_cassette(spec: Any, workdir: Path | None, role: str) -> Cassette:
     return Cassette(path=folder / f"{role}.jsonl", mode=str(spec.get("mode") or "record"))
 
 
-def build_client(role_cfg: dict[str, Any], workdir: Path | None, role: str = "judge") -> LLMClient:
-    """An LLMClient for one role (summariser, answerer, judge) from its config mapping."""
+def build_client(
+    role_cfg: dict[str, Any], workdir: Path | None, role: str = "judge", cassette_name: str | None = None
+) -> LLMClient:
+    """An LLMClient for one role (summariser, answerer, judge) from its config mapping; its cassette
+    is ``<dir>/<cassette_name or role>.jsonl``."""
     if not isinstance(role_cfg, dict):
         raise ConfigError(f"llm.{role}: expected a mapping with at least 'model', got {role_cfg!r}")
     data = dict(role_cfg)
-    cassette = build_cassette(data.pop("cassette", None), workdir, role)
+    cassette = build_cassette(data.pop("cassette", None), workdir, cassette_name or role)
     faults = FaultConfig.from_dict(data.pop("faults", None), f"llm.{role}.faults")
     return LLMClient(RoleConfig.from_dict(data, role), cassette=cassette, faults=faults)
 

@@ -86,6 +86,12 @@ class FaultInjectingSummariser:
         self.name = f"{inner.name}+faults(seed={faults.seed})"
         self.calls = 0
         self.usage: list[dict[str, Any]] = []  # the inner summariser's records and the injected faults, in call order
+        self.on_event: Any = None  # set by the replay (``ctx.emit``): injected failures become events
+
+    def attach(self, emit: Any) -> None:
+        self.on_event = emit
+        if hasattr(self.inner, "attach"):
+            self.inner.attach(emit)
 
     def summarise(self, request: SummaryRequest) -> str:
         number = self.calls
@@ -110,4 +116,8 @@ class FaultInjectingSummariser:
                 "injected": True,
             }
         )
+        if self.on_event is not None:
+            self.on_event(
+                {"type": "llm.failure", "role": self.role, "kind": kind, "purpose": request.purpose, "injected": True}
+            )
         return raise_or_text(kind)
