@@ -129,15 +129,23 @@ def build_judge(
         if name == "deterministic":
             beside[name] = DeterministicJudge(snapshots)
         elif name == "repeat":
-            beside[name] = LLMJudge(answerer, grader, repeat=1, max_context_chars=max_chars)
+            # A real second opinion: the judge's settings with the configured differences (seed and
+            # temperature, or another model), recorded in a cassette of its own.
+            repeat = judge_cfg.get("repeat") or {}
+            if not isinstance(repeat, dict) or not repeat:
+                raise ConfigError("judge.repeat: give what the repeat judge changes, e.g. {temperature: 0.7}")
+            params = {**(llm["judge"].get("params") or {}), **(repeat.get("params") or {})}
+            repeat_cfg = {**llm["judge"], **repeat, "params": params}
+            again = build_client(repeat_cfg, workdir, role="judge", cassette_name="judge_repeat")
+            beside[name] = LLMJudge(answerer, again, max_context_chars=max_chars, controls=False)
         else:
             raise ConfigError(f"judge.beside: unknown judge {name!r}; use 'deterministic' or 'repeat'")
-    primary = LLMJudge(answerer, grader, max_context_chars=max_chars)
+    primary = LLMJudge(answerer, grader, max_context_chars=max_chars, controls=bool(judge_cfg.get("controls", True)))
     return JudgePanel(primary, beside) if beside else primary
 
 
 def judge_usage(judge: Any) -> list[dict[str, Any]]:
     """Usage records of the LLM clients behind a judge (empty for the deterministic judge)."""
-    primary = getattr(judge, "primary", judge)
-    clients = {id(c): c for c in (getattr(primary, "answerer", None), getattr(primary, "grader", None)) if c}
+    judges = [getattr(judge, "primary", judge), *getattr(judge, "beside", {}).values()]
+    clients = {id(c): c for j in judges for c in (getattr(j, "answerer", None), getattr(j, "grader", None)) if c}
     return [u for c in clients.values() for u in getattr(c, "usage", [])]

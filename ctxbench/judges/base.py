@@ -8,7 +8,8 @@ from typing import Literal, Protocol
 
 from ctxbench.transcripts.model import Message, Probe
 
-Status = Literal["kept", "recoverable", "lost"]
+# "unjudged": the judge could not give a verdict (an LLM call failed or its grade never parsed).
+Status = Literal["kept", "recoverable", "lost", "unjudged"]
 
 
 @dataclass(frozen=True)

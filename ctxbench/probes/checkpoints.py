@@ -37,6 +37,7 @@ class ProbeObserver:
         self._index_of: dict[int, int] = {}
         self._first_user = -1
         self._last_accepted = True
+        self._attached = False
 
     def bind(self, transcript: Transcript) -> None:
         """Remember the transcript's original messages by identity (see _without_echoes), and the
@@ -52,9 +53,16 @@ class ProbeObserver:
         index_of = self._index_of
         return [m for m in working if index_of.get(id(m), -1) < probe.needed_at]
 
+    def _attach(self, ctx: StrategyContext) -> None:
+        """The judge's LLM failures become events of the replay, at the call they happen."""
+        if not self._attached and hasattr(self.judge, "attach"):
+            self.judge.attach(ctx.emit)
+        self._attached = True
+
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
         if not self._index_of:
             self.bind(ctx.transcript)
+        self._attach(ctx)
         if record["layers"]:
             self.compactions += 1
         self._last_accepted = bool(record.get("accepted", True))
@@ -76,6 +84,7 @@ class ProbeObserver:
                 self._judge_all(needed, working, record, "needed", ctx.transcript.call_indices)
 
     def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
+        self._attach(ctx)
         calls = ctx.transcript.call_indices
         # The replay stops at the last recorded call: facts stated after it never reach a context.
         replayed = calls[-1] + 1 if calls else 0
@@ -122,3 +131,5 @@ class ProbeObserver:
                     "others": verdict.others,
                 }
             )
+        if probes and hasattr(self.judge, "check_controls"):  # known answers graded alongside (LLM judge)
+            self.judge.check_controls(probes, {"call": record["call"], "why": why}, self.probes)

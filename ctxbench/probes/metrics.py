@@ -100,13 +100,17 @@ def retention_metrics(rows: Sequence[dict[str, Any]], answers: dict[str, str]) -
     the end of the replay; a rejected call's checkpoint counts as lost."""
     if not rows:
         return {}
+    # A probe the judge could not grade says nothing about the context: counted, never "lost".
+    unjudged = [r for r in rows if r["status"] == "unjudged"]
+    unjudged_end = sum(1 for r in unjudged if r["checkpoint"] == "end")
+    rows = [r for r in rows if r["status"] != "unjudged"]
     trivial = trivial_probes(rows)
     informative = [r for r in rows if r["probe"] not in trivial]
     end_all = [r for r in rows if r["checkpoint"] == "end"]
     end = [r for r in informative if r["checkpoint"] == "end"]
     needed = [r for r in informative if r["checkpoint"] == "needed"]
     return {
-        "probes": len(end_all),
+        "probes": len(end_all) + unjudged_end,
         "probes_informative": len(end),
         "probes_trivial": len(end_all) - len(end),
         "trivial_probes": sorted(trivial),
@@ -123,4 +127,7 @@ def retention_metrics(rows: Sequence[dict[str, Any]], answers: dict[str, str]) -
         "retention_by_compactions": _grouped(informative, "compactions", COMPACTION_BUCKETS),
         "dropped": dropped_facts(rows, answers),
         "probe_outcomes": probe_outcomes(rows, trivial),
+        "unjudged": len(unjudged),
+        "unjudged_share": round(len(unjudged) / (len(rows) + len(unjudged)), 4),
+        "unjudged_at_end": unjudged_end,
     }
