@@ -128,6 +128,29 @@ def cell_line(cell_name: str, metrics: dict[str, Any], seconds: float | None) ->
     )
 
 
+def llm_cell_metrics(summariser: Any, observer: Any, result: Any, judge_cfg: dict[str, Any]) -> dict[str, Any]:
+    """The cell's cost split (agent, compaction, judge) and its LLM side: calls, cache hits, retries,
+    failures by role and kind, degradation and judge checks (ctxbench.llm.accounting). ``cost_usd``
+    counts every LLM call, the judge's too; ``cost_savings_vs_none`` stays the strategy's own."""
+    from ctxbench.build import judge_usage
+    from ctxbench.llm.accounting import judge_control_metrics, llm_metrics
+
+    judge = observer.judge if observer is not None else None
+    metrics = {**compaction_cost(summariser, result.summary)}
+    metrics.update(
+        llm_metrics(
+            list(getattr(summariser, "usage", None) or []),
+            judge_usage(judge) if judge is not None else [],
+            result.events,
+        )
+    )
+    for key in ("cost_usd", "cost_usd_uncached", "total_cost_usd"):
+        metrics[key] = round(metrics[key] + metrics["judge_cost_usd"], 6)
+    if judge is not None:
+        metrics.update(judge_control_metrics(judge, float(judge_cfg.get("max_false_positive_rate", 0.10))))
+    return metrics
+
+
 def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     """Replay the dataset through the configured strategy; return the cells' summaries."""
     from tqdm import tqdm
@@ -138,8 +161,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         build_probe_observer,
         build_strategy,
         build_summariser,
-        judge_usage,
         strategy_name,
+        to_plain,
     )
     from ctxbench.judges.agreement import agreement_metrics
     from ctxbench.probes.boilerplate import find_boilerplate
@@ -197,17 +220,17 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
                 observers=[observer] if observer else [],
                 on_progress=calls_bar.update,
             )
-        metrics = {**result.summary, **compaction_cost(summariser, result.summary)}
+        judge_cfg = to_plain(cfg.get("judge")) or {}
+        metrics = {**result.summary, **llm_cell_metrics(summariser, observer, result, judge_cfg)}
         extra = {}
         if observer is not None:
             answers = {p.id: p.answer for p in observer.probes}
             metrics.update(retention_metrics(observer.rows, answers))
             if any(r.get("others") for r in observer.rows):
                 metrics["judge_agreement"] = agreement_metrics(observer.rows)
-            usage = judge_usage(observer.judge)
-            metrics["judge_calls"] = len(usage)
-            metrics["judge_cost_usd"] = round(sum(u.get("cost_usd") or 0.0 for u in usage), 6)
             extra["retention.jsonl"] = observer.rows
+            if getattr(observer.judge, "controls", None):
+                extra["judge_controls.jsonl"] = list(observer.judge.controls)
         info = {
             "tokenizer": model.tokenizer,
             "estimator": estimator.name,

@@ -61,6 +61,8 @@ def replay(
     ctx = StrategyContext(
         model=model, estimator=estimator, transcript=transcript, workdir=workdir, summariser=summariser
     )
+    if hasattr(summariser, "attach"):  # the summariser's LLM failures become events at the call they happen
+        summariser.attach(ctx.emit)
     calls: list[dict[str, Any]] = []
     view = getattr(strategy, "compaction", "rewrite") == "view"
     history: list[Message] = []  # what the next call starts from

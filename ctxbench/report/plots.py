@@ -374,21 +374,25 @@ def _num(value: Any) -> Any:
 
 
 def cost_split(cells: pd.DataFrame) -> Plot:
-    plot = Plot("cost_split", "Cost per strategy: agent calls vs compaction (summariser) calls")
+    plot = Plot("cost_split", "Cost per strategy: agent calls, compaction (summariser) and judge (LLM probes)")
     if cells.empty or "agent_cost_usd" not in cells:
         plot.note = "No cost recorded in these results."
         return plot
     data = cells.assign(
         compaction=cells["compaction_cost_usd"].fillna(0) if "compaction_cost_usd" in cells else 0.0,
+        judge=cells["judge_cost_usd"].fillna(0) if "judge_cost_usd" in cells else 0.0,
         agent=cells["agent_cost_usd"].fillna(0),
     )
-    table = data.groupby(["strategy", "variant", "model"], dropna=False)[["agent", "compaction"]].sum().reset_index()
+    parts = ["agent", "compaction", "judge"]
+    table = data.groupby(["strategy", "variant", "model"], dropna=False)[parts].sum().reset_index()
     names = [label(s, v) + f" / {m}" for s, v, m in zip(table["strategy"], table["variant"], table["model"])]
     fig, ax = plt.subplots(figsize=(10, 0.45 * len(table) + 2.2), layout="constrained")
     y = np.arange(len(table))[::-1]
     ax.barh(y, table["agent"], label="agent calls (input tokens)")
-    bars = ax.barh(y, table["compaction"], left=table["agent"], label="compaction (summariser)")
-    ax.bar_label(bars, labels=[f"${v:,.2f}" for v in table["agent"] + table["compaction"]], fontsize=7, padding=2)
+    ax.barh(y, table["compaction"], left=table["agent"], label="compaction (summariser)")
+    total = table["agent"] + table["compaction"] + table["judge"]
+    bars = ax.barh(y, table["judge"], left=table["agent"] + table["compaction"], label="judge (answerer + grader)")
+    ax.bar_label(bars, labels=[f"${v:,.2f}" for v in total], fontsize=7, padding=2)
     ax.set_yticks(y, names, fontsize=8)
     ax.set_xlabel("USD (all transcripts)")
     ax.margins(x=0.1)

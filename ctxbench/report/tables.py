@@ -93,6 +93,7 @@ def comparison_frame(
             cells["cost_usd"] = cells[agg["cost_usd"][0]]
         table = add_intervals(table, cells, keys, CI_COLUMNS, resamples=resamples, seed=seed)
     table.insert(2, "reference", table.strategy == REFERENCE)
+    table = add_llm_columns(table, summaries, keys)
     if not table.variant.astype(bool).any():
         table = table.drop(columns="variant")
     order = table.assign(_ref=~table.reference).sort_values(["model", "_ref", "strategy"])
@@ -110,7 +111,7 @@ def _with_cache_sums(cells: pd.DataFrame) -> pd.DataFrame:
     return cells
 
 
-PERCENT = ("savings_vs_none", "cost_savings_vs_none", "cache_hit_share", "retention", "recoverable")
+PERCENT = ("savings_vs_none", "cost_savings_vs_none", "cache_hit_share", "retention", "recoverable", "unjudged")
 
 
 def _fmt(col: str, value: Any) -> str:
@@ -123,6 +124,73 @@ def _fmt(col: str, value: Any) -> str:
     if col == "cost_usd":
         return f"{value:,.2f}"
     return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+# LLM columns, shown only when some row has something to say (offline runs keep the short table).
+LLM_COUNTS = {
+    "summariser_failures": "summariser_failures",
+    "breaker_trips": "circuit_breaker_trips",
+    "degraded": "degraded_summaries",
+    "retries_llm": ("compaction_retries", "judge_retries"),
+}
+ROLE_LETTER = {"summariser": "S", "answerer": "A", "judge": "J"}
+
+
+def _key(summary: dict[str, Any], keys: Sequence[str]) -> tuple:
+    cell = summary["cell"]
+    variant = " ".join(o for o in cell.get("overrides") or () if not o.lstrip("+~").startswith(NOT_VARIANT))
+    return tuple(variant if k == "variant" else cell.get(k) for k in keys)
+
+
+def add_llm_columns(table: pd.DataFrame, summaries: Sequence[dict[str, Any]], keys: Sequence[str]) -> pd.DataFrame:
+    """Per row: LLM failures by role and kind ("S:timeout=2 J:malformed=1"; S/A/J = summariser,
+    answerer, judge), summariser failures, circuit-breaker trips, degraded five_layer summaries,
+    LLM retries, the share of probes left unjudged and whether the LLM judge passed its control
+    answers ("untrusted": its false-positive rate is over the threshold, so its retention is not)."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for s in summaries:
+        groups.setdefault(_key(s, keys), []).append(s["metrics"])
+    index = [tuple(row) for row in table[list(keys)].itertuples(index=False)]
+    columns: dict[str, list[Any]] = {}
+    for name, source in LLM_COUNTS.items():
+        fields = source if isinstance(source, tuple) else (source,)
+        columns[name] = [sum(int(m.get(f) or 0) for m in groups.get(k, []) for f in fields) for k in index]
+    failures, unjudged, trust = [], [], []
+    for k in index:
+        cells = groups.get(k, [])
+        counts: dict[str, dict[str, int]] = {}
+        for m in cells:
+            for role, kinds in (m.get("llm_failures") or {}).items():
+                for kind, n in kinds.items():
+                    counts.setdefault(role, {}).setdefault(kind, 0)
+                    counts[role][kind] += n
+        failures.append(
+            " ".join(
+                f"{ROLE_LETTER.get(role, role)}:" + ",".join(f"{kind}={n}" for kind, n in sorted(kinds.items()))
+                for role, kinds in sorted(counts.items(), key=lambda rk: "SAJ".find(ROLE_LETTER.get(rk[0], "?")))
+            )
+        )
+        # Only LLM-judged cells can leave a probe unjudged; the deterministic judge always answers.
+        shares = [m["unjudged_share"] for m in cells if m.get("unjudged_share") is not None and m.get("judge_calls")]
+        unjudged.append(sum(shares) / len(shares) if shares else None)
+        verdicts = [m.get("judge_trusted") for m in cells if "judge_trusted" in m]
+        fps = [m["judge_false_positive_rate"] for m in cells if m.get("judge_false_positive_rate") is not None]
+        fns = [m["judge_false_negative_rate"] for m in cells if m.get("judge_false_negative_rate") is not None]
+        rates = (f" FP {max(fps):.0%}" if fps else "") + (f" FN {max(fns):.0%}" if fns else "")
+        trust.append(("untrusted" if False in verdicts else "ok" if verdicts and None not in verdicts else "-") + rates)
+    summaries = [sum(int(m.get("summaries") or 0) for m in groups.get(k, [])) for k in index]
+    if any(columns["summariser_failures"]):  # how many summaries got through beside the failures
+        table["summaries"] = summaries
+    for name, values in columns.items():
+        if any(values):
+            table[name] = values
+    if any(failures):
+        table["llm_failures"] = failures
+    if any(v is not None for v in unjudged):
+        table["unjudged"] = unjudged
+    if any(t != "-" for t in trust):
+        table["llm_judge"] = trust
+    return table
 
 
 def format_table(table: pd.DataFrame) -> str:
