@@ -82,11 +82,12 @@ def test_record_then_replay_with_server_stopped_gives_identical_scores(tmp_path)
         llm_config(tmp_path / "conf", server.api_base, "replay", cassettes)
         recorded = run_llm_judged(tmp_path, data, "record", "rec")
     replayed = run_llm_judged(tmp_path, data, "replay", "rep")  # server is stopped now
-    keys = ["retention", "retention_when_needed", "retention_by_kind", "dropped", "judge_agreement", "judge_calls"]
+    keys = ["retention_all", "retention_by_kind", "dropped", "judge_agreement", "judge_calls", "judge_control"]
     assert {k: recorded[k] for k in keys} == {k: replayed[k] for k in keys}
     assert recorded["judge_calls"] > 0 and recorded["judge_cost_usd"] > 0
-    # The sliding window drops the task message, so the port is lost when needed...
-    assert recorded["retention_when_needed"] == 0.0
+    # The sliding window drops the task message, so the port is lost (the probe counts as trivial,
+    # stated in the first user message, so it is in retention_all only)...
+    assert recorded["retention_all"] == 0.0 and recorded["unjudged"] == 0
     # ...and the deterministic judge beside it agrees on every verdict.
     assert recorded["judge_agreement"]["deterministic"]["accuracy"] == 1.0
     assert recorded["judge_agreement"]["repeat"]["accuracy"] == 1.0
