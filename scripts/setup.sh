@@ -1,12 +1,25 @@
 #!/usr/bin/env bash
-# Create .venv (if missing) and install ctxbench with everything it needs. Idempotent.
+# Create .venv (if missing) and install ctxbench with everything it needs, at the exact versions of
+# constraints.txt (pyproject.toml states ranges; the constraints make installs reproducible). Idempotent.
+#   bash scripts/setup.sh          install (editable, with the dev and tokenizers extras)
+#   bash scripts/setup.sh --lock   re-resolve the ranges in a scratch venv and rewrite constraints.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+EXTRAS="dev,tokenizers"
+if [ "${1:-}" = "--lock" ]; then
+  scratch=$(mktemp -d)
+  "$PYTHON" -m venv "$scratch/venv"
+  "$scratch/venv/bin/python" -m pip install --quiet --upgrade pip
+  "$scratch/venv/bin/python" -m pip install --quiet ".[$EXTRAS]"
+  { echo "# Exact versions for reproducible installs (bash scripts/setup.sh --lock regenerates; $(date -u +%F))."
+    "$scratch/venv/bin/python" -m pip freeze --exclude ctxbench; } > constraints.txt
+  rm -rf "$scratch"
+  echo "constraints.txt: $(grep -vc '^#' constraints.txt) packages"
+  exit 0
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
   .venv/bin/python -m pip install --quiet --upgrade pip
 fi
-.venv/bin/python -m pip install --quiet -e ".[dev]"
-# Tokenizer files only: their declared deps (torch extras, hub clients, an old numpy pin) are not needed.
-.venv/bin/python -m pip install --quiet --no-deps llama-models==0.3.0 mistral-common==1.13.1
+.venv/bin/python -m pip install --quiet -c constraints.txt -e ".[$EXTRAS]"

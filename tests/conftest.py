@@ -17,3 +17,33 @@ def shared_transcripts() -> Path:
     if not SHARED_TRANSCRIPTS.is_dir():
         pytest.skip(f"real transcripts not found at {SHARED_TRANSCRIPTS} (set CTXBENCH_SHARED_TRANSCRIPTS)")
     return SHARED_TRANSCRIPTS
+
+
+def _missing_optional(excinfo: pytest.ExceptionInfo) -> str | None:
+    """The optional tokenizer package a test failed for lack of, if it is really not installed."""
+    import importlib.util
+
+    from ctxbench.errors import ConfigError
+    from ctxbench.tokens.sources import OPTIONAL_PACKAGES
+
+    exc = excinfo.value
+    for package in OPTIONAL_PACKAGES:
+        named = (isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == package) or (
+            isinstance(exc, ConfigError) and f"package {package!r} is not installed" in str(exc)
+        )
+        if named and importlib.util.find_spec(package) is None:
+            return package
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A test that needs an optional tokenizer package (the `tokenizers` extra) skips, with the
+    install command, when that package is not installed; any other failure stays a failure."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is not None and report.failed and (package := _missing_optional(call.excinfo)):
+        from ctxbench.tokens.sources import OPTIONAL_TOKENIZERS
+
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: needs {package}: {OPTIONAL_TOKENIZERS}")

@@ -10,6 +10,10 @@ from pathlib import Path
 
 from ctxbench.errors import ConfigError
 
+# llama-models and mistral-common (Llama 3, Mistral Tekken files) are the optional extra.
+OPTIONAL_TOKENIZERS = "pip install 'ctxbench[tokenizers]'"
+OPTIONAL_PACKAGES = ("llama_models", "mistral_common")
+
 
 def package_dir(package: str, install: str) -> Path:
     """The installed folder of a package, found without importing it (some ship heavy imports)."""
@@ -32,7 +36,7 @@ def litellm_tokenizer_dir() -> Path:
 
 def llama3_rank_file() -> Path:
     """Meta's Llama 3 tokenizer.model: a tiktoken rank file (sha256 82e9d319...)."""
-    install = "pip install --no-deps llama-models==0.3.0"
+    install = OPTIONAL_TOKENIZERS
     return _existing(package_dir("llama_models", install) / "llama3" / "tokenizer.model", "llama-models", install)
 
 
@@ -45,7 +49,7 @@ def qwen_rank_file(variant: str = "qwen") -> Path:
 
 def tekken_file(version: str = "240718") -> Path:
     """Mistral's Tekken vocabulary (JSON, base64 bytes with ranks) shipped by mistral-common."""
-    install = "pip install --no-deps mistral-common==1.13.1"
+    install = OPTIONAL_TOKENIZERS
     path = package_dir("mistral_common", install) / "data" / f"tekken_{version}.json"
     return _existing(path, "mistral-common", install)
 
