@@ -228,3 +228,33 @@ def test_openhands_events_column_and_files_in_one_run(tmp_path: Path) -> None:
 def test_bad_hf_spec(tmp_path: Path, spec: str) -> None:
     result = run_import([spec, "--out", str(tmp_path / "out")], tmp_path / "hf")
     assert result.returncode == 1 and "expected hf:ORG/NAME[@REVISION][:SPLIT]" in result.stdout
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
+    """stderr on a pseudo-terminal gets tqdm's bar (the non-terminal case is checked above)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    source = tmp_path / "runs.parquet"
+    pq.write_table(pa.Table.from_pylist([openai_row(i) for i in range(3)]), source)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a new pty is 0 columns wide
+    command = [*CTXBENCH, "import", str(source), "--column", "conversation", "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=secondary, text=True, env=env)
+    os.close(secondary)
+    terminal = b""
+    while True:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        terminal += chunk
+    stdout, _ = proc.communicate(timeout=300)
+    os.close(primary)
+    assert proc.returncode == 0, stdout
+    assert b"runs.parquet:" in terminal and b"0/3" in terminal  # drawn, then cleared (leave=False)

@@ -339,10 +339,10 @@ def _choose_column(features: Any, wanted: str | None, given: str) -> str:
     )
 
 
-def _scalar_metadata(doc: dict[str, Any]) -> dict[str, Any]:
+def _scalar_metadata(row: dict[str, Any], column: str) -> dict[str, Any]:
     kept: dict[str, Any] = {}
-    for key, value in doc.items():
-        if key in ("messages", "history", "trajectory"):
+    for key, value in row.items():
+        if key in (column, *MESSAGE_COLUMNS):
             continue
         if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= _METADATA_MAX_CHARS):
             kept[key] = value
@@ -366,7 +366,7 @@ def row_transcripts(row: dict[str, Any], index: int, column: str, fmt: str, labe
     ctx.flush()
     instance = doc.get("instance_id") or doc.get("id") or doc.get("trajectory_id")
     base = f"{label}#{index}" + (f"-{instance}" if isinstance(instance, str | int) and instance != "" else "")
-    metadata = _scalar_metadata(row)
+    metadata = _scalar_metadata(row, column)
     for k, t in enumerate(transcripts):
         t.id = base if len(transcripts) == 1 else f"{base}.{k}"
         t.source = {**t.source, "dataset": place, "row": index}
@@ -422,7 +422,7 @@ def _write_split(
         with os.fdopen(fd, "wb") as handle, warnings.catch_warnings():
             warnings.simplefilter("always", TranscriptWarning)
             warnings.showwarning = show
-            with _progress(total, place) as bar:
+            with _progress(total, Path(place).name) as bar:
                 for index, row in enumerate(ds):
                     bar.update(1)
                     try:
