@@ -23,6 +23,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -114,6 +115,28 @@ def build(path: Path, size_bytes: int, rows_per_group: int, seed: int) -> tuple[
     return rows, time.perf_counter() - started
 
 
+def sample_rss(child: subprocess.Popen, every: float = 0.5) -> list[float]:
+    """The child's RSS (MB) every ``every`` seconds until it exits (nice wraps python: follow its exec)."""
+    samples: list[float] = []
+    status = Path(f"/proc/{child.pid}/status")
+    while child.poll() is None:
+        try:
+            for line in status.read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    samples.append(int(line.split()[1]) / 1024)
+        except OSError:
+            pass
+        time.sleep(every)
+    return samples
+
+
+def quarter_peaks(samples: list[float]) -> list[float]:
+    if len(samples) < 4:
+        return [round(max(samples, default=0.0), 1)]
+    size = len(samples) / 4
+    return [round(max(samples[int(q * size) : int((q + 1) * size)]), 1) for q in range(4)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-gb", type=float, default=2.0, help="parquet file size to build (default 2.0)")
@@ -135,7 +158,12 @@ def main() -> int:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     command = ["nice", "-n", "10", sys.executable, "-m", "ctxbench.cli", "import", str(source), "--out", str(out)]
     started = time.perf_counter()
-    result = subprocess.run(command, env=env, capture_output=True, text=True)
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        child = subprocess.Popen(command, env=env, stdout=stdout, stderr=stderr, text=True)
+        samples = sample_rss(child)
+        stdout.seek(0)
+        stderr.seek(0)
+        result = subprocess.CompletedProcess(command, child.returncode, stdout.read(), stderr.read())
     wall = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # Linux: kilobytes
     output_bytes = sum(f.stat().st_size for f in out.glob("*.jsonl")) if out.exists() else 0
@@ -148,6 +176,8 @@ def main() -> int:
         "import_seconds": round(wall, 1),
         "rows_per_second": round(meta.num_rows / wall, 1),
         "peak_rss_mb": round(peak_mb, 1),
+        # Max RSS sampled in each quarter of the run: flat when memory does not grow with the rows read.
+        "rss_mb_by_quarter": quarter_peaks(samples),
         "output_gb": round(output_bytes / 1e9, 3),
         "target_peak_mb": 1024,
         "within_target": peak_mb < 1024,
