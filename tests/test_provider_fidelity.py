@@ -239,3 +239,25 @@ def test_anchored_learns_the_marginal_rate_without_the_overhead() -> None:
     assert est.marginal_cpt == pytest.approx(4.0)
     assert est.ema.cpt < 2.0  # the whole-prompt rate counts the schemas as if they were text
     assert est.prompt([*grown, Message("user", "c" * 400)]) == 500 + 100
+
+
+def test_full_history_sends_what_the_uncompacted_count_says_with_reasoning() -> None:
+    """``none`` sends the full history, reasoning of the current tool loop included: its savings
+    against the uncompacted count must be exactly zero."""
+    from ctxbench.replay.engine import replay
+    from ctxbench.replay.provider import ModelSpec
+    from ctxbench.strategies.none import FullHistory
+
+    thought = "Check the parser first, then the tests. " * 30
+    msgs = [Message("system", "You are a coding agent."), Message("user", "Fix the parser")]
+    for i in range(4):
+        call = ToolCall(f"c{i}", "bash", json.dumps({"cmd": f"pytest -k t{i}"}))
+        msgs.append(Message("assistant", f"step {i}", tool_calls=(call,), metadata={"reasoning": thought}))
+        msgs.append(Message("tool", "1 failed" * 20, tool_call_id=f"c{i}", name="bash"))
+    msgs.append(Message("assistant", "done", metadata={"reasoning": thought}))
+    t = Transcript(id="r", messages=msgs)
+    result = replay(t, FullHistory(), EmaEstimator(), ModelSpec(), TokenCounter(get_tokenizer("o200k_base")))
+    assert [c["tokens_sent"] for c in result.calls] == [c["tokens_uncompacted"] for c in result.calls]
+    assert result.calls[-1]["tokens_sent"] > result.calls[0]["tokens_sent"] + 4 * get_tokenizer("o200k_base").count(
+        thought
+    )

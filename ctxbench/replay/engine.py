@@ -24,6 +24,7 @@ from ctxbench.replay.billing import CallBilling, cost_summary
 from ctxbench.replay.provider import RequestProblemCount, SimulatedProvider
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.estimators import Estimator
+from ctxbench.tokens.reasoning import reasoning_tokens
 from ctxbench.transcripts.model import Message, Transcript
 
 
@@ -68,10 +69,13 @@ def replay(
     history: list[Message] = []  # what the next call starts from
     working: list[Message] = []  # the prompt sent last
     uncompacted = counter.tokenizer.per_request  # the full history's prompt size, kept incrementally
+    loop_reasoning = 0  # reasoning the provider counts again: the tool loop's since the last user message
     start = 0
     for call_index, at in enumerate(transcript.call_indices):
         new = transcript.messages[start:at]
         uncompacted += sum(counter.message(m) for m in new)
+        for m in new:
+            loop_reasoning = 0 if m.role == "user" else loop_reasoning + reasoning_tokens(m, counter.tokenizer)
         history.extend(new)
         ctx.call_index, ctx.new_messages, ctx.layers_applied, ctx.state = call_index, new, [], None
         events_before = len(ctx.events)
@@ -101,11 +105,12 @@ def replay(
         if accepted:
             strategy.after_call(working, sent, ctx)
 
+        full = uncompacted + loop_reasoning  # the full history as the provider counts it
         record = {
             "call": call_index,
             "message_index": at,
             "tokens_sent": sent,
-            "tokens_uncompacted": uncompacted,
+            "tokens_uncompacted": full,
             "tokens_estimated": estimated,
             "messages_sent": len(working),
             "accepted": accepted,
@@ -115,7 +120,7 @@ def replay(
             "state": ctx.state,
             "request_problems": problems(working),
             "events": len(ctx.events) - events_before,
-            **billing.bill(working, sent, accepted, transcript.messages, at, uncompacted),
+            **billing.bill(working, sent, accepted, transcript.messages, at, full),
         }
         calls.append(record)
         for observer in observers:
@@ -128,6 +133,7 @@ def replay(
             working.append(assistant)
             history = working
         uncompacted += counter.message(assistant)
+        loop_reasoning += reasoning_tokens(assistant, counter.tokenizer)
         start = at + 1
         if on_progress is not None:
             on_progress(1)

@@ -30,10 +30,12 @@ def reasoning_tokens(message: Message, tokenizer: Tokenizer) -> int:
     return cached
 
 
-def tool_loop_reasoning(messages: Sequence[Message], tokenizer: Tokenizer) -> int:
-    """Reasoning tokens a prompt carries: those of the assistant messages after its last user message."""
+def tool_loop_reasoning(messages: Sequence[Message], tokenizer: Tokenizer, end: int | None = None) -> int:
+    """Reasoning tokens a prompt carries: those of the assistant messages after its last user
+    message (the prompt is ``messages[:end]``, all of it by default)."""
     total = 0
-    for message in reversed(messages):
+    for i in range(len(messages) if end is None else end, 0, -1):
+        message = messages[i - 1]
         if message.role == "user":
             break
         total += reasoning_tokens(message, tokenizer)
