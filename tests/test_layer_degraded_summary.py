@@ -111,3 +111,13 @@ def test_no_summariser_degrades_to_the_notice() -> None:
     ctx = make_ctx(WINDOW, None)
     out = DegradedSummary().apply(_history(), ctx)
     assert ctx.events[-1]["level"] == 3 and "Summary unavailable" in _summary(out)
+
+
+def test_level_3_event_names_the_real_cause() -> None:
+    """The notice sent to the model keeps OpenClaw's words ("size limits"); the event says why."""
+    _, event, _ = _run(99, big=False)
+    assert event["notice_cause"] == "provider errors: error"
+    _, event, _ = _run(0, big=False, malformed_rate=1.0)
+    assert event["level"] == 3 and event["notice_cause"] == "malformed output: malformed"
+    _, event, _ = _run(0, overflow_rate=1.0)
+    assert event["notice_cause"] == "size limits: overflow"

@@ -52,6 +52,17 @@ def oversized_plan(
     return small, notes
 
 
+def notice_cause(failures: Sequence[str]) -> str:
+    """What really led to the level-3 notice (whose text, sent to the model, always says "size
+    limits"): the last failure's family and kind."""
+    kind = failures[-1] if failures else "error"
+    if kind == "overflow":
+        return f"size limits: {kind}"
+    if kind in ("empty", "malformed", "truncated"):
+        return f"malformed output: {kind}"
+    return f"provider errors: {kind}"
+
+
 class DegradedSummary(ChunkedSummary):
     name = "degraded_summary"
 
@@ -70,4 +81,5 @@ class DegradedSummary(ChunkedSummary):
                 return text + ("\n\n" + "\n".join(notes) if notes else ""), 2, extra
             except SummariserError as error:
                 extra["failed_level2"] = error.kind
+        extra["notice_cause"] = notice_cause(run.failures)
         return BARE_NOTICE.format(n=len(source), m=len(notes)), 3, extra
