@@ -261,3 +261,10 @@ def test_full_history_sends_what_the_uncompacted_count_says_with_reasoning() -> 
     assert result.calls[-1]["tokens_sent"] > result.calls[0]["tokens_sent"] + 4 * get_tokenizer("o200k_base").count(
         thought
     )
+
+
+def test_malformed_condensation_records_are_ignored() -> None:
+    t = usage_transcript()
+    t.metadata["condensations"] = [{"forgotten": [3]}, {"at": 5, "forgotten": ["x", 99, -1]}, "junk"]
+    [row] = measure([t]).fidelity_rows()
+    assert row["mape_after_overhead"] == pytest.approx(0.0, abs=1e-9)

@@ -122,11 +122,19 @@ def _measure_one(transcript: Transcript, tok: Tokenizer, reasoning: str | None) 
     reasoning_all = reasoning_loop = 0  # reasoning tokens in the prompt: all of it, since the last user message
     largest: tuple[int, str, int, str] = (-1, "", 0, "")
     call = 0
-    condensed = {c["at"]: c for c in transcript.metadata.get("condensations") or () if isinstance(c, dict)}
+    recorded = transcript.metadata.get("condensations")
+    condensed = {
+        c["at"]: c
+        for c in (recorded if isinstance(recorded, list) else ())
+        if isinstance(c, dict) and isinstance(c.get("at"), int)
+    }
     for i, message in enumerate(transcript.messages):
         if i in condensed:  # the agent forgot these messages from here on, and sends a summary instead
             event = condensed[i]
-            total -= sum(counter.message(transcript.messages[k]) for k in event.get("forgotten") or () if k < i)
+            forgotten = event.get("forgotten") if isinstance(event.get("forgotten"), list) else []
+            total -= sum(
+                counter.message(transcript.messages[k]) for k in forgotten if isinstance(k, int) and 0 <= k < i
+            )
             if event.get("summary"):
                 total += counter.message(Message("user", str(event["summary"])))
         if message.role == "assistant":
