@@ -10,6 +10,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ctxbench.core import ModelSpec, SnapshotSource, Strategy
 from ctxbench.errors import ConfigError
+from ctxbench.registry import expand_targets
 from ctxbench.judges.deterministic import DeterministicJudge
 from ctxbench.probes.boilerplate import Boilerplate
 from ctxbench.probes.checkpoints import CheckpointPolicy, ProbeObserver
@@ -47,6 +48,7 @@ def build_strategy(cfg: DictConfig) -> Strategy:
     data = {k: v for k, v in to_plain(cfg.strategy).items() if k not in STRATEGY_META_KEYS}
     if "_target_" not in data:
         raise ConfigError(f"strategy {strategy_name(cfg)!r}: config has no _target_")
+    data = expand_targets(data)  # short names (`_target_: drop_rounds`, see ctxbench ls) to class paths
     try:
         strategy = instantiate(data, _convert_="all")
     except Exception as exc:  # Hydra wraps import and argument errors in its own types
@@ -66,7 +68,7 @@ def estimator_config(cfg: DictConfig) -> dict[str, Any]:
 
 def build_estimator(cfg: DictConfig) -> Estimator:
     try:
-        estimator = instantiate(estimator_config(cfg), _convert_="all")
+        estimator = instantiate(expand_targets(estimator_config(cfg)), _convert_="all")
     except Exception as exc:
         raise ConfigError(f"estimator: {exc}") from None
     if not isinstance(estimator, Estimator):

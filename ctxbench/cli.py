@@ -31,6 +31,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("ctxbench.report.cli:report_cli", "gather runs into tables, plots, HTML and Markdown"),
     "baseline": ("ctxbench.report.gate:baseline_cli", "store the current results summary as a CI baseline"),
     "check": ("ctxbench.report.gate:check_cli", "compare results with a baseline; non-zero exit on regression"),
+    "ls": (
+        "ctxbench.ls:cli",
+        "list layers, strategies, estimators, judges, tokenizers, importers with their parameters",
+    ),
     "bench": ("ctxbench.bench:cli", "measure replay speed against the tokenizer floor, memory and sweep scaling"),
 }
 
@@ -73,6 +77,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CtxbenchError as exc:
         print(f"ctxbench {name}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`ctxbench ls | head`): not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print(f"ctxbench {name}: interrupted; results already written are kept", file=sys.stderr)
         return 130
