@@ -10,11 +10,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from ctxbench.core import ModelSpec, SnapshotSource, Strategy
 from ctxbench.errors import ConfigError
-from ctxbench.registry import expand_targets
 from ctxbench.judges.deterministic import DeterministicJudge
 from ctxbench.probes.boilerplate import Boilerplate
 from ctxbench.probes.checkpoints import CheckpointPolicy, ProbeObserver
 from ctxbench.probes.extract import extract_probes
+from ctxbench.registry import expand_targets
 from ctxbench.replay.provider import model_from_config
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.transcripts.model import Transcript
