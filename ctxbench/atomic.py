@@ -1,9 +1,16 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+"""Atomic writes: a reader sees the old file (or folder) or the new one, never half of one.
+
+Folders (result cells) are computed in a private workspace and published with one rename, under
+a per-folder lock, so concurrent runs into the same output never share a half-written folder.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
+import socket
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -46,3 +53,91 @@ def write_json_atomic(path: str | Path, data: Any) -> Path:
 
 def write_jsonl_atomic(path: str | Path, rows: Iterable[Any]) -> Path:
     return write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+
+
+# --- whole folders --------------------------------------------------------------------------------------
+
+
+def fsync_dir(path: str | Path) -> None:
+    """Make a rename or a new entry in ``path`` durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def publish_dir(work: Path, final: Path) -> None:
+    """Move the finished folder ``work`` to ``final`` in one rename (same file system).
+
+    A reader sees no folder or the whole one. An incomplete ``final`` left by an older ctxbench
+    that wrote in place is moved aside first and removed after. The caller holds ``final``'s lock.
+    """
+    final.parent.mkdir(parents=True, exist_ok=True)
+    if final.exists():
+        trash = final.parent / f".trash-{final.name}-{os.getpid()}"
+        os.rename(final, trash)
+        os.rename(work, final)
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        os.rename(work, final)
+    fsync_dir(final.parent)
+
+
+class FolderLock:
+    """An exclusive lock on one folder-to-be, held with ``flock`` on ``.<name>.lock`` beside it.
+
+    The kernel drops the lock when its process ends, however it ends (kill -9 included), so a
+    lock left by a killed process is never stale: the next run takes it at once. The file keeps
+    the holder's pid and host for the message a waiting run prints. The file is never deleted:
+    unlinking a lock file lets two processes lock two different inodes under one name.
+    """
+
+    def __init__(self, final: Path) -> None:
+        self.path = final.parent / f".{final.name}.lock"
+        self._fd: int | None = None
+
+    def acquire(self, blocking: bool = True) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666 & ~_UMASK)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except BaseException:
+            os.close(fd)
+            raise
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} host {socket.gethostname()}\n".encode())
+        self._fd = fd
+        return True
+
+    def holder(self) -> str:
+        """Who holds (or last held) the lock, as written in the file."""
+        try:
+            return self.path.read_text("utf-8").strip() or "unknown"
+        except OSError:
+            return "unknown"
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def new_workspace(final: Path) -> Path:
+    """A fresh private folder beside ``final`` to compute it in; earlier ones of killed runs are removed
+    (call with ``final``'s lock held: nobody else may be computing it)."""
+    for stale in final.parent.glob(f".tmp-{final.name}-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-{os.getpid()}-", dir=final.parent))
+    os.chmod(work, 0o777 & ~_UMASK)  # mkdtemp makes 0700 folders; results are meant to be shared
+    return work

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -186,25 +187,40 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     (output_dir / SKIPPED_FILE).write_text(json.dumps(skipped, indent=1), encoding="utf-8")
     # Text recurring across runs of one framework is its boilerplate, not what a user wrote.
     boilerplate = find_boilerplate(t for t, _ in dataset if not t.probes)
-    summaries: list[dict[str, Any]] = []
-    cells: list[str] = []
     progress = show_progress(cfg.get("progress", "auto"))
     started, reused = time.perf_counter(), 0
-    bar = tqdm(dataset, desc=f"{name} on {model.name}", unit="transcript", disable=not progress, leave=False)
-    for transcript, data_hash in bar:
-        cell_cfg = cell_config(cfg, f"{data_hash}:{transcript.id}")
-        cell = Cell(root, transcript.id, name, model.name, config_hash(cell_cfg))
-        cells.append(str(cell.path))
-        if cell.is_complete():
-            summary = json.loads((cell.path / "summary.json").read_text("utf-8"))
-            cell_log.info("skip %s", cell_line(str(cell.path.relative_to(root)), summary["metrics"], None))
-            summaries.append(summary)
-            reused += 1
-            continue
+    by_index: dict[int, dict[str, Any]] = {}
+
+    def do_cell(index: int, cell: Cell, transcript: Transcript, data_hash: str, blocking: bool) -> bool:
+        """Reuse or compute one cell under its lock; False when another run holds it (not blocking)."""
+        nonlocal reused
+        lock = cell.lock()
+        if not lock.acquire(blocking=False):
+            if not blocking:
+                return False
+            log.info("waiting for %s (being computed by %s)", cell.path.relative_to(root), lock.holder())
+            lock.acquire(blocking=True)
+        try:
+            if cell.is_complete():
+                summary = json.loads((cell.path / "summary.json").read_text("utf-8"))
+                cell_log.info("skip %s", cell_line(str(cell.path.relative_to(root)), summary["metrics"], None))
+                by_index[index] = summary
+                reused += 1
+                return True
+            work = cell.workspace()  # computed privately, published with one rename
+            try:
+                by_index[index] = compute_cell(cell, work, transcript, data_hash)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)  # gone already when published
+        finally:
+            lock.release()
+        return True
+
+    def compute_cell(cell: Cell, work: Path, transcript: Transcript, data_hash: str) -> dict[str, Any]:
         cell_started = time.perf_counter()
         strategy, estimator = build_strategy(cfg), build_estimator(cfg)
-        observer = build_probe_observer(cfg, transcript, cell.path, strategy.snapshots(cell.path), boilerplate)
-        summariser = build_summariser(cfg, cell.path)
+        observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), boilerplate)
+        summariser = build_summariser(cfg, work)
         calls_bar = tqdm(
             total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not progress, leave=False
         )
@@ -215,7 +231,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
                 estimator,
                 model,
                 counter,
-                workdir=cell.path,
+                workdir=work,
                 summariser=summariser,
                 observers=[observer] if observer else [],
                 on_progress=calls_bar.update,
@@ -242,9 +258,23 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
             "summariser": getattr(summariser, "name", None),
             "judge": observer.judge.name if observer else None,
         }
-        cell.write(calls=result.calls, events=result.events, metrics=metrics, info=info, extra_files=extra)
-        summaries.append(json.loads((cell.path / "summary.json").read_text("utf-8")))
+        cell.write(
+            calls=result.calls, events=result.events, metrics=metrics, info=info, extra_files=extra, workspace=work
+        )
         cell_log.info("%s", cell_line(str(cell.path.relative_to(root)), metrics, time.perf_counter() - cell_started))
+        return json.loads((cell.path / "summary.json").read_text("utf-8"))
+
+    # Cells another run is computing are left for the end, then waited for (and reused).
+    items = []
+    for transcript, data_hash in dataset:
+        cell_hash = config_hash(cell_config(cfg, f"{data_hash}:{transcript.id}"))
+        items.append((Cell(root, transcript.id, name, model.name, cell_hash), transcript, data_hash))
+    cells = [str(cell.path) for cell, _, _ in items]
+    bar = tqdm(items, desc=f"{name} on {model.name}", unit="transcript", disable=not progress, leave=False)
+    deferred = [(i, item) for i, item in enumerate(bar) if not do_cell(i, *item, blocking=False)]
+    for i, item in deferred:
+        do_cell(i, *item, blocking=True)
+    summaries = [by_index[i] for i in sorted(by_index)]
     (output_dir / CELLS_FILE).write_text(json.dumps(cells, indent=1), encoding="utf-8")
     calls = sum(s["metrics"].get("calls", 0) for s in summaries)
     # The job's one console line; Hydra's own launch lines are off (configs/hydra/hydra_logging).

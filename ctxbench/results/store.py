@@ -1,6 +1,7 @@
-"""The results store: one directory per cell (transcript x strategy x model), written
-atomically with ``summary.json`` last, so a cell is either complete or absent and a
-re-run of the same config skips it (an interrupted sweep resumes)."""
+"""The results store: one directory per cell (transcript x strategy x model). A cell is computed
+in a private workspace (``.tmp-<cell>-<pid>-*`` beside it) under a per-cell lock and published
+with one rename, ``summary.json`` written last: a cell is complete or absent, never half-written
+nor shared by two runs, and a re-run of the same config skips it (an interrupted sweep resumes)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench import __version__
-from ctxbench.atomic import write_json_atomic, write_jsonl_atomic
+from ctxbench.atomic import FolderLock, new_workspace, publish_dir, write_json_atomic, write_jsonl_atomic
 
 SCHEMA_VERSION = "ctxbench.results/1"
 SUMMARY = "summary.json"
@@ -66,6 +67,14 @@ class Cell:
         except (OSError, json.JSONDecodeError):
             return False
 
+    def lock(self) -> FolderLock:
+        """The cell's lock: hold it from checking ``is_complete`` until the cell is published."""
+        return FolderLock(self.path)
+
+    def workspace(self) -> Path:
+        """A fresh private folder to compute the cell in (call with the lock held)."""
+        return new_workspace(self.path)
+
     def write(
         self,
         *,
@@ -74,12 +83,17 @@ class Cell:
         metrics: dict[str, Any],
         info: dict[str, Any],
         extra_files: dict[str, list[dict[str, Any]]] | None = None,
+        workspace: Path | None = None,
     ) -> Path:
-        """Write per-call records and events first, then the summary (the completion mark)."""
-        write_jsonl_atomic(self.path / "calls.jsonl", calls)
-        write_jsonl_atomic(self.path / "events.jsonl", events)
+        """Write per-call records and events first, then the summary (the completion mark).
+
+        With ``workspace`` (from :meth:`workspace`, lock held), the files go there, beside what the
+        replay wrote into it, and the folder then becomes the cell in one rename."""
+        folder = workspace or self.path
+        write_jsonl_atomic(folder / "calls.jsonl", calls)
+        write_jsonl_atomic(folder / "events.jsonl", events)
         for name, rows in (extra_files or {}).items():
-            write_jsonl_atomic(self.path / name, rows)
+            write_jsonl_atomic(folder / name, rows)
         summary = {
             "schema_version": SCHEMA_VERSION,
             "ctxbench_version": __version__,
@@ -94,7 +108,9 @@ class Cell:
             },
             "metrics": metrics,
         }
-        write_json_atomic(self.path / SUMMARY, summary)
+        write_json_atomic(folder / SUMMARY, summary)
+        if workspace is not None:
+            publish_dir(workspace, self.path)
         return self.path
 
 
@@ -105,6 +121,8 @@ def iter_summaries(*roots: str | Path) -> Iterator[tuple[Path, dict[str, Any]]]:
         root = Path(root)
         candidates = [root] if root.name == SUMMARY else sorted(root.rglob(SUMMARY))
         for path in candidates:
+            if any(part.startswith(".") for part in path.relative_to(root).parts[:-1]):
+                continue  # a workspace not yet published (.tmp-*), or one a killed run left
             resolved = path.resolve()
             if resolved in seen:
                 continue
