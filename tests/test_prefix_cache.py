@@ -220,3 +220,23 @@ def test_cost_savings_baseline_is_the_full_history_on_the_calls_served():
     assert table.loc["masking", "cost_savings_vs_none"] < table.loc["masking", "savings_vs_none"]
     assert table.loc["masking", "cache_hit_share"] < table.loc["none", "cache_hit_share"]
     assert "cost_savings_vs_none" in format_table(comparison_frame(summaries))
+
+
+def test_cells_without_the_cost_baseline_count_in_neither_sum():
+    from ctxbench.layers.mask_observations import MaskObservations
+    from ctxbench.report.tables import comparison_frame
+    from ctxbench.run_app import compaction_cost
+    from ctxbench.strategies.pipeline import LayeredStrategy
+
+    counter = TokenCounter(get_tokenizer("cl100k_base"))
+    summaries = []
+    for seed in (0, 1):
+        t = coding_transcript(rounds=20, seed=seed, tid=f"t{seed}")
+        strategy = LayeredStrategy([{"layer": MaskObservations(n=3)}])
+        s = replay(t, strategy, ExactEstimator("cl100k_base"), GPT4O, counter).summary
+        summaries.append(
+            {"cell": {"transcript": t.id, "strategy": "m", "model": "x"}, "metrics": {**s, **compaction_cost(None, s)}}
+        )
+    alone = comparison_frame(summaries[:1]).loc[0, "cost_savings_vs_none"]
+    del summaries[1]["metrics"]["full_history_cost_usd_served"]  # a cell written before the baseline existed
+    assert comparison_frame(summaries).loc[0, "cost_savings_vs_none"] == pytest.approx(alone)

@@ -105,7 +105,8 @@ def _with_cache_sums(cells: pd.DataFrame) -> pd.DataFrame:
     billed, per cell, for the ratios of the comparison table."""
     cells = cells.copy()
     compaction = cells["compaction_cost_usd"].fillna(0) if "compaction_cost_usd" in cells else 0.0
-    cells["strategy_cost"] = cells["agent_cost_usd"] + compaction
+    # Cells without the baseline (written before it existed) count in neither sum.
+    cells["strategy_cost"] = (cells["agent_cost_usd"] + compaction).where(cells["full_history_cost_usd_served"].notna())
     parts = ["cached_tokens_total", "cache_write_tokens_total", "uncached_tokens_total"]
     cells["billed_tokens"] = cells[[p for p in parts if p in cells]].sum(axis=1)
     return cells
