@@ -8,6 +8,8 @@ import pandas as pd
 
 from ctxbench.report.plots import Plot, _pick, _series, label
 
+MAX_ANNOTATED = 6
+
 
 def cost_vs_token_savings(comparison: pd.DataFrame) -> Plot:
     plot = Plot("cost_vs_token_savings", "Cost savings against token savings (with prompt caching)")
@@ -16,16 +18,13 @@ def cost_vs_token_savings(comparison: pd.DataFrame) -> Plot:
         return plot
     fig, ax = plt.subplots(figsize=(8, 6), layout="constrained")
     variants = comparison["variant"] if "variant" in comparison else [""] * len(comparison)
+    annotate = len(comparison) <= MAX_ANNOTATED  # more points: a legend instead of overlapping labels
     for i, (row, variant) in enumerate(zip(comparison.itertuples(), variants, strict=True)):
         x, y = 100 * row.savings_vs_none, 100 * row.cost_savings_vs_none
-        ax.scatter(x, y, s=50, color=plt.cm.tab10(i % 10), zorder=3)
-        ax.annotate(
-            f"{label(row.strategy, variant)} / {row.model}",
-            (x, y),
-            fontsize=7,
-            xytext=(4, 4),
-            textcoords="offset points",
-        )
+        name = f"{label(row.strategy, variant)} / {row.model}"
+        ax.scatter(x, y, s=50, color=plt.cm.tab20(i % 20), zorder=3, label=None if annotate else name)
+        if annotate:
+            ax.annotate(name, (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points")
     low = min(0.0, 100 * comparison[["savings_vs_none", "cost_savings_vs_none"]].min().min())
     ax.plot([low, 100], [low, 100], color="0.6", ls=":", lw=1, label="cost savings = token savings")
     ax.axhline(0, color="black", lw=0.8)
@@ -33,7 +32,7 @@ def cost_vs_token_savings(comparison: pd.DataFrame) -> Plot:
     ax.set_ylabel("cost savings vs the full history, both with prompt caching (%)")
     ax.set_title(plot.title)
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", fontsize=7)
     plot.figure = fig
     plot.note = (
         "Below the dotted line a strategy saves less money than tokens: its rewrites of early messages make the "
