@@ -240,3 +240,20 @@ def test_cells_without_the_cost_baseline_count_in_neither_sum():
     alone = comparison_frame(summaries[:1]).loc[0, "cost_savings_vs_none"]
     del summaries[1]["metrics"]["full_history_cost_usd_served"]  # a cell written before the baseline existed
     assert comparison_frame(summaries).loc[0, "cost_savings_vs_none"] == pytest.approx(alone)
+
+
+def test_every_shipped_model_config_parses_and_caches_where_its_provider_does():
+    from pathlib import Path
+
+    import yaml
+
+    folder = Path(__file__).resolve().parent.parent / "ctxbench" / "configs" / "model"
+    providers = {}
+    for path in sorted(folder.glob("*.yaml")):
+        model = model_from_config(yaml.safe_load(path.read_text()))
+        providers[model.name] = model.cache.provider if model.cache else None
+        if model.cache:  # a cached token never costs more than an uncached one
+            assert model.cache.read_price_per_mtok < model.input_price_per_mtok
+    assert providers["gpt-4o"] == providers["gpt-4.1"] == "openai"
+    assert providers["claude-sonnet-4"] == "anthropic" and providers["deepseek-v3"] == "deepseek"
+    assert providers["gpt-4-32k"] is None
