@@ -85,3 +85,15 @@ def test_comparison_has_intervals_reference_first_and_probe_counts():
     assert "none (ref)" in text and "[" in text and "bootstrap interval" in text
     plain = comparison_frame(summaries, ci=False)
     assert not any(c.endswith("_lo") for c in plain.columns) and "bootstrap" not in format_table(plain)
+
+
+def test_paired_comparisons_within_a_shared_variant():
+    from ctxbench.report.tables import paired_comparisons
+
+    summaries = [_summary(f"t{i}", "none", 0.5, 1000) for i in range(4)]
+    summaries += [_summary(f"t{i}", "window", 0.2 + i / 50, 400) for i in range(4)]
+    for s in summaries:
+        s["cell"]["overrides"] = ["model.context_window=16000"]  # the same variant on both sides
+    table = paired_comparisons(summaries)
+    row = table[(table.metric == "retention") & (table.strategy == "window")].iloc[0]
+    assert row.versus == "none" and row.variant == "model.context_window=16000" and row.separated

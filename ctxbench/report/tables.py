@@ -279,9 +279,9 @@ PAIRED_METRICS = ("retention", "savings_vs_none", "overflow_per_call", "cost_usd
 def paired_comparisons(
     summaries: Sequence[dict[str, Any]], metrics: Sequence[str] = PAIRED_METRICS, seed: int = 0
 ) -> pd.DataFrame:
-    """Every pair of strategies on the same model (and variant-free), compared on the transcripts
-    both ran: the difference (``strategy - versus``) and its 95% bootstrap interval, paired by
-    transcript. ``separated``: the interval excludes zero."""
+    """Every pair of strategies on the same model and variant (the same overrides), compared on
+    the transcripts both ran: the difference (``strategy - versus``) and its 95% bootstrap
+    interval, paired by transcript. ``separated``: the interval excludes zero."""
     cells = cells_frame(summaries)
     if cells.empty:
         return pd.DataFrame()
@@ -292,8 +292,6 @@ def paired_comparisons(
             break
     rows = []
     for (model, variant), group in cells.groupby(["model", "variant"], dropna=False):
-        if variant:
-            continue  # variants of one strategy are compared in their own sweep tables
         names = sorted(group.strategy.unique(), key=lambda n: (n != REFERENCE, n))
         for i, versus in enumerate(names):
             for name in names[i + 1 :]:
@@ -305,6 +303,7 @@ def paired_comparisons(
                     rows.append(
                         {
                             "model": model,
+                            "variant": variant,
                             "strategy": name,
                             "versus": versus,
                             "metric": metric,
