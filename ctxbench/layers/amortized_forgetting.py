@@ -47,9 +47,11 @@ def with_tool_partners(messages: Sequence[Message], keep: Iterable[int]) -> set[
 
 
 def head_indices(messages: Sequence[Message], keep_first: int) -> list[int]:
-    """System messages plus the first ``keep_first`` other messages (the task)."""
+    """System messages plus the first ``keep_first`` other messages from the first user message on
+    (the task): an agent's greeting before the task is not the task."""
     head = [i for i, m in enumerate(messages) if m.role == "system"]
-    others = [i for i, m in enumerate(messages) if m.role != "system"]
+    task = next((i for i, m in enumerate(messages) if m.role == "user"), 0)
+    others = [i for i in range(task, len(messages)) if messages[i].role != "system"]
     return sorted({*head, *others[:keep_first]})
 
 

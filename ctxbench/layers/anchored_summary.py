@@ -214,17 +214,17 @@ class AnchoredSummary(Layer):
         return out
 
     def _head(self, messages: list[Message]) -> list[int]:
-        """Leading system messages and (optionally) the first user message: never evicted."""
+        """Leading system messages and (optionally) the first user message, wherever it is (an
+        agent's greeting may come before the task): never evicted."""
         head = []
-        first_user_seen = False
         for i, message in enumerate(messages):
-            if message.role == "system":
-                head.append(i)
-            elif message.role == "user" and self.keep_first_user and not first_user_seen:
-                head.append(i)
-                first_user_seen = True
-            else:
+            if message.role != "system":
                 break
+            head.append(i)
+        if self.keep_first_user:
+            first_user = next((i for i in range(len(head), len(messages)) if messages[i].role == "user"), None)
+            if first_user is not None:
+                head.append(first_user)
         return head
 
     def _tail_start(self, messages: list[Message], ctx: StrategyContext) -> int | None:
