@@ -18,10 +18,18 @@ def test_recent_count_is_min_6_and_a_third(total: int, n: int) -> None:
     assert recent_count(total) == n
 
 
+# Pruning that would not save anything does not happen: the pruned messages carry some text.
+PAD = " " + "filler " * 20
+
+
+def label(message: Message) -> str:
+    return message.content.removesuffix(PAD)
+
+
 def _chat(turns: int) -> list[Message]:
     messages = [Message("system", "sys"), Message("user", "the task")]
     for i in range(turns):
-        messages += [Message("assistant", f"a{i}"), Message("user", f"u{i}")]
+        messages += [Message("assistant", f"a{i}{PAD}"), Message("user", f"u{i}{PAD}")]
     return messages
 
 
@@ -29,7 +37,7 @@ def test_keeps_system_first_user_and_last_n() -> None:
     messages = _chat(5)  # 12 messages: N = 4, middle = 12 - 2 - 4 = 6
     ctx = make_ctx()
     out = PruneHistory().apply(messages, ctx)
-    assert [m.content for m in out] == [
+    assert [label(m) for m in out] == [
         "sys",
         "the task",
         "[context compacted: 6 earlier messages removed]",
@@ -39,7 +47,7 @@ def test_keeps_system_first_user_and_last_n() -> None:
         "u4",
     ]
     assert out[-1] is messages[-1]  # the current message, untouched
-    assert [d["content"] for d in out[2].metadata[PRUNED_KEY]] == ["a0", "u0", "a1", "u1", "a2", "u2"]
+    assert [d["content"].removesuffix(PAD) for d in out[2].metadata[PRUNED_KEY]] == ["a0", "u0", "a1", "u1", "a2", "u2"]
     assert ctx.events[-1]["removed"] == 6
     assert_valid(out)
 
@@ -72,10 +80,10 @@ def test_nothing_to_prune_returns_the_same_list() -> None:
 def test_current_tool_result_keeps_its_call() -> None:
     messages = [Message("system", "s"), Message("user", "task")]
     for i in range(6):
-        messages += call(f"c{i}", "bash", f"out{i}")
+        messages += call(f"c{i}", "bash", f"out{i}{PAD}")
     # 14 messages: N = 4 starts at c4's result; the block is extended back to c4's call.
     out = PruneHistory().apply(messages, make_ctx())
-    assert [m.content for m in out if m.role == "tool"] == ["out4", "out5"]
+    assert [label(m) for m in out if m.role == "tool"] == ["out4", "out5"]
     assert out[-1] is messages[-1]
     assert_valid(out)
 
@@ -88,7 +96,7 @@ def test_orphaned_pairs_repaired() -> None:
         Message("user", "task"),
         pinned_call,
         Message("tool", "rows", tool_call_id="p1", name="sql_query"),
-        *[m for i in range(5) for m in (Message("user", f"u{i}"), Message("assistant", f"a{i}"))],
+        *[m for i in range(5) for m in (Message("user", f"u{i}{PAD}"), Message("assistant", f"a{i}{PAD}"))],
     ]
     ctx = make_ctx()
     out = PruneHistory().apply(messages, ctx)
@@ -114,3 +122,12 @@ def test_parallel_calls_are_never_half_kept() -> None:
         out = PruneHistory().apply(messages[:n], make_ctx())
         assert_valid(out)
         assert out[-1] is messages[n - 1]
+
+
+def test_pruning_never_makes_the_prompt_bigger() -> None:
+    """A 3-character middle is not replaced by a 46-character notice: nothing to gain, no prune."""
+    messages = [Message("system", "sys"), Message("user", "the task"), Message("assistant", "ok")]
+    messages += [Message("user", "k"), Message("assistant", "y" * 4000), Message("user", "z" * 4000)]
+    ctx = make_ctx()
+    assert PruneHistory(max_recent=6).apply(messages, ctx) is messages
+    assert not [e for e in ctx.events if e["type"] == "five_layer.prune"]

@@ -82,6 +82,9 @@ class PruneHistory(Layer):
         )
         candidate = [messages[i] for i in kept_head] + [notice] + [messages[i] for i in recent]
         repaired = repair_tool_pairs(candidate)
+        estimate = ctx.estimator.prompt
+        if estimate(repaired) >= estimate(messages):  # a tiny middle: the notice would cost more
+            return messages
         calls_before = sum(len(m.tool_calls) for m in candidate)
         calls_after = sum(len(m.tool_calls) for m in repaired)
         ctx.emit(
