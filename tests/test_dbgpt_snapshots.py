@@ -220,3 +220,32 @@ def test_the_strategy_hands_the_judge_its_snapshots(tmp_path) -> None:
     ]
     assert DeterministicJudge(source).judge(probe, pointer_only[:1]).status == "recoverable"
     assert DeterministicJudge().judge(probe, pointer_only[:1]).status == "lost"
+
+
+def test_pointers_are_the_paths_dbgpt_writes(tmp_path):
+    """DB-GPT writes $DBGPT_HOME/workspace/op_snapshots/<conv_id>/step_NNN_<action>.json (role.py,
+    _write_op_snapshot) and the prompt points at that path: the configured strategy does the same,
+    so every pointer costs the tokens it costs in DB-GPT, and the judge still finds the record."""
+    from ctxbench.build import build_strategy
+    from ctxbench.layers.snapshot_store import StoredSnapshots
+    from tests.test_strategy_dbgpt import composed
+
+    layer = build_strategy(composed()).prepare_layers[0]
+    history = react_history(2, obs_chars=300)
+    calls = [i for i, m in enumerate(history) if m.role == "assistant"] + [len(history)]
+    history.append(Message("assistant", "Thought: done"))
+    ctx = make_ctx(history, workdir=tmp_path, transcript_id="conv-42")
+    working = _feed(layer, history, ctx, calls)
+    pointer = "/root/.dbgpt/workspace/op_snapshots/conv-42/step_001_sql_query.json"
+    observation = next(m for m in working if m.content.startswith("Observation:"))
+    assert observation.content.endswith(f"\n[Full detail available at: {pointer}]")
+    source = StoredSnapshots(tmp_path)
+    assert source.pointers(observation.content) == [pointer]
+    assert source.read(pointer)["step"] == 1 and source.read(pointer)["conv_id"] == "conv-42"
+
+
+def test_file_name_is_dbgpt_safe_action():
+    """role.py: every character but letters, digits, - and _ becomes _, one for one."""
+    assert file_name(3, "code interpreter/run") == "step_003_code_interpreter_run.json"
+    assert file_name(4, "a..b  c") == "step_004_a__b__c.json"
+    assert file_name(5, "read.file") == "step_005_read_file.json"

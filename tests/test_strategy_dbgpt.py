@@ -237,7 +237,10 @@ def test_end_to_end_run(tmp_path):
         assert metrics["savings"] > 0.5
         lines = (cell / "op_snapshots.jsonl").read_text("utf-8").splitlines()
         snapshots = [json.loads(line)["path"] for line in lines]
-        assert len(snapshots) == 40 and snapshots[2] == "op_snapshots/step_003_sql_query.json"
+        assert (
+            len(snapshots) == 40
+            and snapshots[2] == "/root/.dbgpt/workspace/op_snapshots/react40/step_003_sql_query.json"
+        )
         events = [json.loads(line) for line in (cell / "events.jsonl").read_text().splitlines()]
         assert {e["compact_layer"] for e in events if e["type"] == "context.status"} >= {None} | layers
 

@@ -30,12 +30,19 @@ STORE_SUFFIX = ".jsonl"  # the store of pointers "op_snapshots/..." is "op_snaps
 
 
 def store_path(root: str | Path, pointer: str) -> Path | None:
-    """The store that holds ``pointer`` (``<root>/<its first folder>.jsonl``), or None for a
-    pointer that is absolute or has no folder."""
+    """The store that holds ``pointer``: ``<root>/<its first folder>.jsonl``; for an absolute
+    pointer (DB-GPT's ``/root/.dbgpt/workspace/op_snapshots/<conv>/step_001_x.json``) the first of
+    its folders that has a store under ``root``. None when there is none."""
     parts = Path(pointer).parts
-    if len(parts) < 2 or Path(pointer).is_absolute():
+    if len(parts) < 2:
         return None
-    return Path(root) / f"{parts[0]}{STORE_SUFFIX}"
+    if not Path(pointer).is_absolute():
+        return Path(root) / f"{parts[0]}{STORE_SUFFIX}"
+    for part in parts[1:-1]:
+        store = Path(root) / f"{part}{STORE_SUFFIX}"
+        if store.is_file():
+            return store
+    return None
 
 
 def snapshot_line(path: str, record: dict[str, Any]) -> bytes:

@@ -67,7 +67,8 @@ def react_fields(text: str) -> dict[str, str]:
 
 
 def file_name(step: int, action: str) -> str:
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", action).strip("._")[:60] or "action"
+    """DB-GPT's name (role.py): every character but letters, digits, - and _ becomes _, one for one."""
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in action) or "action"
     return f"step_{step:03d}_{safe}.json"
 
 
@@ -79,6 +80,7 @@ class ToolResultSnapshots(Layer):
         task_max_chars: int = 2000,
         progress_max_steps: int = 50,
         folder: str = FOLDER,
+        pointer_dir: str | None = None,
         name: str = "snapshots",
     ) -> None:
         self.enabled = enabled
@@ -86,6 +88,9 @@ class ToolResultSnapshots(Layer):
         self.task_max_chars = int(task_max_chars)
         self.progress_max_steps = int(progress_max_steps)
         self.folder = folder
+        # Where DB-GPT would have written the files: pointers are "<pointer_dir>/<conv_id>/<file>",
+        # as DB-GPT writes them (None: "<folder>/<file>", relative to the cell).
+        self.pointer_dir = pointer_dir.rstrip("/") if pointer_dir else None
         self.name = name
         self.step = 0  # successful actions so far; the strategy (and this layer) serves one conversation
         self.progress: list[str] = []  # one progress line per completed step, "\n✅ 3. action (file)"
@@ -127,7 +132,11 @@ class ToolResultSnapshots(Layer):
             observation.metadata.get("timestamp") or (EPOCH + timedelta(seconds=self.step)).isoformat()
         )
         record["conv_id"] = ctx.transcript.id
-        pointer = f"{self.folder}/{name}"
+        if self.pointer_dir:
+            conv = ctx.transcript.id
+            pointer = f"{self.pointer_dir}/{conv}/{name}" if conv else f"{self.pointer_dir}/{name}"
+        else:
+            pointer = f"{self.folder}/{name}"
         if ctx.workdir is not None:
             if self._store is None:
                 ctx.workdir.mkdir(parents=True, exist_ok=True)
