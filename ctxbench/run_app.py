@@ -118,6 +118,16 @@ def show_progress(setting: Any, stream: Any = None) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
+def resolved_config(cfg: DictConfig) -> dict[str, Any]:
+    """The job's config with interpolations resolved (as stored in each summary)."""
+    from omegaconf import OmegaConf
+
+    try:
+        return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+    except Exception:  # an interpolation only Hydra resolves: keep it as written
+        return OmegaConf.to_container(cfg, resolve=False)  # type: ignore[return-value]
+
+
 def cell_line(cell_name: str, metrics: dict[str, Any], seconds: float | None) -> str:
     """One line for a cell in the job's log."""
     took = "reused" if seconds is None else f"{seconds:.1f}s"
@@ -169,7 +179,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     from ctxbench.probes.boilerplate import find_boilerplate
     from ctxbench.probes.metrics import retention_metrics
     from ctxbench.replay.engine import replay
-    from ctxbench.results.store import Cell, config_hash
+    from ctxbench.results.store import Cell, code_fingerprint, config_hash
     from ctxbench.tokens.counting import TokenCounter
     from ctxbench.tokens.tokenizers import get_tokenizer
 
@@ -188,12 +198,13 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     # Text recurring across runs of one framework is its boilerplate, not what a user wrote.
     boilerplate = find_boilerplate(t for t, _ in dataset if not t.probes)
     progress = show_progress(cfg.get("progress", "auto"))
-    started, reused = time.perf_counter(), 0
+    started, reused, stale = time.perf_counter(), 0, 0
+    resolved = resolved_config(cfg)
     by_index: dict[int, dict[str, Any]] = {}
 
     def do_cell(index: int, cell: Cell, transcript: Transcript, data_hash: str, blocking: bool) -> bool:
         """Reuse or compute one cell under its lock; False when another run holds it (not blocking)."""
-        nonlocal reused
+        nonlocal reused, stale
         lock = cell.lock()
         if not lock.acquire(blocking=False):
             if not blocking:
@@ -201,8 +212,12 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
             log.info("waiting for %s (being computed by %s)", cell.path.relative_to(root), lock.holder())
             lock.acquire(blocking=True)
         try:
-            if cell.is_complete():
-                summary = json.loads((cell.path / "summary.json").read_text("utf-8"))
+            summary = cell.stored()
+            if summary is not None and summary.get("code") != code_fingerprint() and not cfg.get("reuse_stale"):
+                cell_log.info("recompute %s: ctxbench's replay code changed since it was written", cell.path.name)
+                stale += 1
+                summary = None
+            if summary is not None:
                 cell_log.info("skip %s", cell_line(str(cell.path.relative_to(root)), summary["metrics"], None))
                 by_index[index] = summary
                 reused += 1
@@ -259,7 +274,13 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
             "judge": observer.judge.name if observer else None,
         }
         cell.write(
-            calls=result.calls, events=result.events, metrics=metrics, info=info, extra_files=extra, workspace=work
+            calls=result.calls,
+            events=result.events,
+            metrics=metrics,
+            info=info,
+            extra_files=extra,
+            workspace=work,
+            config=resolved,
         )
         cell_log.info("%s", cell_line(str(cell.path.relative_to(root)), metrics, time.perf_counter() - cell_started))
         return json.loads((cell.path / "summary.json").read_text("utf-8"))
@@ -286,7 +307,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         f" [{extra}]" if extra else "",
         len(summaries),
         "" if len(summaries) == 1 else "s",
-        f" ({reused} reused)" if reused else "",
+        (f" ({reused} reused)" if reused else "") + (f" ({stale} recomputed: code changed)" if stale else ""),
         f"{calls:,}",
         time.perf_counter() - started,
     )
@@ -415,9 +436,11 @@ def cli(argv: Sequence[str]) -> int:
     from ctxbench.errors import ConfigError
 
     argv = [a if a != "--strict" else "++dataset.strict=true" for a in argv]  # a bad dataset file stops the run
-    args = [a for a in argv if a not in ("-q", "--quiet")]
-    if len(args) < len(argv):  # quiet: no bars, warnings and errors only, then the table and where results are
+    args = [a for a in argv if a not in ("-q", "--quiet", "--reuse-stale")]
+    if any(a in ("-q", "--quiet") for a in argv):  # no bars, warnings and errors only, then the table and results
         args += list(QUIET_OVERRIDES)
+    if "--reuse-stale" in argv:  # keep cells written by other ctxbench code (see results/store.code_fingerprint)
+        args.append("reuse_stale=true")
     # Let errors reach ctxbench.cli instead of Hydra printing them and exiting 1 for every kind.
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")
     sys.argv = ["ctxbench run", *args]

@@ -29,6 +29,28 @@ def config_hash(data: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
+# What a cell's numbers depend on besides its config and data: ctxbench's replay code. Reports,
+# benches, the data generator and the command line do not change a cell, so they are left out.
+_NOT_REPLAY = ("report", "bench", "datagen", "results", "configs", "data")
+_NOT_REPLAY_FILES = ("cli.py", "ls.py", "pytest_plugin.py")
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """A short hash of ctxbench's replay code (its .py files and prompts): stored in each
+    summary, so a cell replayed by different code is recomputed (``reuse_stale`` keeps it)."""
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*")):
+        rel = path.relative_to(package)
+        if path.suffix not in (".py", ".txt") or not path.is_file() or "__pycache__" in rel.parts:
+            continue
+        if rel.parts[0] in _NOT_REPLAY or str(rel) in _NOT_REPLAY_FILES:
+            continue
+        digest.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "x"
 
@@ -56,16 +78,27 @@ class Cell:
 
     @property
     def path(self) -> Path:
-        return self.root / "cells" / _slug(self.strategy) / _slug(self.model) / f"{_slug(self.transcript)}-{self.config_hash}"
+        return (
+            self.root
+            / "cells"
+            / _slug(self.strategy)
+            / _slug(self.model)
+            / f"{_slug(self.transcript)}-{self.config_hash}"
+        )
 
     def is_complete(self) -> bool:
+        return self.stored() is not None
+
+    def stored(self) -> dict[str, Any] | None:
+        """The cell's summary if the cell is complete (for this config), else None."""
         summary = self.path / SUMMARY
         if not summary.exists():
-            return False
+            return None
         try:
-            return json.loads(summary.read_text("utf-8")).get("cell", {}).get("config_hash") == self.config_hash
+            data = json.loads(summary.read_text("utf-8"))
         except (OSError, json.JSONDecodeError):
-            return False
+            return None
+        return data if data.get("cell", {}).get("config_hash") == self.config_hash else None
 
     def lock(self) -> FolderLock:
         """The cell's lock: hold it from checking ``is_complete`` until the cell is published."""
@@ -84,6 +117,7 @@ class Cell:
         info: dict[str, Any],
         extra_files: dict[str, list[dict[str, Any]]] | None = None,
         workspace: Path | None = None,
+        config: dict[str, Any] | None = None,
     ) -> Path:
         """Write per-call records and events first, then the summary (the completion mark).
 
@@ -107,6 +141,8 @@ class Cell:
                 **info,
             },
             "metrics": metrics,
+            "config": config,  # the job's resolved config (strategy, model, estimator, llm, judge, dataset...)
+            "code": code_fingerprint(),
         }
         write_json_atomic(folder / SUMMARY, summary)
         if workspace is not None:
