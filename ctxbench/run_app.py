@@ -182,7 +182,9 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     from ctxbench.results.store import Cell, code_fingerprint, config_hash
     from ctxbench.tokens.counting import TokenCounter
     from ctxbench.tokens.tokenizers import get_tokenizer
+    from ctxbench.validation import validate_run_config, window_warnings
 
+    validate_run_config(cfg, hydra.utils.get_original_cwd())  # before any work: impossible values, typos
     output_dir = Path(HydraConfig.get().runtime.output_dir)
     root = Path(cfg.output.root)
     if not root.is_absolute():
@@ -195,6 +197,10 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     skipped: list[str] = []
     dataset = load_dataset(cfg, skipped)
     (output_dir / SKIPPED_FILE).write_text(json.dumps(skipped, indent=1), encoding="utf-8")
+    for warning in window_warnings(
+        [t for t, _ in dataset], counter, model.context_window, model.reserved_output_tokens
+    ):
+        log.warning("%s", warning)
     # Text recurring across runs of one framework is its boilerplate, not what a user wrote.
     boilerplate = find_boilerplate(t for t, _ in dataset if not t.probes)
     progress = show_progress(cfg.get("progress", "auto"))

@@ -1,0 +1,321 @@
+"""Config validation before any work: impossible values, unknown keys, folders outside the results.
+
+``ctxbench run`` calls :func:`validate_run_config` before it reads the dataset. Each problem is one
+line naming the key a user would set (``strategy.params.warning_threshold``, not the layer key it
+is interpolated into), the value and what is allowed; unknown keys get a "did you mean". Unknown
+keys are found two ways: a ``strategy.params`` key that nothing in the strategy config interpolates,
+and a key of a ``_target_`` object that its class's signature does not take (the registry's
+``parameters`` reads the same signatures for ``ctxbench ls``). :func:`window_warnings` compares the
+model's window with each transcript's system prompt once the dataset is read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+import math
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from ctxbench.errors import ConfigError
+
+_PARAM_REF = re.compile(r"\$\{strategy\.params\.([A-Za-z0-9_]+)\}")
+_NUMBER = "a number"
+
+
+# --- ranges, by key name -------------------------------------------------------------------------------
+# (test, allowed range as said to the user). A key matches the first rule whose pattern it matches.
+
+
+def _in(low: float, high: float, low_open: bool, high_open: bool) -> tuple[Any, str]:
+    def test(v: float) -> bool:
+        above = v > low if low_open else v >= low
+        below = v < high if high_open else v <= high
+        return above and below
+
+    text = f"{'(' if low_open else '['}{low:g}, {'inf' if math.isinf(high) else f'{high:g}'}{')' if high_open else ']'}"
+    return test, text
+
+
+_UNIT = _in(0, 1, True, False)  # (0, 1]
+_SHARE = _in(0, 1, False, False)  # [0, 1]
+_POSITIVE = _in(0, math.inf, True, True)
+_NON_NEGATIVE = _in(0, math.inf, False, True)
+_RULES: list[tuple[re.Pattern[str], tuple[Any, str], bool]] = [  # (key pattern, range, integer)
+    (re.compile(r"^(warning|error|critical)(_threshold)?$|_threshold$"), _UNIT, False),
+    (re.compile(r"^(budget_ratio|retry_shrink|alpha)$"), _UNIT, False),
+    (re.compile(r"(_ratio|_share)$"), _SHARE, False),
+    (re.compile(r"^when$"), _NON_NEGATIVE, False),
+    (re.compile(r"(chars_per_token(_estimate)?|_cpt)$"), _POSITIVE, False),
+    (re.compile(r"^(context_window|max_context_tokens)$"), _POSITIVE, True),
+    (re.compile(r"_per_mtok$|_ms$|^safety_margin$|^backoff_jitter$"), _NON_NEGATIVE, False),
+    (
+        re.compile(
+            r"^(max|min)_|_(tokens|chars|rounds|steps|retries|failures|attempts|parts|chunks|messages|recent)$"
+            r"|^(keep|keep_rounds|keep_recent_rounds|keep_first|n|max_size|limit|seed)$"
+        ),
+        _NON_NEGATIVE,
+        True,
+    ),
+]
+# Keys whose seed semantics allow a non-positive value (DB-GPT: non-positive falls back to 120000).
+_EXEMPT = {"strategy.params.max_context_tokens", "strategy.budget.max_context_tokens"}
+
+
+def _rule(key: str) -> tuple[tuple[Any, str], bool] | None:
+    for pattern, allowed, integer in _RULES:
+        if pattern.search(key):
+            return allowed, integer
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_value(name: str, key: str, value: Any, problems: dict[str, str]) -> None:
+    rule = _rule(key)
+    if rule is None or value is None or name in _EXEMPT:
+        return
+    (test, text), integer = rule
+    kind = "an integer" if integer else _NUMBER
+    if isinstance(value, bool) and not integer:
+        problems.setdefault(name, f"{name}={value!r}: must be {kind} in {text}")
+    elif isinstance(value, bool):
+        return  # a switch where counts are usual (keep_first: true)
+    elif not _is_number(value) or (isinstance(value, float) and math.isnan(value)):
+        problems.setdefault(name, f"{name}={value!r}: must be {kind} in {text}")
+    elif integer and isinstance(value, float) and not value.is_integer():
+        problems.setdefault(name, f"{name}={value!r}: must be an integer in {text}")
+    elif not test(value):
+        problems.setdefault(name, f"{name}={value!r}: out of range, allowed {text}")
+
+
+# --- walking the strategy config ------------------------------------------------------------------------
+
+
+def _pairs(raw: Any, resolved: Any, path: str) -> Iterator[tuple[str, str, Any, Any]]:
+    """(config path, key, raw value, resolved value) of every leaf."""
+    if isinstance(resolved, dict):
+        for key, value in resolved.items():
+            sub_raw = raw.get(key) if isinstance(raw, dict) else None
+            yield from _pairs(sub_raw, value, f"{path}.{key}")
+            if not isinstance(value, dict | list):
+                yield f"{path}.{key}", str(key), sub_raw, value
+    elif isinstance(resolved, list):
+        for i, value in enumerate(resolved):
+            sub_raw = raw[i] if isinstance(raw, list) and i < len(raw) else None
+            yield from _pairs(sub_raw, value, f"{path}.{i}")
+            if not isinstance(value, dict | list):
+                yield f"{path}.{i}", str(i), sub_raw, value
+
+
+def _user_name(path: str, raw: Any) -> str:
+    """The key a user sets: ``strategy.params.x`` when the value is interpolated from it."""
+    match = _PARAM_REF.fullmatch(raw.strip()) if isinstance(raw, str) else None
+    return f"strategy.params.{match.group(1)}" if match else path
+
+
+def _targets(resolved: Any, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    if isinstance(resolved, dict):
+        if isinstance(resolved.get("_target_"), str):
+            yield path, resolved
+        for key, value in resolved.items():
+            yield from _targets(value, f"{path}.{key}")
+    elif isinstance(resolved, list):
+        for i, value in enumerate(resolved):
+            yield from _targets(value, f"{path}.{i}")
+
+
+def target_parameters(target: str) -> tuple[set[str], bool] | None:
+    """(parameter names, accepts **kwargs) of a ``_target_`` class or function; None if not importable."""
+    from hydra.utils import get_object
+
+    try:
+        obj = get_object(target)
+        signature = inspect.signature(obj)
+    except Exception:  # noqa: BLE001 - an unknown target is reported when the strategy is built
+        return None
+    names = {p.name for p in signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    return names - {"self"}, any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+
+
+def _did_you_mean(word: str, candidates: set[str]) -> str:
+    close = difflib.get_close_matches(word, sorted(candidates), n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
+
+
+# Keys of a strategy config that are ctxbench's, not the strategy class's (see ctxbench.build).
+_STRATEGY_META = {"name", "estimator", "description", "params"}
+# Keys naming a folder the strategy writes into, relative to the cell folder.
+_FOLDER_KEY = re.compile(r"^(folder|dir|directory|workdir|path)$|_(folder|dir|directory)$")
+
+
+def strategy_problems(strategy: DictConfig) -> list[str]:
+    """Every problem of a strategy config (ranges, ordering, unknown keys, folders), one line each."""
+    from ctxbench.registry import expand_targets
+
+    raw = OmegaConf.to_container(strategy, resolve=False)
+    try:
+        resolved = OmegaConf.to_container(strategy, resolve=True)
+    except Exception as exc:  # noqa: BLE001 - an interpolation to a missing key
+        return [f"strategy: {' '.join(str(exc).split())}"]
+    problems: dict[str, str] = {}
+    for path, key, raw_value, value in _pairs(raw, resolved, "strategy"):
+        name = _user_name(path, raw_value)
+        _check_value(name, key, value, problems)
+        if _FOLDER_KEY.search(key) and isinstance(value, str) and _escapes(value):
+            problems.setdefault(
+                name, f"{name}={value!r}: a folder here must stay inside the cell (a relative path without '..')"
+            )
+    _check_order(resolved, raw, problems)
+    referenced = set(_PARAM_REF.findall(str(raw)))
+    signature_names: set[str] = set()
+    try:
+        expanded = expand_targets({k: v for k, v in resolved.items() if k not in _STRATEGY_META})
+    except ConfigError as exc:
+        return [*problems.values(), f"strategy: {exc}"]
+    for path, node in _targets(expanded, "strategy"):
+        found = target_parameters(node["_target_"])
+        if found is None:
+            continue
+        accepted, any_kwargs = found
+        signature_names |= accepted
+        if any_kwargs:
+            continue
+        for key in node:
+            if key.startswith("_") or key in accepted or (path == "strategy" and key in _STRATEGY_META):
+                continue
+            cls = node["_target_"].rsplit(".", 1)[-1]
+            problems.setdefault(
+                f"{path}.{key}",
+                f"{path}.{key}: unknown key, {cls} takes no {key!r}{_did_you_mean(key, accepted)}",
+            )
+    # A key another strategy uses is fine (an experiment sets it for every strategy of a sweep).
+    known = referenced | shipped_param_keys()
+    params = resolved.get("params") if isinstance(resolved.get("params"), dict) else {}
+    for key in params:
+        if key not in known:
+            hint = _did_you_mean(key, known | signature_names)
+            problems.setdefault(
+                f"strategy.params.{key}",
+                f"strategy.params.{key}: unknown key, no strategy uses it{hint}",
+            )
+    return list(problems.values())
+
+
+@functools.cache
+def shipped_param_keys() -> frozenset[str]:
+    """Every ``strategy.params`` key a packaged strategy config declares or interpolates."""
+    folder = Path(__file__).resolve().parent / "configs" / "strategy"
+    keys: set[str] = set()
+    for path in folder.glob("*.yaml"):
+        text = path.read_text("utf-8")
+        keys.update(_PARAM_REF.findall(text))
+        params = OmegaConf.load(path).get("params")
+        if params is not None:
+            keys.update(str(k) for k in params)
+    return frozenset(keys)
+
+
+def _escapes(folder: str) -> bool:
+    normal = os.path.normpath(folder)
+    return os.path.isabs(folder) or normal == ".." or normal.startswith(".." + os.sep)
+
+
+def _check_order(resolved: dict[str, Any], raw: dict[str, Any], problems: dict[str, str]) -> None:
+    """DB-GPT's states: warning < error < critical <= 1 (each already checked to be in (0, 1])."""
+    thresholds = resolved.get("thresholds")
+    if not isinstance(thresholds, dict):
+        return
+    raw_thresholds = raw.get("thresholds") if isinstance(raw.get("thresholds"), dict) else {}
+    named = {
+        level: (_user_name(f"strategy.thresholds.{level}", raw_thresholds.get(level)), thresholds.get(level))
+        for level in ("warning", "error", "critical")
+    }
+    levels = [(name, value) for name, value in named.values() if _is_number(value)]
+    if len(levels) < 2 or any(name in problems for name, _ in levels):
+        return
+    for (low_name, low), (high_name, high) in zip(levels, levels[1:], strict=False):
+        if not low < high:
+            problems.setdefault(
+                f"order:{low_name}",
+                f"{low_name}={low!r} must be below {high_name}={high!r} (warning < error < critical <= 1)",
+            )
+
+
+def run_problems(cfg: DictConfig, original_cwd: str | Path | None = None) -> list[str]:
+    """Every problem of a ``ctxbench run`` config, one line each (empty: the config can run)."""
+    problems = strategy_problems(cfg.strategy)
+    model = OmegaConf.to_container(cfg.model, resolve=True) if "model" in cfg else {}
+    found: dict[str, str] = {}
+    for key in ("context_window", "reserved_output_tokens", "input_price_per_mtok", "output_price_per_mtok"):
+        if key in model:
+            _check_value(f"model.{key}", key if key != "reserved_output_tokens" else "max_tokens", model[key], found)
+    window, reserved = model.get("context_window"), model.get("reserved_output_tokens")
+    if not found and _is_number(window) and _is_number(reserved) and reserved >= window:
+        found["model"] = (
+            f"model.reserved_output_tokens={reserved!r} must be below model.context_window={window!r} "
+            "(no room left for the prompt)"
+        )
+    problems += found.values()
+    dataset = cfg.get("dataset") or {}
+    limit = dataset.get("limit")
+    if limit is not None and (not _is_number(limit) or isinstance(limit, float) or limit < 0):
+        problems.append(f"dataset.limit={limit!r}: must be null (all) or an integer >= 0")
+    problems += _output_problems(cfg, original_cwd)
+    return problems
+
+
+def _output_problems(cfg: DictConfig, original_cwd: str | Path | None) -> list[str]:
+    """The results folder (``output.root/output.name``) and every folder a run writes into stay inside it."""
+    output = cfg.get("output") or {}
+    name = str(output.get("name", ""))
+    if not name or _escapes(name) or name in (".", ""):
+        return [f"output.name={name!r}: must be a folder name inside output.root (no '..', not absolute)"]
+    base = Path(original_cwd or os.getcwd())
+    root = (base / str(output.get("root", "results")) / name).resolve()
+    problems = []
+    llm = OmegaConf.to_container(cfg.llm, resolve=True) if cfg.get("llm") else {}
+    for role, spec in (llm or {}).items():
+        cassette = spec.get("cassette") if isinstance(spec, dict) else None
+        if not isinstance(cassette, dict) or not cassette.get("dir"):
+            continue
+        if str(cassette.get("mode", "record")) in ("replay", "live"):
+            continue  # read only (replay) or nothing written (live): any folder will do
+        folder = (base / str(cassette["dir"])).resolve()
+        if not folder.is_relative_to(root):
+            problems.append(
+                f"llm.{role}.cassette.dir={cassette['dir']!r}: a folder a run writes into must be inside the "
+                f"results folder {root}"
+            )
+    return problems
+
+
+def validate_run_config(cfg: DictConfig, original_cwd: str | Path | None = None) -> None:
+    """``ConfigError`` listing every problem (one line each) before any work is done."""
+    problems = run_problems(cfg, original_cwd)
+    if problems:
+        raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
+
+
+def window_warnings(transcripts: list[Any], counter: Any, context_window: int, reserved: int) -> list[str]:
+    """One line per transcript whose system prompt alone leaves no room in the window."""
+    out = []
+    for transcript in transcripts:
+        system = [m for m in transcript.messages[:3] if m.role == "system"]
+        if not system:
+            continue
+        tokens = sum(counter.message(m) for m in system)
+        if tokens + reserved >= context_window:
+            out.append(
+                f"model.context_window={context_window} is too small for transcript {transcript.id!r}: its system "
+                f"prompt is {tokens:,} tokens, plus {reserved:,} reserved for output: every call will overflow"
+            )
+    return out
