@@ -190,3 +190,20 @@ def test_mini_swe_agent_style_text_actions_with_observations_as_user_messages():
     assert ("file_edited", "src/frame.py") in by
     assert not [a for label, a in by if label == "constraint"]  # tool output and the template are not the user
     assert ("command", "cat src/frame.py | head -50") in by
+
+
+def test_editor_commands_written_as_text_actions_are_not_shell_commands():
+    messages = [
+        Message("user", "<pr_description>\nFix the slow path in the loader module\n</pr_description>"),
+        Message("assistant", "Look.\n```\nstr_replace_editor view /testbed/src/loader.py\n```"),
+        Message("user", "Here's the result of running `cat -n` on /testbed/src/loader.py"),
+        Message(
+            "assistant", "```\nstr_replace_editor str_replace /testbed/src/cache.py --old_str 'a' --new_str 'b'\n```"
+        ),
+        Message("user", "The file /testbed/src/cache.py has been edited."),
+        Message("assistant", "```\npython -m pytest -q tests\n```"),
+        Message("user", "3 passed"),
+    ]
+    by = {(c.label, c.answer) for c in extract_candidates(Transcript("t", messages, source={"format": "swe-agent"}))}
+    assert {a for label, a in by if label == "command"} == {"python -m pytest -q tests"}
+    assert ("file_read", "/testbed/src/loader.py") in by and ("file_edited", "/testbed/src/cache.py") in by

@@ -59,6 +59,7 @@ def test_rows_carry_question_gold_type_and_span():
     row = next(r for r in observer.rows if r["probe"] == "build")
     assert row["question"] == "Which build id?" and row["gold"] == "BX7731Q"
     assert row["label"] == "identifier" and row["span"] == [12, 19] and row["stated_at"] == 7
+    assert row["used_again"] is False and row["needed_at"] is None
 
 
 def test_trivial_probes_are_reported_apart():

@@ -181,6 +181,19 @@ def _text_action(i: int, block: str, result: str, open_file: str | None) -> list
     rest = rest.strip()
     if word == "submit":
         return [Action(i, word, "answer", rest)]
+    if word in EDITOR_TOOLS or word in WRITE_TOOLS or word in READ_TOOLS:
+        # An editor called in text: `str_replace_editor view PATH`, `str_replace_editor create PATH ...`
+        try:
+            words = shlex.split(first)
+        except ValueError:
+            words = first.split()
+        sub = words[1] if len(words) > 1 and word in EDITOR_TOOLS else ""
+        path = next((w for w in words[1:] if w.startswith(("/", "./")) or "." in w.rsplit("/", 1)[-1]), None)
+        if sub == "view" or word in READ_TOOLS:
+            return [Action(i, word, "read", path=path)]
+        if sub in EDITOR_EDITS or word in WRITE_TOOLS:
+            return [Action(i, word, "edit", path=path, ok=not FAILED_EDIT.search(result))]
+        return [Action(i, word, "other")]
     if word == "open":
         return [Action(i, word, "read", path=rest.split()[0].strip("\"'") if rest else None)]
     if word == "create":

@@ -116,6 +116,7 @@ class ProbeObserver:
                     "stated_at": probe.message_index,
                     "span": list(probe.span) if probe.span else None,
                     "needed_at": probe.needed_at,
+                    "used_again": probe.needed_at is not None,  # why it matters: the agent uses it later
                     "accepted": accepted,
                     # kept by any strategy: in the system prompt or first user message, or within the
                     # last two rounds here (a probe is trivial when every one of its rows is)

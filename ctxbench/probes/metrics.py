@@ -76,6 +76,7 @@ def probe_outcomes(rows: Sequence[dict[str, Any]], trivial: set[str]) -> list[di
                 "question": last.get("question"),
                 "gold": last.get("gold"),
                 "stated_at": last.get("stated_at"),
+                "used_again": last.get("used_again"),
                 "trivial": probe in trivial,
                 "status": last["status"] if last["checkpoint"] == "end" else "not judged at the end",
                 "first_missing_call": missing["call"] if missing else None,
