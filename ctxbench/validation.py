@@ -153,8 +153,9 @@ def _did_you_mean(word: str, candidates: set[str]) -> str:
 
 # Keys of a strategy config that are ctxbench's, not the strategy class's (see ctxbench.build).
 _STRATEGY_META = {"name", "estimator", "description", "params"}
-# Keys naming a folder the strategy writes into, relative to the cell folder.
-_FOLDER_KEY = re.compile(r"^(folder|dir|directory|workdir|path)$|_(folder|dir|directory)$")
+# Keys naming a folder the strategy writes into, relative to the cell folder. (``pointer_dir`` /
+# ``snapshot_dir`` are only the text of DB-GPT's pointers in the prompt: nothing is written there.)
+_FOLDER_KEY = re.compile(r"^(folder|workdir|output_dir)$|_folder$")
 
 
 def strategy_problems(strategy: DictConfig) -> list[str]:
