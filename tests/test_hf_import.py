@@ -169,6 +169,10 @@ def test_swegym_hub_snapshot_in_cache_imports_offline(tmp_path: Path) -> None:
         "OpenHands-Sampled-Trajectories:train.raw#1-getmoto__moto-5001",
     ]
     assert all(len(t.messages) == 5 for t in transcripts)
+    wrong = run_import(["hf:SWE-Gym/OpenHands-Sampled-Trajectories:test", "--out", str(tmp_path / "o2")], hf_home)
+    assert wrong.returncode == 1 and "Traceback" not in wrong.stderr
+    (line,) = [x for x in wrong.stdout.splitlines() if x.startswith("FAILED")]
+    assert "cannot load dataset 'SWE-Gym/OpenHands-Sampled-Trajectories'" in line and "train.raw" in line
 
 
 def test_hf_dataset_not_in_cache_is_one_line_error(tmp_path: Path) -> None:

@@ -231,7 +231,7 @@ def _open_hub(spec: DatasetSpec) -> list[tuple[str | None, Any, int | None]]:
             loaded = datasets.load_dataset(
                 spec.repo, revision=spec.revision, split=spec.split, streaming=True, **parquet_options()
             )
-        except ValueError as exc:  # not a parquet dataset: its builder takes no parquet options
+        except (TypeError, ValueError) as exc:  # not a parquet dataset: its builder takes no parquet options
             if "fragment_scan_options" not in str(exc) and "batch_size" not in str(exc):
                 raise
             loaded = datasets.load_dataset(spec.repo, revision=spec.revision, split=spec.split, streaming=True)
@@ -245,9 +245,7 @@ def _open_hub(spec: DatasetSpec) -> list[tuple[str | None, Any, int | None]]:
             f"and {offline}; download it once on a connected machine (datasets.load_dataset or "
             f"`hf download {spec.repo} --repo-type dataset`)",
         ) from None
-    except (FileNotFoundError, ValueError) as exc:  # unknown split, no data files, not a dataset repo
-        raise InputError(spec.given, None, f"cannot load dataset {spec.repo!r}: {_one_line(exc)}") from None
-    except Exception as exc:  # DatasetNotFoundError and friends: still one line, naming the dataset
+    except Exception as exc:  # an unknown split, no data files, DatasetNotFoundError: one line naming the dataset
         raise InputError(spec.given, None, f"cannot load dataset {spec.repo!r}: {_one_line(exc)}") from None
     return _splits_of(loaded, spec.split)
 
