@@ -142,10 +142,10 @@ def _stream_files(files: list[Path], given: str) -> Any:
 def parquet_options() -> dict[str, Any]:
     """Options of the ``parquet`` builder that keep streaming memory flat.
 
-    Measured (scripts/bench_hf_import.py, 1 GB file): with pyarrow's default ``pre_buffer=True`` the
-    peak RSS grew with the file (0.93 GB at 0.3 GB, 1.4 GB at 1 GB of parquet) although Arrow's own
-    pool stayed near 50 MB; without pre-buffering it stays at about 0.5 GB. Batches of 64 rows bound
-    the Python objects made from one batch.
+    Measured with scripts/bench_hf_import.py (docs/importing.md): with pyarrow's default
+    ``pre_buffer=True`` the import's peak RSS grew with the file (0.93 GB at 0.3 GB, 1.56 GB at 1 GB of
+    parquet) while Arrow's own pool stayed near 50 MB; without pre-buffering it is flat (0.52 GB at
+    1 GB, 0.70 GB at 2 GB). Batches of 64 rows bound the Python objects made from one batch.
     """
     import pyarrow.dataset as pds
 
