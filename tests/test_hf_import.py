@@ -207,6 +207,26 @@ def test_openai_export_json_string_column_usage_and_bad_row(tmp_path: Path) -> N
     usage = [m.metadata["usage"]["prompt_tokens"] for m in transcripts[2].messages if "usage" in m.metadata]
     assert usage == [123, 143]
     assert transcripts[0].source["model"] == "gpt-4o"
+    strict_out = tmp_path / "strict"
+    strict = run_import(
+        [str(source), "--column", "conversation", "--strict", "--out", str(strict_out)], tmp_path / "hf"
+    )
+    assert strict.returncode == 1 and "row 2" in strict.stdout and "FAILED" in strict.stdout
+    assert not list(strict_out.glob("*.jsonl")) and not list(strict_out.glob(".*.tmp"))  # nothing half-published
+
+
+def test_same_named_datasets_get_their_own_files_and_ids(tmp_path: Path) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        pq.write_table(pa.Table.from_pylist([nebius_row(0)]), tmp_path / folder / "runs.parquet")
+    result = run_import(
+        [str(tmp_path / "a" / "runs.parquet"), str(tmp_path / "b" / "runs.parquet"), "--out", str(tmp_path / "out")],
+        tmp_path / "hf",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    (first,) = load(tmp_path / "out" / "runs.jsonl")
+    (second,) = load(tmp_path / "out" / "runs-2.jsonl")
+    assert first.id == "runs#0-astropy__astropy-1000" and second.id == "runs-2#0-astropy__astropy-1000"
 
 
 def test_openhands_events_column_and_files_in_one_run(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import tempfile
 import warnings
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,8 @@ class ImportTotals:
     transcripts: int = 0
     messages: int = 0
     calls_with_usage: int = 0
+    warnings: int = 0
+    targets: set[Path] = field(default_factory=set)  # output files of this run: two sources never share one
 
 
 def is_dataset_source(given: str | Path) -> bool:
@@ -405,9 +407,20 @@ def _json_line(data: dict[str, Any]) -> bytes:
 
 
 def _write_split(
-    ds: Any, total: int | None, target: Path, column: str, fmt: str, label: str, place: str, problems: _Problems
+    ds: Any,
+    total: int | None,
+    target: Path,
+    column: str,
+    fmt: str,
+    label: str,
+    place: str,
+    problems: _Problems,
+    strict: bool = False,
 ) -> tuple[int, int, int, int, Counter[str]]:
-    """Stream one split into ``target`` (published atomically); returns counts."""
+    """Stream one split into ``target`` (published atomically); returns counts.
+
+    A row that cannot be read is skipped with a warning, or, with ``strict``, fails the whole split.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     n_transcripts = n_messages = n_usage = skipped = 0
@@ -425,7 +438,11 @@ def _write_split(
                     bar.update(1)
                     try:
                         transcripts = row_transcripts(row, index, column, fmt, label, place)
-                    except InputError as exc:
+                    except Exception as exc:  # noqa: BLE001 - one bad row (or an importer defect) skips only that row
+                        if not isinstance(exc, InputError):
+                            exc = InputError(f"{place}:row {index}", None, f"internal error ({_one_line(exc)})")
+                        if strict:
+                            raise exc from None
                         skipped += 1
                         problems.report(f"skipped: {exc}")
                         continue
@@ -451,8 +468,23 @@ def _arrow_error(exc: BaseException, place: str) -> InputError:
     return InputError(place, None, f"cannot read the dataset ({_one_line(exc)})")
 
 
-def import_dataset(given: str, out_dir: Path, fmt: str, column: str | None, totals: ImportTotals) -> None:
-    """Import one dataset source; prints one ``ok``/``FAILED`` line per split, like the file importer."""
+def _free_target(out_dir: Path, name: str, prefix: str, totals: ImportTotals) -> tuple[Path, str]:
+    """``out_dir/name.jsonl``, or ``name-2.jsonl``... when another source of this run took it (ids follow)."""
+    target, k = out_dir / f"{name}.jsonl", 1
+    while target in totals.targets:
+        k += 1
+        target = out_dir / f"{name}-{k}.jsonl"
+    totals.targets.add(target)
+    return target, prefix if k == 1 else f"{prefix}-{k}"
+
+
+def import_dataset(
+    given: str, out_dir: Path, fmt: str, column: str | None, totals: ImportTotals, strict: bool = False
+) -> None:
+    """Import one dataset source; prints one ``ok``/``FAILED`` line per split, like the file importer.
+
+    ``strict``: the first unreadable row fails its split, and the first failed split ends this source.
+    """
     try:
         spec = parse_spec(given)
         splits = open_splits(spec)
@@ -462,28 +494,30 @@ def import_dataset(given: str, out_dir: Path, fmt: str, column: str | None, tota
         return
     for split, ds, total in splits:
         place = given if split is None or spec.split else f"{given}:{split}"
-        target = out_dir / (f"{spec.label}.{split}.jsonl" if split else f"{spec.label}.jsonl")
-        id_prefix = f"{spec.short_name}:{split}" if split else spec.short_name
+        name = f"{spec.label}.{split}" if split else spec.label
+        target, id_prefix = _free_target(
+            out_dir, name, f"{spec.short_name}:{split}" if split else spec.short_name, totals
+        )
         problems = _Problems()
         try:
             features = getattr(ds, "features", None)
             if features is None:  # streaming without declared features: look at the first row
                 features = next(iter(ds), {})
             chosen_column = _choose_column(features, column, place)
-            counts = _write_split(ds, total, target, chosen_column, fmt, id_prefix, place, problems)
-        except InputError as exc:
+            counts = _write_split(ds, total, target, chosen_column, fmt, id_prefix, place, problems, strict)
+        except Exception as exc:  # noqa: BLE001 - pyarrow's and datasets' errors, or a defect: one line, go on
             totals.failed += 1
-            print(f"FAILED  {exc}")
-            continue
-        except (OSError, ValueError, TypeError) as exc:  # pyarrow errors are among these
-            totals.failed += 1
-            print(f"FAILED  {_arrow_error(exc, place)}")
+            totals.warnings += problems.count
+            print(f"FAILED  {exc if isinstance(exc, InputError) else _arrow_error(exc, place)}")
+            if strict:
+                return
             continue
         n_transcripts, n_messages, n_usage, skipped, formats = counts
         totals.ok += 1
         totals.transcripts += n_transcripts
         totals.messages += n_messages
         totals.calls_with_usage += n_usage
+        totals.warnings += problems.count
         fmt_text = ",".join(name for name, _ in formats.most_common())
         print(
             f"ok      {place} -> {target}  format={fmt_text} column={chosen_column} transcripts={n_transcripts} "

@@ -209,7 +209,9 @@ def cli(argv: list[str]) -> int:
     dataset_sources = [given for given in args.paths if is_dataset_source(given)]
     ds_totals = ImportTotals()
     for given in dataset_sources:
-        import_dataset(given, out_dir, args.format, args.column, ds_totals)
+        import_dataset(given, out_dir, args.format, args.column, ds_totals, strict=args.strict)
+        if ds_totals.failed and args.strict:
+            return 1
     files, failures = expand_paths([p for p in args.paths if p not in dataset_sources], exclude=out_dir)
     for exc in failures:
         print(f"FAILED  {exc}")
@@ -222,7 +224,7 @@ def cli(argv: list[str]) -> int:
     ids: set[str] = set()  # across files: two runs sharing an id would be merged downstream
     ok, failed = ds_totals.ok, len(failures) + ds_totals.failed
     n_transcripts, n_messages, n_usage = ds_totals.transcripts, ds_totals.messages, ds_totals.calls_with_usage
-    n_warnings = 0
+    n_warnings = ds_totals.warnings
     for path, root in files:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TranscriptWarning)
