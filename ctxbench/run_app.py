@@ -19,6 +19,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from ctxbench.errors import InputError
+from ctxbench.progress import show_progress
 
 if TYPE_CHECKING:
     from ctxbench.transcripts.model import Transcript
@@ -101,21 +102,6 @@ def compaction_cost(summariser: Any, summary: dict[str, Any]) -> dict[str, Any]:
     if full:
         out["cost_savings_vs_none"] = round(1 - (agent + cost) / full, 6)
     return out
-
-
-def show_progress(setting: Any, stream: Any = None) -> bool:
-    """Progress bars: ``true``/``false`` as configured, ``auto`` only on a terminal; never when
-    ``TQDM_DISABLE`` is set to a true value (tqdm's own switch)."""
-    if os.environ.get("TQDM_DISABLE", "").strip().lower() in ("1", "true", "yes", "on"):
-        return False
-    if isinstance(setting, bool):
-        return setting
-    if str(setting).lower() in ("true", "1", "yes", "on"):
-        return True
-    if str(setting).lower() in ("false", "0", "no", "off"):
-        return False
-    stream = stream if stream is not None else sys.stderr
-    return bool(getattr(stream, "isatty", lambda: False)())
 
 
 def resolved_config(cfg: DictConfig) -> dict[str, Any]:

@@ -134,7 +134,7 @@ def test_progress_bars_only_on_a_terminal_and_never_with_tqdm_disable(monkeypatc
     import os
     import pty
 
-    from ctxbench.run_app import show_progress
+    from ctxbench.progress import show_progress
 
     leader, follower = pty.openpty()
     try:

@@ -9,10 +9,11 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ctxbench.errors import InputError
+from ctxbench.progress import show_progress
 from ctxbench.report.load import gather
 from ctxbench.report.plots import all_plots
 from ctxbench.report.render import close_all, write_html, write_markdown
-from ctxbench.report.tables import comparison_frame, format_table, retention_tables
+from ctxbench.report.tables import comparison_frame, format_table, per_transcript_frame, retention_tables
 
 FORMATS = ("html", "md", "csv", "parquet")
 
@@ -26,8 +27,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="report", help="output folder (default: ./report)")
     p.add_argument("--format", default="html,md,csv", help=f"comma list of {','.join(FORMATS)} (default html,md,csv)")
     p.add_argument("--transcript", help="transcript for the per-call plots (default: the longest)")
-    p.add_argument("--title", default="ctxbench report")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--title", default="ctxbench report", help="the report's heading (default: ctxbench report)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars (they show only on a terminal)")
     p.add_argument(
         "--no-ci", action="store_true", help="no bootstrap intervals in the tables (as report.ci=false for a run)"
     )
@@ -46,13 +47,14 @@ def report_cli(argv: Sequence[str]) -> int:
         raise InputError(", ".join(args.results), None, "no complete result cells found")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    progress = not args.no_progress
+    progress = not args.no_progress and show_progress("auto")
     cells, comparison = rs.cells, comparison_frame(rs.summaries, ci=not args.no_ci, seed=args.seed)
     calls = rs.calls(progress=progress)
     if args.transcript and args.transcript not in set(cells["transcript"]):
         raise InputError(None, "--transcript", f"no transcript {args.transcript!r} in these results")
     written: list[Path] = []
     retention = retention_tables(rs.summaries)
+    retention["Per transcript"] = per_transcript_frame(cells)  # where each total comes from
     tables = {"cells": cells.drop(columns=["overrides"]), "comparison": comparison, "calls": calls}
     tables.update({_file_name(title): table for title, table in retention.items()})
     for fmt in ("csv", "parquet"):

@@ -19,6 +19,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from ctxbench.report.load import ResultSet  # noqa: E402
 
 MAX_LINES = 8  # more lines than this on one axis are unreadable
+REJECTED = "rejected call (prompt over the window)"
+REJECTED_COLOUR = "#8b008b"  # dark magenta: not in tab10 (the strategies' colours), not the window's black
 THRESHOLD_KEYS = ("threshold", "budget_ratio", "headroom_ratio")
 
 
@@ -147,8 +149,17 @@ def tokens_over_calls(
         for key, level in threshold_lines(rs, dirs):
             ax.axhline(level, color=color, ls="--", lw=1, label=f"   {key} ({level:,.0f} tok)")
         rejected = frame[~frame["accepted"].astype(bool)]
-        if not rejected.empty:
-            ax.scatter(rejected["call"], rejected["tokens_sent"], marker="x", color="red", zorder=5, s=30)
+        if not rejected.empty:  # a colour no line has (tab10 and the black window); labelled once
+            labelled = any(t.get_label() == REJECTED for t in ax.collections)
+            ax.scatter(
+                rejected["call"],
+                rejected["tokens_sent"],
+                marker="x",
+                color=REJECTED_COLOUR,
+                zorder=5,
+                s=30,
+                label="_" if labelled else REJECTED,
+            )
     windows = cells[cells["cell_dir"].isin(shown_dirs)]["context_window"].dropna().unique()
     for window in windows:
         ax.axhline(window, color="black", lw=1.5, label=f"context window ({int(window):,})")
@@ -160,7 +171,7 @@ def tokens_over_calls(
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     plot.figure = fig
     plot.note = (
-        "Red crosses: calls the provider rejected (over the window). Dashed lines, in each strategy's colour: "
+        "Magenta crosses: calls the provider rejected (over the window). Dashed lines, in each strategy's colour: "
         "its thresholds (ratio x prompt budget) from its job config, when the job folder was found."
     )
     return plot
@@ -176,58 +187,83 @@ def retention_vs_savings(comparison: pd.DataFrame) -> Plot:
         return plot
     data = comparison.dropna(subset=["retention"]).copy()
     data["label"] = [label(s, v) for s, v in zip(data["strategy"], data.get("variant", [""] * len(data)))]
-    fig, ax = plt.subplots(figsize=(12, 6), layout="constrained")
+    fig, ax = plt.subplots(figsize=(11, 6), layout="constrained")
     # The reference (none, the full history) is what savings are measured against: drawn, never a frontier point.
     reference = data["reference"] if "reference" in data else pd.Series(False, index=data.index)
-    frontier = pareto(data[~reference], "savings_vs_none", "retention")
-    for model, group in data.groupby("model"):
+    several_models = data["model"].nunique() > 1
+    for i, (model, group) in enumerate(data.groupby("model")):
+        color = plt.cm.tab10(i % 10)
+        points = group[~reference.loc[group.index]]
         err = {}
         for axis, col in (("xerr", "savings_vs_none"), ("yerr", "retention")):
-            if f"{col}_lo" in group:  # 95% bootstrap intervals over transcripts
-                low = (group[col] - group[f"{col}_lo"]).clip(lower=0) * 100
-                high = (group[f"{col}_hi"] - group[col]).clip(lower=0) * 100
+            if f"{col}_lo" in points:  # 95% bootstrap intervals over transcripts
+                low = (points[col] - points[f"{col}_lo"]).clip(lower=0) * 100
+                high = (points[f"{col}_hi"] - points[col]).clip(lower=0) * 100
                 err[axis] = [low.fillna(0), high.fillna(0)]
         ax.errorbar(
-            group["savings_vs_none"] * 100,
-            group["retention"] * 100,
+            points["savings_vs_none"] * 100,
+            points["retention"] * 100,
             fmt="o",
             ms=7,
             capsize=3,
             elinewidth=1,
+            color=color,
             label=f"model {model}",
             **err,
         )
+        # One frontier per model: runs on different models are not alternatives to each other.
+        front = points.loc[pareto(points, "savings_vs_none", "retention")].sort_values("savings_vs_none")
+        ax.plot(
+            front["savings_vs_none"] * 100,
+            front["retention"] * 100,
+            color=color,
+            lw=1.5,
+            marker="o",
+            mfc="none",
+            ms=13,
+            label=f"Pareto frontier ({model})" if several_models else "Pareto frontier",
+        )
     if reference.any():
         ref = data[reference]
-        ax.scatter(ref["savings_vs_none"] * 100, ref["retention"] * 100, marker="s", s=90, color="gray", zorder=3)
-        for x, y in zip(ref["savings_vs_none"], ref["retention"]):
-            ax.annotate("reference (none)", (x * 100, y * 100), fontsize=8, xytext=(6, -12), textcoords="offset points")
-    # Numbers on the points and the names in a key beside the axes: long names never overlap.
-    data["num"] = range(1, len(data) + 1)
-    for (x, y), group in data.groupby(["savings_vs_none", "retention"]):
-        ax.annotate(
-            ",".join(map(str, group["num"])), (x * 100, y * 100), fontsize=8, xytext=(5, 5), textcoords="offset points"
+        ref_err = {}
+        if "retention_lo" in ref:
+            low = (ref["retention"] - ref["retention_lo"]).clip(lower=0) * 100
+            high = (ref["retention_hi"] - ref["retention"]).clip(lower=0) * 100
+            ref_err["yerr"] = [low.fillna(0), high.fillna(0)]
+        ax.errorbar(
+            ref["savings_vs_none"] * 100,
+            ref["retention"] * 100,
+            fmt="s",
+            ms=9,
+            capsize=3,
+            elinewidth=1,
+            color="gray",
+            zorder=3,
+            label="reference: none (full history)",
+            **ref_err,
         )
-    key = "\n".join(f"{n}: {name} / {m}" for n, name, m in zip(data["num"], data["label"], data["model"]))
-    ax.text(1.02, 0.5, key, fontsize=7, va="center", ha="left", family="monospace", transform=ax.transAxes)
-    front = data.loc[frontier].sort_values("savings_vs_none")
-    ax.plot(
-        front["savings_vs_none"] * 100,
-        front["retention"] * 100,
-        color="red",
-        lw=1.5,
-        marker="o",
-        mfc="none",
-        ms=12,
-        label="Pareto frontier",
-    )
+    # Each point named beside it (offsets alternate so neighbours do not print over each other).
+    for n, (_, row) in enumerate(data.sort_values(["savings_vs_none", "retention"]).iterrows()):
+        name = row["label"] + (f" / {row['model']}" if several_models else "")
+        ax.annotate(
+            name,
+            (row["savings_vs_none"] * 100, row["retention"] * 100),
+            fontsize=8,
+            xytext=(7, 7 if n % 2 == 0 else -12),
+            textcoords="offset points",
+            path_effects=[matplotlib.patheffects.withStroke(linewidth=2.5, foreground="white")],
+        )
+    ax.margins(x=0.12, y=0.08)
     ax.set_xlabel("token savings vs full history (%)")
     ax.set_ylabel("fact retention (%)")
     ax.set_title(plot.title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     plot.figure = fig
-    plot.note = "Circled points are Pareto-optimal: no other run keeps more facts while saving more tokens."
+    plot.note = (
+        "Circled points are Pareto-optimal (per model): no other run on that model keeps more facts while "
+        "saving more tokens."
+    )
     if "retention_lo" in data:
         plot.note += " Bars: 95% bootstrap intervals over transcripts."
     if reference.any():
@@ -253,20 +289,30 @@ def errors_and_retries(comparison: pd.DataFrame) -> Plot:
     data = comparison.copy()
     data["label"] = [label(s, v) + f" / {m}" for s, v, m in zip(data["strategy"], _variants(data), data["model"])]
     cols = [c for c in ("overflow_errors", "retries", "failed_calls") if c in data]
+    # Only what happened: rows and kinds that are zero everywhere are named in the note, not drawn as empty bars.
+    cols = [c for c in cols if (data[c].fillna(0) > 0).any()]
+    busy = data[cols].fillna(0).gt(0).any(axis=1) if cols else pd.Series(False, index=data.index)
+    quiet = list(data.loc[~busy, "label"])
+    data = data[busy]
+    if data.empty:
+        plot.note = "No overflow errors, retries or failed calls in any run."
+        return plot
     # Horizontal bars: long strategy/variant names stay readable on the y axis.
-    fig, ax = plt.subplots(figsize=(10, 0.5 * len(data) + 2), layout="constrained")
+    fig, ax = plt.subplots(figsize=(10, 0.5 * len(data) * max(1, len(cols) / 2) + 2), layout="constrained")
     y = np.arange(len(data))[::-1]
     height = 0.8 / len(cols)
     for i, col in enumerate(cols):
         bars = ax.barh(y + ((len(cols) - 1) / 2 - i) * height, data[col], height, label=col.replace("_", " "))
-        ax.bar_label(bars, fontsize=7, padding=2)
+        ax.bar_label(bars, labels=[f"{v:,.0f}" if v else "" for v in data[col].fillna(0)], fontsize=7, padding=2)
     ax.set_yticks(y, data["label"], fontsize=8)
     ax.set_xlabel("count (all transcripts)")
-    ax.margins(x=0.08)
+    ax.margins(x=0.12)
     ax.set_title(plot.title)
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     ax.grid(axis="x", alpha=0.3)
     plot.figure = fig
+    if quiet:
+        plot.note = "No overflow errors, retries or failed calls: " + ", ".join(quiet) + "."
     return plot
 
 
@@ -285,14 +331,20 @@ def estimator_error(
     plot.title = f"Estimator error per call (estimated vs sent)\ntranscript {transcript}, model {model}"
     fig, ax = plt.subplots(figsize=(10, 5), layout="constrained")
     worst = 0.0
-    for name, frame in _series(cells, calls, transcript, model):
+    exact: list[str] = []  # series that are 0 on every call: one labelled zero line, not lines hidden under it
+    for i, (name, frame) in enumerate(_series(cells, calls, transcript, model)):
         sent = frame["tokens_sent"].where(frame["tokens_sent"] > 0)
         error = (frame["tokens_estimated"] - frame["tokens_sent"]) / sent * 100
         worst = max(worst, float(error.abs().max(skipna=True) or 0))
         estimators = cells[(cells["transcript"] == transcript) & (cells["strategy"] == frame["strategy"].iloc[0])]
         est = ", ".join(sorted(set(estimators["estimator"].dropna().astype(str))))
-        ax.plot(frame["call"], error, lw=1.5, label=f"{name} ({est})" if est else name)
+        if error.fillna(0).eq(0).all():
+            exact.append(f"{name} ({est})" if est else name)
+            continue
+        ax.plot(frame["call"], error, lw=1.5, color=plt.cm.tab10(i % 10), label=f"{name} ({est})" if est else name)
     ax.axhline(0, color="black", lw=1)
+    if exact:
+        ax.axhline(0, color="0.45", lw=4, alpha=0.6, zorder=1, label="0% on every call:\n  " + "\n  ".join(exact))
     ax.set_xlabel("LLM call (index in the transcript)")
     ax.set_ylabel("(estimated - sent) / sent  (%)")
     ax.set_title(plot.title)
@@ -395,9 +447,9 @@ def cost_split(cells: pd.DataFrame) -> Plot:
     ax.bar_label(bars, labels=[f"${v:,.2f}" for v in total], fontsize=7, padding=2)
     ax.set_yticks(y, names, fontsize=8)
     ax.set_xlabel("USD (all transcripts)")
-    ax.margins(x=0.1)
+    ax.set_xlim(0, float(total.max() or 1) * 1.18)  # room for the longest bar's label
     ax.set_title(plot.title)
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)  # beside the bars, never over one
     ax.grid(axis="x", alpha=0.3)
     plot.figure = fig
     if "compaction_cost_usd" not in cells:

@@ -14,9 +14,19 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ctxbench.report.plots import Plot
-from ctxbench.report.tables import format_table
+from ctxbench.report.tables import PERCENT
 
-PERCENT_COLS = ("savings_vs_none", "retention", "recoverable", "savings")
+PERCENT_COLS = (*PERCENT, "savings")  # shares shown in percent everywhere in a report
+
+
+def comparison_note(comparison: pd.DataFrame) -> str:
+    """What the comparison's columns mean (the interval sentence only when it has intervals)."""
+    intervals = "[low, high]: 95% bootstrap interval over transcripts. "
+    return (intervals if any(c.endswith("_lo") for c in comparison.columns) else "") + (
+        "Shares in percent. Retention is on the informative probes (a probe every strategy keeps trivially is "
+        "counted apart); a rejected call's checkpoint counts as lost. The reference row (ref: none, the full "
+        "history) is what savings are measured against."
+    )
 
 
 def png_bytes(plot: Plot) -> bytes:
@@ -34,15 +44,53 @@ def _display(table: pd.DataFrame) -> pd.DataFrame:
         if col in PERCENT_COLS:
             shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
         elif col.endswith("cost_usd"):
-            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:,.4f}")
+            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:,.2f}")
         elif col == "overflow_per_call":
             shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
         if f"{col}_lo" in table:  # a 95% bootstrap interval over transcripts beside the value
             low, high = (table[f"{col}_{end}"].map(_shown_like(col)) for end in ("lo", "hi"))
             shown[col] = [f"{v} [{a}, {b}]" for v, a, b in zip(shown[col], low, high)]
     if "reference" in shown:
-        shown["strategy"] = [f"{s} (reference)" if r else s for s, r in zip(shown["strategy"], shown["reference"])]
+        shown["strategy"] = [f"{s} (ref)" if r else s for s, r in zip(shown["strategy"], shown["reference"])]
     return shown.drop(columns=[c for c in shown.columns if c.endswith(("_lo", "_hi")) or c == "reference"])
+
+
+def rates_as_percent(title: str, table: pd.DataFrame) -> pd.DataFrame:
+    """Shares in percent, like the comparison: the share columns of any table, and every float
+    column of a breakdown of retention (by probe type, age...), whose cells are shares in [0, 1]."""
+    breakdown = title.lower().startswith("retention by")
+    shown = table.copy()
+    for col in shown.columns:
+        floats = pd.api.types.is_float_dtype(shown[col])
+        if col in PERCENT_COLS or (breakdown and floats and shown[col].dropna().between(0, 1).all()):
+            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.1%}")
+    return shown
+
+
+def markdown_table(table: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table (numbers right-aligned); no extra package needed."""
+    if table.empty:
+        return "_(empty)_"
+
+    def cell(value: object) -> str:
+        text = "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
+        if isinstance(value, float) and text:
+            text = f"{value:,.3f}".rstrip("0").rstrip(".") if abs(value) < 1e6 else f"{value:,.0f}"
+        elif isinstance(value, int) and not isinstance(value, bool):
+            text = f"{value:,}"
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    numeric = [pd.api.types.is_numeric_dtype(table[c]) and not pd.api.types.is_bool_dtype(table[c]) for c in table]
+    lines = ["| " + " | ".join(str(c) for c in table.columns) + " |"]
+    lines.append("|" + "|".join("---:" if n else "---" for n in numeric) + "|")
+    for row in table.itertuples(index=False):
+        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _heading(title: str) -> str:
+    """A plot title as one line (a title may break its line inside the figure)."""
+    return " ".join(title.split())
 
 
 def _shown_like(col: str):  # noqa: ANN202  (a formatter for one column's values)
@@ -74,14 +122,13 @@ def write_html(
         + "</p>",
         "<h2>Comparison (totals over transcripts)</h2>",
         _display(comparison).to_html(index=False, border=0, na_rep=""),
-        "<p class='note'>[low, high]: 95% bootstrap interval over transcripts. Retention is on the informative "
-        "probes (a probe every strategy keeps trivially is counted apart); a rejected call's checkpoint counts "
-        "as lost. The reference row (none, the full history) is what savings are measured against.</p>",
+        f"<p class='note'>{html.escape(comparison_note(comparison))}</p>",
     ]
     for name, table in (extra_tables or {}).items():
-        parts += [f"<h2>{html.escape(name)}</h2>", table.to_html(index=False, border=0, na_rep="")]
+        shown = rates_as_percent(name, table)
+        parts += [f"<h2>{html.escape(name)}</h2>", shown.to_html(index=False, border=0, na_rep="")]
     for plot in plots:
-        parts.append(f"<h2>{html.escape(plot.title)}</h2>")
+        parts.append(f"<h2>{html.escape(_heading(plot.title))}</h2>")
         if plot.figure is not None:
             data = base64.b64encode(png_bytes(plot)).decode("ascii")
             parts.append(f"<img alt='{html.escape(plot.title)}' src='data:image/png;base64,{data}'>")
@@ -104,12 +151,12 @@ def write_markdown(
     plot_dir = path.parent / "plots"
     plot_dir.mkdir(parents=True, exist_ok=True)
     lines = [f"# {title}", "", "Sources: " + ", ".join(f"`{s}`" for s in sources), "", "## Comparison", ""]
-    lines += ["```", format_table(comparison), "```", ""]
+    lines += [markdown_table(_display(comparison)), "", f"_{comparison_note(comparison)}_", ""]
     for name, table in (extra_tables or {}).items():
-        lines += [f"## {name}", "", "```", table.to_string(index=False), "```", ""]
+        lines += [f"## {name}", "", markdown_table(rates_as_percent(name, table)), ""]
     pngs: list[Path] = []
     for plot in plots:
-        lines += [f"## {plot.title}", ""]
+        lines += [f"## {_heading(plot.title)}", ""]
         if plot.figure is not None:
             png = plot_dir / f"{plot.name}.png"
             png.write_bytes(png_bytes(plot))

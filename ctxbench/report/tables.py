@@ -362,3 +362,19 @@ def retention_tables(summaries: Sequence[dict[str, Any]]) -> dict[str, pd.DataFr
     tables["Paired differences by transcript"] = paired_comparisons(summaries)
     tables["Per probe outcome by strategy"] = probe_table(summaries)
     return {title: table for title, table in tables.items() if not table.empty}
+
+
+def per_transcript_frame(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per transcript x strategy x model (x variant): where the totals come from.
+    Shares are fractions (the report shows them in percent)."""
+    if cells.empty:
+        return cells
+    keep = ["transcript", "strategy", "model", "variant", "calls", "tokens_sent_total", "tokens_sent_peak"]
+    keep += [c for c in ("overflow_errors", "failed_calls", "retention", "recoverable", "total_cost_usd") if c in cells]
+    table = cells[[c for c in keep if c in cells]].copy()
+    if "tokens_uncompacted_total" in cells:
+        full = cells["tokens_uncompacted_total"].where(cells["tokens_uncompacted_total"] > 0)
+        table.insert(table.columns.get_loc("tokens_sent_peak") + 1, "savings", 1 - cells["tokens_sent_total"] / full)
+    if "variant" in table and not table["variant"].astype(bool).any():
+        table = table.drop(columns=["variant"])
+    return table.sort_values(["transcript", "model", "strategy"]).reset_index(drop=True)
