@@ -116,9 +116,10 @@ def score(
     return result
 
 
-def score_folder(gold_dir: Path, transcripts_root: Path) -> Score:
-    """Import the labelled source files, find boilerplate across all of them, extract, score."""
-    gold = load_gold(gold_dir)
+def score_folder(gold_dir: Path, transcripts_root: Path, held_out_only: bool = False) -> Score:
+    """Import the labelled source files, find boilerplate across all of them, extract, score.
+    ``held_out_only``: only the transcripts labelled after the extractor was written (``held_out``)."""
+    gold = [e for e in load_gold(gold_dir) if e.get("held_out") or not held_out_only]
     files = sorted({e["file"] for e in gold})
     transcripts: dict[str, Transcript] = {}
     for rel in files:
