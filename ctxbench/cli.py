@@ -39,6 +39,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def describe(doc: str | None) -> str:
+    """A module docstring's first paragraph as argparse help: one line of plain text (no RST
+    double backticks, no %% escapes, which argparse prints as they are in a description)."""
+    first = (doc or "").strip().split("\n\n", 1)[0]
+    return " ".join(first.replace("``", "`").split())
+
+
 def _usage() -> str:
     width = max(len(name) for name in COMMANDS)
     lines = ["usage: ctxbench <command> [args...]", "", "commands:"]

@@ -14,13 +14,14 @@ from typing import Any
 
 from ctxbench.atomic import write_text_atomic
 from ctxbench.bench import data, report, runner, sweep
+from ctxbench.cli import describe
 from ctxbench.errors import ConfigError
 
 DEFAULT_STRATEGIES = "none,sliding_window,dbgpt,five_layer,observation_masking"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ctxbench bench", description=__doc__)
+    p = argparse.ArgumentParser(prog="ctxbench bench", description=describe(__doc__))
     p.add_argument("--sizes", default="100k,250k,1m", help="generated transcript sizes in tokens (default %(default)s)")
     p.add_argument("--repeats", type=int, default=3, help="rounds per measurement; medians are reported")
     p.add_argument("--strategies", default=DEFAULT_STRATEGIES, help="strategy configs to replay")

@@ -8,6 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ctxbench.cli import describe
 from ctxbench.data import BUNDLED
 from ctxbench.datagen.generate import DEFAULT_SEED, write_datasets
 
@@ -25,7 +26,7 @@ def compare_dirs(expected: Path, actual: Path) -> list[str]:
 
 
 def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="ctxbench generate", description=__doc__)
+    parser = argparse.ArgumentParser(prog="ctxbench generate", description=describe(__doc__))
     parser.add_argument(
         "--out", default=str(BUNDLED), help="folder to write (default: the bundled data, ctxbench/data/bundled)"
     )

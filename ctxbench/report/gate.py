@@ -389,12 +389,12 @@ def baseline_cli(argv: Sequence[str]) -> int:
 def check_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ctxbench check",
-        description="Compare results with a baseline; exit 1 when a metric moved past its tolerance and the 95%% "
+        description="Compare results with a baseline; exit 1 when a metric moved past its tolerance and the 95% "
         "interval of the difference, paired by transcript, excludes zero.",
         epilog="Default tolerances: "
         + ", ".join(f"{k}={v}" for k, v in DEFAULT_TOLERANCES.items())
         + ". Higher-is-better metrics (savings, retention) may drop by the tolerance, the others may rise by it. "
-        "N%% is relative to the baseline; metric=off disables a check. Also checkable: tokens_sent, peak, cost_usd.",
+        "N% is relative to the baseline; metric=off disables a check. Also checkable: tokens_sent, peak, cost_usd.",
     )
     p.add_argument("results", nargs="*", help="result folders to check (default: ./results, unless --run)")
     p.add_argument("--baseline", required=True, help="baseline JSON written by `ctxbench baseline`")

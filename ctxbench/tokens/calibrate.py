@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ctxbench.cli import describe
 from ctxbench.data import BUNDLED
 from ctxbench.errors import InputError
 from ctxbench.tokens.content_kinds import KINDS, classify
@@ -407,7 +408,7 @@ def report(result: Calibration, out_dir: Path | None) -> str:
 
 
 def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="ctxbench calibrate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="ctxbench calibrate", description=describe(__doc__))
     parser.add_argument(
         "paths", nargs="*", default=[str(BUNDLED)], help="transcript files or directories (default: the bundled data)"
     )

@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from ctxbench.cli import describe
 from ctxbench.errors import InputError
 from ctxbench.transcripts.canonical import transcript_from_data, write_transcripts
 from ctxbench.transcripts.detect import (
@@ -185,7 +186,7 @@ failure is one line "FAILED  FILE:PLACE: what"), or no source file was found.
 def cli(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="ctxbench import",
-        description=__doc__.splitlines()[0],
+        description=describe(__doc__),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
