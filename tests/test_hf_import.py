@@ -201,6 +201,9 @@ def test_openai_export_json_string_column_usage_and_bad_row(tmp_path: Path) -> N
         "transcripts=3" in result.stdout and "calls_with_usage=6" in result.stdout and "skipped_rows=1" in result.stdout
     )
     assert "row 2" in result.stderr and "Traceback" not in result.stderr
+    # The fidelity check of `ctxbench import`, on the rows: 120+ reported tokens for a prompt of about 30.
+    assert "median_ratio=0.2" in result.stdout and "first 3 runs with usage" in result.stdout
+    assert "what the provider reported" in result.stderr
     assert "row/s" not in result.stderr  # no progress bar when stderr is not a terminal
     transcripts = load(out / "exports.jsonl")
     assert [t.id for t in transcripts] == ["exports#0-run-0", "exports#1-run-1", "exports#3-run-3"]

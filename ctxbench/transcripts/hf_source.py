@@ -36,6 +36,7 @@ from ctxbench.transcripts.model import Transcript
 HF_PREFIX = "hf:"
 DATA_SUFFIXES = (".parquet", ".arrow")
 MESSAGE_COLUMNS = ("messages", "trajectory", "history")
+FIDELITY_SAMPLE = 32  # runs with usage kept to print the median replayed/reported ratio (bounded memory)
 SHOWN_PROBLEMS = 20  # per dataset; the rest are only counted (a million rows must not print a million lines)
 _ROLE_ALIASES = {"ai": "assistant", "gpt": "assistant", "bot": "assistant", "model": "assistant", "human": "user"}
 _METADATA_MAX_CHARS = 256  # scalar columns kept as transcript metadata; patches and logs are left out
@@ -416,8 +417,9 @@ def _write_split(
     place: str,
     problems: _Problems,
     strict: bool = False,
-) -> tuple[int, int, int, int, Counter[str]]:
-    """Stream one split into ``target`` (published atomically); returns counts.
+) -> tuple[int, int, int, int, Counter[str], list[Transcript]]:
+    """Stream one split into ``target`` (published atomically); returns counts and a sample of runs
+    with usage (the first ``FIDELITY_SAMPLE``).
 
     A row that cannot be read is skipped with a warning, or, with ``strict``, fails the whole split.
     """
@@ -425,6 +427,7 @@ def _write_split(
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     n_transcripts = n_messages = n_usage = skipped = 0
     formats: Counter[str] = Counter()
+    sample: list[Transcript] = []
 
     def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
         problems.report(str(message))
@@ -450,7 +453,10 @@ def _write_split(
                         handle.write(_json_line(t.to_dict()))
                         n_transcripts += 1
                         n_messages += len(t.messages)
-                        n_usage += sum(1 for m in t.messages if m.role == "assistant" and "usage" in m.metadata)
+                        with_usage = sum(1 for m in t.messages if m.role == "assistant" and "usage" in m.metadata)
+                        n_usage += with_usage
+                        if with_usage and len(sample) < FIDELITY_SAMPLE:
+                            sample.append(t)
                         formats[str(t.source.get("format"))] += 1
             handle.flush()
             os.fsync(handle.fileno())
@@ -461,7 +467,26 @@ def _write_split(
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return n_transcripts, n_messages, n_usage, skipped, formats
+    return n_transcripts, n_messages, n_usage, skipped, formats, sample
+
+
+def _fidelity_note(place: str, sample: list[Transcript]) -> str:
+    """`` median_ratio=R (tokenizer, N runs)`` as ``ctxbench import`` prints per file, on the sample."""
+    from ctxbench.tokens.provider_fidelity import IMPORT_WARN_RANGE, file_median_ratio
+
+    measured = file_median_ratio(sample) if sample else None
+    if measured is None:
+        return ""
+    ratio, tokenizer = measured
+    low, high = IMPORT_WARN_RANGE
+    if not low <= ratio <= high:
+        print(
+            f"warning: {place}: the replayed prompt is {ratio:.2f}x what the provider reported (median over the "
+            f"calls of the first {len(sample)} runs with usage, {tokenizer}); what the rows do not hold (system "
+            "prompt, tool schemas) is missing: see `ctxbench calibrate --against provider`",
+            file=sys.stderr,
+        )
+    return f" median_ratio={ratio:.3f} ({tokenizer}, first {len(sample)} runs with usage)"
 
 
 def _arrow_error(exc: BaseException, place: str) -> InputError:
@@ -512,7 +537,8 @@ def import_dataset(
             if strict:
                 return
             continue
-        n_transcripts, n_messages, n_usage, skipped, formats = counts
+        n_transcripts, n_messages, n_usage, skipped, formats, sample = counts
+        fidelity = _fidelity_note(place, sample)
         totals.ok += 1
         totals.transcripts += n_transcripts
         totals.messages += n_messages
@@ -522,4 +548,5 @@ def import_dataset(
         print(
             f"ok      {place} -> {target}  format={fmt_text} column={chosen_column} transcripts={n_transcripts} "
             f"messages={n_messages} calls_with_usage={n_usage} skipped_rows={skipped} warnings={problems.count}"
+            + fidelity
         )
