@@ -135,8 +135,9 @@ class FolderLock:
 def new_workspace(final: Path) -> Path:
     """A fresh private folder beside ``final`` to compute it in; earlier ones of killed runs are removed
     (call with ``final``'s lock held: nobody else may be computing it)."""
-    for stale in final.parent.glob(f".tmp-{final.name}-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+    for pattern in (f".tmp-{final.name}-*", f".trash-{final.name}-*"):  # a kill mid-compute or mid-publish
+        for stale in final.parent.glob(pattern):
+            shutil.rmtree(stale, ignore_errors=True)
     final.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-{os.getpid()}-", dir=final.parent))
     os.chmod(work, 0o777 & ~_UMASK)  # mkdtemp makes 0700 folders; results are meant to be shared

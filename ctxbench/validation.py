@@ -51,7 +51,10 @@ _RULES: list[tuple[re.Pattern[str], tuple[Any, str], bool]] = [  # (key pattern,
     (re.compile(r"^(warning|error|critical)(_threshold)?$|_threshold$"), _UNIT, False),
     (re.compile(r"^(budget_ratio|retry_shrink|alpha)$"), _UNIT, False),
     (re.compile(r"(_ratio|_share)$"), _SHARE, False),
+    (re.compile(r"_rate$"), _SHARE, False),
+    (re.compile(r"^temperature$"), _in(0, 2, False, False), False),
     (re.compile(r"^when$"), _NON_NEGATIVE, False),
+    (re.compile(r"^(every_n_calls|fail_first_n)$"), _NON_NEGATIVE, True),
     (re.compile(r"(chars_per_token(_estimate)?|_cpt)$"), _POSITIVE, False),
     (re.compile(r"^(context_window|max_context_tokens)$"), _POSITIVE, True),
     (re.compile(r"_per_mtok$|_ms$|^safety_margin$|^backoff_jitter$"), _NON_NEGATIVE, False),
@@ -177,27 +180,16 @@ def strategy_problems(strategy: DictConfig) -> list[str]:
             )
     _check_order(resolved, raw, problems)
     referenced = set(_PARAM_REF.findall(str(raw)))
-    signature_names: set[str] = set()
     try:
         expanded = expand_targets({k: v for k, v in resolved.items() if k not in _STRATEGY_META})
     except ConfigError as exc:
         return [*problems.values(), f"strategy: {exc}"]
-    for path, node in _targets(expanded, "strategy"):
-        found = target_parameters(node["_target_"])
-        if found is None:
-            continue
-        accepted, any_kwargs = found
-        signature_names |= accepted
-        if any_kwargs:
-            continue
-        for key in node:
-            if key.startswith("_") or key in accepted or (path == "strategy" and key in _STRATEGY_META):
-                continue
-            cls = node["_target_"].rsplit(".", 1)[-1]
-            problems.setdefault(
-                f"{path}.{key}",
-                f"{path}.{key}: unknown key, {cls} takes no {key!r}{_did_you_mean(key, accepted)}",
-            )
+    signature_names = _signature_problems(expanded, "strategy", problems)
+    if isinstance(resolved.get("estimator"), dict):  # the strategy's own estimator (a meta key above)
+        try:
+            _signature_problems(expand_targets(resolved["estimator"]), "strategy.estimator", problems)
+        except ConfigError as exc:
+            problems.setdefault("strategy.estimator", f"strategy.estimator: {exc}")
     # A key another strategy uses is fine (an experiment sets it for every strategy of a sweep).
     known = referenced | shipped_param_keys()
     params = resolved.get("params") if isinstance(resolved.get("params"), dict) else {}
@@ -223,6 +215,54 @@ def shipped_param_keys() -> frozenset[str]:
         if params is not None:
             keys.update(str(k) for k in params)
     return frozenset(keys)
+
+
+def _signature_problems(expanded: Any, prefix: str, problems: dict[str, str]) -> set[str]:
+    """Keys of ``_target_`` objects their class does not take; returns every parameter name seen."""
+    seen: set[str] = set()
+    for path, node in _targets(expanded, prefix):
+        found = target_parameters(node["_target_"])
+        if found is None:
+            continue
+        accepted, any_kwargs = found
+        seen |= accepted
+        if any_kwargs:
+            continue
+        for key in node:
+            if key.startswith("_") or key in accepted or (path == "strategy" and key in _STRATEGY_META):
+                continue
+            cls = node["_target_"].rsplit(".", 1)[-1]
+            problems.setdefault(
+                f"{path}.{key}",
+                f"{path}.{key}: unknown key, {cls} takes no {key!r}{_did_you_mean(key, accepted)}",
+            )
+    return seen
+
+
+def group_problems(cfg: DictConfig, group: str) -> list[str]:
+    """Ranges (and, for ``_target_`` objects, unknown keys) of one more config group: estimator, judge, llm."""
+    from ctxbench.registry import expand_targets
+
+    node = cfg.get(group)
+    if node is None:
+        return []
+    try:
+        resolved = OmegaConf.to_container(node, resolve=True)
+    except Exception as exc:  # noqa: BLE001 - an interpolation to a missing key
+        return [f"{group}: {' '.join(str(exc).split())}"]
+    problems: dict[str, str] = {}
+    for path, key, _, value in _pairs(None, resolved, group):
+        _check_value(path, key, value, problems)
+    cpt = [resolved.get(k) for k in ("min_cpt", "max_cpt")] if isinstance(resolved, dict) else []
+    if len(cpt) == 2 and all(_is_number(v) for v in cpt) and cpt[0] > cpt[1]:
+        problems.setdefault(
+            f"{group}.min_cpt", f"{group}.min_cpt={cpt[0]!r} must not exceed {group}.max_cpt={cpt[1]!r}"
+        )
+    try:
+        _signature_problems(expand_targets(resolved), group, problems)
+    except ConfigError as exc:
+        problems.setdefault(group, f"{group}: {exc}")
+    return list(problems.values())
 
 
 def _escapes(folder: str) -> bool:
@@ -254,6 +294,8 @@ def _check_order(resolved: dict[str, Any], raw: dict[str, Any], problems: dict[s
 def run_problems(cfg: DictConfig, original_cwd: str | Path | None = None) -> list[str]:
     """Every problem of a ``ctxbench run`` config, one line each (empty: the config can run)."""
     problems = strategy_problems(cfg.strategy)
+    for group in ("estimator", "judge", "llm"):
+        problems += group_problems(cfg, group)
     model = OmegaConf.to_container(cfg.model, resolve=True) if "model" in cfg else {}
     found: dict[str, str] = {}
     for key in ("context_window", "reserved_output_tokens", "input_price_per_mtok", "output_price_per_mtok"):

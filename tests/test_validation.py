@@ -94,6 +94,13 @@ DBGPT = "strategy=dbgpt"
             (DBGPT, "+strategy.prepare.0.folder=../../x"),
             "strategy.prepare.0.folder='../../x': a folder here must stay inside the cell",
         ),
+        (("estimator=ema", "estimator.alpha=5"), "estimator.alpha=5: out of range, allowed (0, 1]"),
+        (("estimator=ema", "estimator.min_cpt=9"), "estimator.min_cpt=9 must not exceed estimator.max_cpt=8.0"),
+        (("estimator=ema", "+estimator.alfa=0.1"), "estimator.alfa: unknown key, EmaEstimator takes no 'alfa'"),
+        ((DBGPT, "+strategy.estimator.modle=x"), "strategy.estimator.modle: unknown key, DbgptEstimator takes no"),
+        (("llm=faults", "llm.faults.error_rate=2"), "llm.faults.error_rate=2: out of range, allowed [0, 1]"),
+        (("judge.checkpoints.every_n_calls=-1",), "judge.checkpoints.every_n_calls=-1: out of range"),
+        ((DBGPT, "strategy.proactive.0.when=abc"), "strategy.proactive.0.when='abc': must be a number"),
         (("output.name=../x",), "output.name='../x': must be a folder name inside output.root"),
         (
             ("llm=local", "llm.summariser.cassette.dir=/tmp/elsewhere"),
