@@ -143,6 +143,14 @@ def test_openhands_without_a_limit_uses_its_default_and_keeps_short_output(tmp_p
     assert TRUNCATED in tool.content and len(tool.content) == 30_000 + len(TRUNCATED)  # LLMConfig's default
 
 
+def test_openhands_limit_configured_off_keeps_output_whole(tmp_path: Path) -> None:
+    doc = openhands_instance(output="y" * 50_000)
+    doc["metadata"]["llm_config"]["max_message_chars"] = None
+    [t], _ = quiet_import(write_jsonl(tmp_path / "output.jsonl", [doc]))
+    tool = next(m for m in t.messages if m.role == "tool")
+    assert TRUNCATED not in tool.content and tool.content.startswith("y" * 50_000)
+
+
 def test_openhands_final_text_reply_keeps_its_usage(tmp_path: Path) -> None:
     [t], _ = quiet_import(write_jsonl(tmp_path / "output.jsonl", [openhands_instance()]))
     calls = [m for m in t.messages if m.role == "assistant"]

@@ -166,6 +166,8 @@ def _max_message_chars(doc: dict[str, Any]) -> int | None:
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     llm = meta.get("llm_config") if isinstance(meta.get("llm_config"), dict) else {}
     value = llm.get("max_message_chars", DEFAULT_MAX_MESSAGE_CHARS)
+    if value is None:  # configured off: OpenHands then sends observations whole
+        return None
     return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_MAX_MESSAGE_CHARS
 
 
