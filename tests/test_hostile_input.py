@@ -8,8 +8,11 @@ import os
 import shutil
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ctxbench.cli import main
 from ctxbench.errors import InputError
@@ -252,3 +255,99 @@ def test_the_cli_counts_warnings_per_file(tmp_path: Path, capsys: pytest.Capture
     assert main(["import", str(path), "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert "warnings=1" in out.splitlines()[0] and "total   files=1 failed=0" in out and "warnings=1 " in out
+
+
+# --- fuzzing the importers: any mutation of a real-shaped file is imported or is one InputError ----------
+
+KEYS = [
+    "role",
+    "content",
+    "tool_calls",
+    "id",
+    "function",
+    "name",
+    "arguments",
+    "type",
+    "messages",
+    "history",
+    "trajectory",
+    "traj",
+    "usage",
+    "prompt_tokens",
+    "text",
+    "tool_use_id",
+    "message",
+    "uuid",
+    "action",
+]
+JSON_FIXTURES = sorted(p for p in FIXTURES.iterdir() if p.suffix in (".json", ".jsonl"))
+ODD_STRINGS = ["", "\ud800", "\x00", "a" * 5000, "🙂", "\u202e", "${oops}", "[", "null"]
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from(ODD_STRINGS)
+    | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.sampled_from(KEYS), children, max_size=4),
+    max_leaves=12,
+)
+
+
+def _places(value: Any, path: tuple = ()) -> list[tuple]:
+    out = [path]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _places(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _places(v, (*path, i))
+    return out
+
+
+def _replace(value: Any, path: tuple, new: Any) -> Any:
+    if not path:
+        return new
+    value[path[0]] = _replace(value[path[0]], path[1:], new)
+    return value
+
+
+def _parses(line: str) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
+def _mutated(fixture: Path, data: st.DataObject) -> bytes:
+    text = fixture.read_text("utf-8")
+    if fixture.suffix == ".jsonl":
+        lines = [line for line in text.splitlines() if line.strip()]
+        good = [i for i, line in enumerate(lines) if _parses(line)]  # a fixture may hold a bad line on purpose
+        i = data.draw(st.sampled_from(good))
+        row = json.loads(lines[i])
+        lines[i] = json.dumps(_replace(row, data.draw(st.sampled_from(_places(row))), data.draw(json_values)))
+        out = "".join(line + "\n" for line in lines)
+    else:
+        doc = json.loads(text)
+        doc = _replace(doc, data.draw(st.sampled_from(_places(doc))), data.draw(json_values))
+        out = json.dumps(doc, indent=data.draw(st.sampled_from([None, 1])))
+    raw = out.encode("utf-8")
+    cut = data.draw(st.sampled_from([None, None, None, len(raw) // 3, len(raw) - 1]))
+    return raw[:cut] if cut is not None else raw
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_any_mutation_of_a_fixture_imports_or_is_one_input_error(tmp_path_factory, data) -> None:
+    fixture = data.draw(st.sampled_from(JSON_FIXTURES))
+    path = tmp_path_factory.mktemp("mut") / fixture.name
+    path.write_bytes(_mutated(fixture, data))
+    try:
+        transcripts, _ = imported(path)
+    except InputError as exc:
+        assert str(exc).startswith(str(path)) and "\n" not in str(exc)
+        return
+    out = write_transcripts(path.with_suffix(".out.jsonl"), transcripts)  # writable: no surrogate left
+    assert [t.to_dict() for t in read_transcripts(out)] == [t.to_dict() for t in transcripts]
