@@ -351,3 +351,12 @@ def test_any_mutation_of_a_fixture_imports_or_is_one_input_error(tmp_path_factor
         return
     out = write_transcripts(path.with_suffix(".out.jsonl"), transcripts)  # writable: no surrogate left
     assert [t.to_dict() for t in read_transcripts(out)] == [t.to_dict() for t in transcripts]
+
+
+def test_a_file_name_that_is_not_utf8_is_imported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    name = os.fsdecode(b"bad\xffname.json")
+    (tmp_path / name).write_text(json.dumps(CHAT))
+    assert main(["import", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
+    (written,) = (tmp_path / "out").iterdir()
+    (t,) = read_transcripts(written)
+    assert t.id == "bad\ufffdname" and "Traceback" not in capsys.readouterr().err

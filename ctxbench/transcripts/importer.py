@@ -67,7 +67,24 @@ def import_file(path: str | Path, fmt: str = "auto") -> list[Transcript]:
         raise InputError(path, None, f"cannot read as {chosen} ({type(exc).__name__}: {exc})") from None
     if not any(t.messages for t in transcripts):
         raise InputError(path, None, f"nothing usable: read as {chosen}, but no message was found")
+    if not _encodable(str(path)):  # a file name that is not UTF-8: ids and paths made from it could not be written
+        for t in transcripts:
+            t.id = _printable(t.id)
+            t.source = {k: _printable(v) if isinstance(v, str) else v for k, v in t.source.items()}
     return transcripts
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(text: str) -> str:
+    """A name decoded with surrogate escapes (bytes that are not UTF-8), with U+FFFD for each such byte."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _canonical(source: Source) -> list[Transcript]:
