@@ -323,3 +323,23 @@ def test_a_dataset_with_repeated_ids_keeps_both_runs(tmp_path: Path, monkeypatch
     with pytest.warns(TranscriptWarning, match="duplicate transcript id"):
         loaded = load_dataset(cfg)
     assert len({t.id for t, _ in loaded}) == 2
+
+
+def test_openai_responses_items_become_calls_results_and_reasoning(tmp_path: Path) -> None:
+    items = [
+        {"role": "user", "content": [{"type": "input_text", "text": "How many rows in orders?"}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Count with SQL."}]},
+        {"type": "function_call", "call_id": "call_1", "name": "sql", "arguments": '{"q": "SELECT count(*)"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": "42"},
+        {"type": "reasoning", "id": "rs_2", "summary": [{"type": "summary_text", "text": "Report it."}]},
+        {"role": "assistant", "type": "message", "content": [{"type": "output_text", "text": "42 rows."}]},
+    ]
+    path = tmp_path / "responses.json"
+    path.write_text(json.dumps(items))
+    [t], warned = quiet_import(path)
+    assert [m.role for m in t.messages] == ["user", "assistant", "tool", "assistant"]
+    call, result, answer = t.messages[1], t.messages[2], t.messages[3]
+    assert [c.name for c in call.tool_calls] == ["sql"] and call.metadata["reasoning"] == "Count with SQL."
+    assert result.tool_call_id == "call_1" and result.content == "42"
+    assert answer.content == "42 rows." and answer.metadata["reasoning"] == "Report it."
+    assert not warned

@@ -278,9 +278,12 @@ def _is_event(item: Any) -> bool:
     return isinstance(item, dict) and ("action" in item or "observation" in item) and "source" in item
 
 
+_RESPONSES_ITEMS = {"reasoning", "function_call", "function_call_output"}  # OpenAI Responses API items
+
+
 def _is_message(item: Any) -> bool:
-    """A chat message, or an OpenAI reasoning item (which belongs to the assistant message after it)."""
-    return isinstance(item, dict) and (isinstance(item.get("role"), str) or item.get("type") == "reasoning")
+    """A chat message, or an OpenAI Responses item (reasoning, function call, its output)."""
+    return isinstance(item, dict) and (isinstance(item.get("role"), str) or item.get("type") in _RESPONSES_ITEMS)
 
 
 def _anthropic_blocks(messages: list[Any]) -> bool:

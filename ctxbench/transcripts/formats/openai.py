@@ -6,7 +6,8 @@ and ``role: tool``, the legacy ``function_call`` / ``role: function``, content p
 per-call usage wherever frameworks keep it (``usage``, ``extra.response.usage``, ``response.usage``).
 Reasoning is kept as the assistant message's own part, ``metadata["reasoning"]``: DeepSeek's
 ``reasoning_content`` (also vLLM's ``reasoning``), and OpenAI reasoning items (``{"type": "reasoning",
-"summary": [...]}``), which belong to the assistant message after them.
+"summary": [...]}``), which belong to the assistant message after them. OpenAI Responses API item
+lists (``function_call``, ``function_call_output``, ``reasoning``, messages) are read as well.
 """
 
 from __future__ import annotations
@@ -94,22 +95,54 @@ def reasoning_item_text(raw: dict[str, Any]) -> str:
     return "\n".join(t for t in texts if isinstance(t, str) and t)
 
 
+def _responses_item(raw: Any) -> str | None:
+    """The kind of an OpenAI Responses API item without a role (reasoning, function_call, ...)."""
+    return raw.get("type") if isinstance(raw, dict) and "role" not in raw else None
+
+
 def convert_messages(raws: list[Any], ctx: ParseContext, prefix: str) -> tuple[list[Message], str | None]:
-    """Convert a message list; ``prefix`` names the list in warnings (``$.messages``)."""
+    """Convert a message list; ``prefix`` names the list in warnings (``$.messages``).
+
+    Responses API items are read too: a ``function_call`` is a tool call of the assistant turn it
+    follows (or of a new one), a ``function_call_output`` its ``tool`` result, and ``reasoning``
+    the reasoning part of the assistant turn after it."""
     messages: list[Message] = []
     model: str | None = None
     pending: list[str] = []  # reasoning items waiting for their assistant message
+
+    def with_reasoning(message: Message) -> Message:
+        nonlocal pending
+        joined = "\n".join(p for p in pending if p)
+        pending = []
+        if joined and "reasoning" not in message.metadata:
+            return message.replace(metadata={**message.metadata, "reasoning": joined})
+        return message
+
     for i, raw in enumerate(raws):
-        if isinstance(raw, dict) and raw.get("type") == "reasoning" and "role" not in raw:
+        kind = _responses_item(raw)
+        if kind == "reasoning":
             pending.append(reasoning_item_text(raw))
+            continue
+        if kind == "function_call":
+            call = ToolCall(
+                as_str(raw.get("call_id")) or as_str(raw.get("id")) or f"call_{i}",
+                str(raw.get("name") or ""),
+                arguments_text(raw.get("arguments")),
+            )
+            if messages and messages[-1].role == "assistant" and not pending:
+                messages[-1] = messages[-1].replace(tool_calls=(*messages[-1].tool_calls, call))
+            else:
+                messages.append(with_reasoning(Message("assistant", "", tool_calls=(call,))))
+            continue
+        if kind == "function_call_output":
+            output = raw.get("output")
+            text = output if isinstance(output, str) else text_of(output, ctx, f"{prefix}[{i}]")
+            messages.append(Message("tool", text, tool_call_id=as_str(raw.get("call_id"))))
             continue
         message, m_model = convert_message(raw, i, ctx, f"{prefix}[{i}]")
         if message is not None:
             if pending and message.role == "assistant":
-                joined = "\n".join(p for p in pending if p)
-                if joined and "reasoning" not in message.metadata:
-                    message = message.replace(metadata={**message.metadata, "reasoning": joined})
-                pending = []
+                message = with_reasoning(message)
             messages.append(message)
             model = model or m_model
     return messages, model
