@@ -20,6 +20,7 @@ from pathlib import Path
 from ctxbench.cli import describe
 from ctxbench.errors import InputError
 from ctxbench.transcripts.canonical import transcript_from_data, write_transcripts
+from ctxbench.transcripts.dataset_import import ImportTotals, import_dataset
 from ctxbench.transcripts.detect import (
     CANONICAL,
     Source,
@@ -30,7 +31,7 @@ from ctxbench.transcripts.detect import (
 )
 from ctxbench.transcripts.formats import FORMAT_NAMES, PARSERS, ParseContext, TranscriptWarning
 from ctxbench.transcripts.formats._common import dedupe_ids
-from ctxbench.transcripts.hf_source import ImportTotals, import_dataset, is_dataset_source
+from ctxbench.transcripts.hf_source import is_dataset_source
 from ctxbench.transcripts.model import Transcript
 
 # Extensions tried when a directory is expanded; files named explicitly are always tried.
