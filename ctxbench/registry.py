@@ -131,13 +131,13 @@ def entries(kind: str) -> list[Entry]:
         from ctxbench.tokens.tokenizers import available_tokenizers
 
         plugins = {e.name: e for e in _plugin_entries(kind)}
-        own = "ctxbench.tokens.tokenizers:get_tokenizer"
-        return [plugins.get(n) or Entry(kind, n, own, "ctxbench") for n in available_tokenizers()]
+        factory = "ctxbench.tokens.tokenizers:get_tokenizer"
+        return [plugins.get(n) or Entry(kind, n, factory, "ctxbench") for n in available_tokenizers()]
     if kind == "importer":
         _install_plugins()
-        own = list(_importer_entries())
-        names = {e.name for e in own}
-        return own + [e for e in _plugin_entries(kind) if e.name not in names]
+        parsers = list(_importer_entries())
+        names = {e.name for e in parsers}
+        return parsers + [e for e in _plugin_entries(kind) if e.name not in names]
     own = [Entry(kind, name, target, "ctxbench") for name, target in BUILTIN[kind].items()]
     return own + [e for e in _plugin_entries(kind) if e.name not in BUILTIN[kind]]
 

@@ -252,8 +252,9 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
             if any(r.get("others") for r in observer.rows):
                 metrics["judge_agreement"] = agreement_metrics(observer.rows)
             extra["retention.jsonl"] = observer.rows
-            if getattr(observer.judge, "controls", None):
-                extra["judge_controls.jsonl"] = list(observer.judge.controls)
+            controls = getattr(observer.judge, "controls", None)
+            if controls:
+                extra["judge_controls.jsonl"] = list(controls)
         info = {
             "tokenizer": model.tokenizer,
             "estimator": estimator.name,
@@ -278,15 +279,15 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         return json.loads((cell.path / "summary.json").read_text("utf-8"))
 
     # Cells another run is computing are left for the end, then waited for (and reused).
-    items = []
+    items: list[tuple[Cell, Transcript, str]] = []
     for transcript, data_hash in dataset:
         cell_hash = config_hash(cell_config(cfg, f"{data_hash}:{transcript.id}"))
         items.append((Cell(root, transcript.id, name, model.name, cell_hash), transcript, data_hash))
     cells = [str(cell.path) for cell, _, _ in items]
     bar = tqdm(items, desc=f"{name} on {model.name}", unit="transcript", disable=not progress, leave=False)
-    deferred = [(i, item) for i, item in enumerate(bar) if not do_cell(i, *item, blocking=False)]
-    for i, item in deferred:
-        do_cell(i, *item, blocking=True)
+    deferred = [(i, c, t, h) for i, (c, t, h) in enumerate(bar) if not do_cell(i, c, t, h, blocking=False)]
+    for i, c, t, h in deferred:
+        do_cell(i, c, t, h, blocking=True)  # now wait for the run that holds it
     summaries = [by_index[i] for i in sorted(by_index)]
     (output_dir / CELLS_FILE).write_text(json.dumps(cells, indent=1), encoding="utf-8")
     calls = sum(s["metrics"].get("calls", 0) for s in summaries)

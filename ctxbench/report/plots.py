@@ -194,7 +194,7 @@ def retention_vs_savings(comparison: pd.DataFrame) -> Plot:
     for i, (model, group) in enumerate(data.groupby("model")):
         color = plt.cm.tab10(i % 10)
         points = group[~reference.loc[group.index]]
-        err = {}
+        err: dict[str, Any] = {}
         for axis, col in (("xerr", "savings_vs_none"), ("yerr", "retention")):
             if f"{col}_lo" in points:  # 95% bootstrap intervals over transcripts
                 low = (points[col] - points[f"{col}_lo"]).clip(lower=0) * 100
@@ -225,7 +225,7 @@ def retention_vs_savings(comparison: pd.DataFrame) -> Plot:
         )
     if reference.any():
         ref = data[reference]
-        ref_err = {}
+        ref_err: dict[str, Any] = {}
         if "retention_lo" in ref:
             low = (ref["retention"] - ref["retention_lo"]).clip(lower=0) * 100
             high = (ref["retention_hi"] - ref["retention"]).clip(lower=0) * 100

@@ -48,7 +48,7 @@ def load(paths: PathArg) -> pd.DataFrame:
     return pd.DataFrame([s.row() for s in summaries(paths)])
 
 
-def _records(path: Path, make: Callable[[dict[str, Any]], R]) -> list[R]:
+def _records(path: Path, make: Callable[[dict[str, Any]], R], kind: str) -> list[R]:
     if not path.exists():
         return []
     out = []
@@ -59,20 +59,20 @@ def _records(path: Path, make: Callable[[dict[str, Any]], R]) -> list[R]:
             try:
                 out.append(make(json.loads(line)))
             except (json.JSONDecodeError, TypeError) as exc:
-                raise InputError(path, f"line {line_no}", f"not a {make.__self__.__name__} record ({exc})") from None
+                raise InputError(path, f"line {line_no}", f"not a {kind} record ({exc})") from None
     return out
 
 
 def calls(cell: str | Path) -> list[CallRecord]:
     """The cell's ``calls.jsonl``, one record per replayed call."""
-    return _records(Path(cell) / "calls.jsonl", CallRecord.from_dict)
+    return _records(Path(cell) / "calls.jsonl", CallRecord.from_dict, "call")
 
 
 def events(cell: str | Path) -> list[EventRecord]:
     """The cell's ``events.jsonl`` (strategy events: ``context.status`` and the layers' notes)."""
-    return _records(Path(cell) / "events.jsonl", EventRecord.from_dict)
+    return _records(Path(cell) / "events.jsonl", EventRecord.from_dict, "event")
 
 
 def judgments(cell: str | Path) -> list[Judgment]:
     """The cell's ``retention.jsonl``: every probe judged at every checkpoint."""
-    return _records(Path(cell) / "retention.jsonl", Judgment.from_dict)
+    return _records(Path(cell) / "retention.jsonl", Judgment.from_dict, "judgment")
