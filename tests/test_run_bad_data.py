@@ -2,6 +2,7 @@
 and skipped; the good files are replayed; `--strict` (or dataset.strict=true) stops at the first."""
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -66,3 +67,33 @@ def test_strict_stops_at_the_first_bad_file(tmp_path: Path, dataset: Path) -> No
         assert result.returncode == 2 and "Traceback" not in result.stderr
         assert "b_truncated.jsonl:line 1: not valid JSON" in result.stderr
         assert cells(out) == []
+
+
+def test_unreadable_dataset_folders_and_special_files_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxbench.transcripts.canonical import read_dataset
+
+    data = tmp_path / "data"
+    write_transcripts(data / "a.jsonl", [coding_transcript(rounds=2, tid="a")])
+    (data / "locked").mkdir()
+    os.mkfifo(data / "pipe.jsonl")
+    os.symlink("loop.jsonl", data / "loop.jsonl")
+    real_scandir = os.scandir
+
+    def fake_scandir(path: object = ".") -> object:  # a fake, named as such: root reads any folder
+        if Path(str(path)).name == "locked":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", fake_scandir)
+    found = read_dataset([data])
+    assert [f.path.name for f in found.files] == ["a.jsonl"]  # the rest is still read
+    assert found.problems[:1] == [f"{data / 'locked'}: cannot list directory: permission denied"]
+    monkeypatch.setattr(os, "scandir", real_scandir)
+    found = read_dataset([data])
+    assert [f.path.name for f in found.files] == ["a.jsonl"]
+    assert sorted(p.split(": ", 1)[1] for p in found.problems) == [
+        "cannot read: symbolic link loop (too many levels of symbolic links)",
+        "not a regular file (a named pipe)",
+    ]

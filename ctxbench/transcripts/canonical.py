@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,14 +131,30 @@ def write_transcripts(path: str | Path, transcripts: Iterable[Transcript]) -> Pa
     return write_jsonl_atomic(path, (t.to_dict() for t in transcripts))
 
 
-def find_canonical_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand files and directories into a sorted list of canonical ``.jsonl`` files."""
+def find_canonical_files(paths: Iterable[str | Path], problems: list[str] | None = None) -> list[Path]:
+    """Expand files and directories into a sorted list of canonical ``.jsonl`` files.
+
+    A folder that cannot be listed is never skipped silently: an ``InputError``, or one line added
+    to ``problems`` when given (the rest is still listed). Links to folders are not followed (no
+    loops). A given path that does not exist says so; a broken or looping link is named when read.
+    """
     found: list[Path] = []
+
+    def unlistable(exc: OSError) -> None:
+        reason = "permission denied" if isinstance(exc, PermissionError) else (exc.strerror or str(exc))
+        error = InputError(exc.filename, None, f"cannot list directory: {reason}")
+        if problems is None:
+            raise error
+        problems.append(str(error))
+
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            found.extend(sorted(p.rglob(f"*{CANONICAL_SUFFIX}")))
-        elif p.exists():
+            files: list[Path] = []
+            for folder, _, names in os.walk(p, onerror=unlistable):
+                files.extend(Path(folder) / n for n in names if n.endswith(CANONICAL_SUFFIX))
+            found.extend(sorted(files))
+        elif p.exists() or p.is_symlink():
             found.append(p)
         else:
             raise InputError(p, None, "no such file or directory")
@@ -170,7 +187,7 @@ def read_dataset(paths: Iterable[str | Path], strict: bool = False) -> DatasetRe
     found = DatasetRead()
     for given in paths:
         try:
-            files = find_canonical_files([given])
+            files = find_canonical_files([given], found.problems if not strict else None)
         except InputError as exc:
             if strict:
                 raise
