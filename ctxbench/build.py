@@ -114,8 +114,14 @@ def build_judge(
     kind = judge_cfg.get("kind", "deterministic")
     if kind == "deterministic":
         return DeterministicJudge(snapshots)
-    if kind != "llm":
-        raise ConfigError(f"judge.kind {kind!r} is not known; use 'deterministic' or 'llm'")
+    if kind != "llm":  # a judge registered by name (a plugin's entry point; see docs/extending.md)
+        from ctxbench.registry import lookup
+
+        judge_class = lookup("judge", str(kind)).load()
+        try:
+            return judge_class(**(judge_cfg.get("params") or {}))
+        except TypeError as exc:
+            raise ConfigError(f"judge.kind {kind!r}: judge.params do not fit {judge_class.__name__} ({exc})") from None
     from ctxbench.judges.agreement import JudgePanel
     from ctxbench.judges.llm import LLMJudge
     from ctxbench.llm import build_client

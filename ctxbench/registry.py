@@ -26,7 +26,7 @@ from typing import Any
 from ctxbench.errors import ConfigError
 
 KINDS = ("layer", "strategy", "estimator", "judge", "tokenizer", "importer")
-GROUPS = {kind: f"ctxbench.{kind}s" for kind in KINDS}
+GROUPS = {kind: f"ctxbench.{'strategies' if kind == 'strategy' else kind + 's'}" for kind in KINDS}
 
 # Built-ins by short name: "module:attribute". Tokenizers and importers come from their own tables.
 BUILTIN: dict[str, dict[str, str]] = {
@@ -110,8 +110,9 @@ def _plugin_entries(kind: str) -> Iterator[Entry]:
 
 
 @cache
-def _install_plugins() -> None:
-    """Tokenizer and importer plugins join the tables those subsystems look names up in."""
+def install_plugins() -> None:
+    """Tokenizer and importer plugins join the tables those subsystems look names up in
+    (``get_tokenizer`` and ``ctxbench import --format``). Called once; cheap afterwards."""
     from ctxbench.tokens.tokenizers import available_tokenizers, register_tokenizer
     from ctxbench.transcripts.formats import PARSERS
 
@@ -127,17 +128,16 @@ def entries(kind: str) -> list[Entry]:
     if kind not in KINDS:
         raise ConfigError(f"unknown kind {kind!r}; choose from {', '.join(KINDS)}")
     if kind == "tokenizer":
-        _install_plugins()
+        install_plugins()
         from ctxbench.tokens.tokenizers import available_tokenizers
 
         plugins = {e.name: e for e in _plugin_entries(kind)}
         factory = "ctxbench.tokens.tokenizers:get_tokenizer"
         return [plugins.get(n) or Entry(kind, n, factory, "ctxbench") for n in available_tokenizers()]
     if kind == "importer":
-        _install_plugins()
-        parsers = list(_importer_entries())
-        names = {e.name for e in parsers}
-        return parsers + [e for e in _plugin_entries(kind) if e.name not in names]
+        install_plugins()
+        plugins = {e.name: e for e in _plugin_entries(kind)}
+        return [plugins.get(e.name) or e for e in _importer_entries()]  # a plugin's parser is in PARSERS too
     own = [Entry(kind, name, target, "ctxbench") for name, target in BUILTIN[kind].items()]
     return own + [e for e in _plugin_entries(kind) if e.name not in BUILTIN[kind]]
 

@@ -41,6 +41,12 @@ def test_every_layer_and_strategy_class_has_a_short_name():
                 assert callable(entry.load()), entry
 
 
+def test_entry_point_groups_are_the_documented_ones():
+    from ctxbench.registry import GROUPS
+
+    assert GROUPS["strategy"] == "ctxbench.strategies" and GROUPS["layer"] == "ctxbench.layers"
+
+
 def test_parameters_and_defaults_come_from_the_signature():
     shown = {str(p) for p in parameters(lookup("layer", "reactive_keep_last_rounds").load())}
     assert shown == {"keep_rounds: int = 2", "name: str = 'layer4'"}

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ctxbench.cli import describe
 from ctxbench.errors import InputError
+from ctxbench.registry import install_plugins
 from ctxbench.transcripts.canonical import transcript_from_data, write_transcripts
 from ctxbench.transcripts.dataset_import import ImportTotals, import_dataset
 from ctxbench.transcripts.detect import (
@@ -210,7 +211,8 @@ def cli(argv: list[str]) -> int:
     )
     parser.add_argument("paths", nargs="+", help="source files or directories (walked recursively)")
     parser.add_argument("--out", required=True, type=Path, help="directory for the canonical JSONL files")
-    parser.add_argument("--format", default="auto", choices=("auto", *FORMAT_NAMES), help="source format")
+    install_plugins()  # importers of installed plugins (entry point group ctxbench.importers) join PARSERS
+    parser.add_argument("--format", default="auto", choices=("auto", *PARSERS), help="source format")
     parser.add_argument(
         "--column",
         default=None,
