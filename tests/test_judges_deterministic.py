@@ -91,6 +91,8 @@ def test_retention_metrics_name_the_layer_that_dropped_a_fact():
         {
             "probe": "p",
             "kind": "recall",
+            "label": None,  # the rows carried no label or question (issue 15: dropped facts say what was asked)
+            "question": None,
             "answer": "47213",
             "status": "lost",
             "first_missing_call": 5,

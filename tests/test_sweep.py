@@ -7,6 +7,7 @@ import csv
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,7 +79,8 @@ def test_rerun_recomputes_only_the_lost_cell(sweep: dict, tmp_path: Path) -> Non
     assert set(after) == set(before)
     changed = [p for p in after if after[p] != before[p]]
     assert changed == [lost]
-    assert done.stderr.count("skip ") == 3  # the three complete cells were reused, and logged as such
+    reused = sum(int(n) for n in re.findall(r"\((\d+) reused\)", done.stderr))
+    assert reused == 3  # the three complete cells were reused, and logged as such
 
 
 def test_joblib_launcher_runs_the_same_sweep(sweep: dict, tmp_path: Path) -> None:
@@ -148,10 +150,10 @@ def test_gate_passes_on_same_results_and_fails_on_a_worse_strategy(sweep: dict) 
         cwd=tmp,
     )
     worse = run("check", "--baseline", str(baseline), str(bad), cwd=tmp, check=False)
-    assert worse.returncode == 1, worse.stdout + worse.stderr
-    failing = [line for line in worse.stdout.splitlines() if "FAIL" in line]
-    assert len(failing) == 1 and "sliding_window" in failing[0] and "savings" in failing[0]
-    assert "REGRESSION" in worse.stdout
+    # The drop passes the tolerance, but on two transcripts (one fits the window either way) the paired interval
+    # of the difference includes zero: noise, not a regression (tests/test_gate_paired.py has the failing case).
+    moved = [line for line in worse.stdout.splitlines() if "sliding_window" in line and "savings" in line]
+    assert worse.returncode == 0 and len(moved) == 1 and "within noise" in moved[0], worse.stdout + worse.stderr
 
     # A looser tolerance lets the same drop through.
     loose = run("check", "--baseline", str(baseline), str(bad), "--tolerance", "savings=0.5", cwd=tmp)
