@@ -393,7 +393,11 @@ class PrintComparison(Callback):
         print("\n" + comparison_table(summaries, report), flush=True)  # below any progress bar left on the line
         results = results_folder(config)
         shown = _shown(results)
-        print(f"\nResults: {shown}/cells ({len(cells)} cells; a log line per cell in {shown}/jobs)", flush=True)
+        n = len(cells)
+        print(
+            f"\nResults: {shown}/cells ({n} cell{'' if n == 1 else 's'}; a log line per cell in {shown}/jobs)",
+            flush=True,
+        )
         print(f"Next: ctxbench report {shown} --out {_shown(results / 'report')}", flush=True)
 
 
