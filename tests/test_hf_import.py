@@ -285,3 +285,32 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
     os.close(primary)
     assert proc.returncode == 0, stdout
     assert b"runs.parquet:" in terminal and b"0/3" in terminal  # drawn, then cleared (leave=False)
+
+
+def test_dataset_dict_on_disk_gives_one_file_per_split(tmp_path: Path) -> None:
+    saved = tmp_path / "runs"
+    splits = {"train": [swegym_row(i) for i in range(2)], "test": [swegym_row(7)]}
+    datasets.DatasetDict({k: datasets.Dataset.from_list(v) for k, v in splits.items()}).save_to_disk(str(saved))
+    result = run_import([str(saved), "--out", str(tmp_path / "out")], tmp_path / "hf")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [t.id for t in load(tmp_path / "out" / "runs.train.jsonl")] == [
+        "runs:train#0-getmoto__moto-5000",
+        "runs:train#1-getmoto__moto-5001",
+    ]
+    assert [t.id for t in load(tmp_path / "out" / "runs.test.jsonl")] == ["runs:test#0-getmoto__moto-5007"]
+
+
+def test_row_shapes_other_datasets_use() -> None:
+    """A ``Sequence({...})`` column decodes as a dict of lists; ShareGPT rows say from/value."""
+    from ctxbench.transcripts.dataset_rows import row_document
+
+    columnar = {"messages": {"role": ["user", "assistant"], "content": ["hi", "hello"]}}
+    assert row_document(columnar, "messages")["messages"] == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+    ]
+    sharegpt = {"conversations": [{"from": "human", "value": "fix it"}, {"from": "gpt", "value": "done"}]}
+    messages = row_document(sharegpt, "conversations")["messages"]
+    assert [(m["role"], m["content"]) for m in messages] == [("user", "fix it"), ("assistant", "done")]
+    steps = {"trajectory": [{"response": "ls", "observation": "a.py"}]}
+    assert row_document(steps, "trajectory")["trajectory"] == steps["trajectory"]

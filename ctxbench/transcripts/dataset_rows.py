@@ -58,7 +58,8 @@ def _chat_message(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _is_event(item: Any) -> bool:
-    return isinstance(item, dict) and ("action" in item or "observation" in item)
+    """An OpenHands event (``source`` plus ``action`` or ``observation``); SWE-agent steps have no ``source``."""
+    return isinstance(item, dict) and ("action" in item or "observation" in item) and "source" in item
 
 
 def row_document(row: dict[str, Any], column: str) -> dict[str, Any]:
