@@ -23,3 +23,7 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
 fi
 .venv/bin/python -m pip install --quiet -c constraints.txt -e ".[$EXTRAS]"
+# Upstream implementations for the differential tests and strategy=upstream_dbgpt (docs/strategies.md).
+# DB-GPT's context package is four self-contained modules inside the dbgpt wheel, whose declared
+# dependencies (aiohttp==3.8.4, ...) conflict with litellm's: installed without them, loaded by file.
+.venv/bin/python -m pip install --quiet --no-deps dbgpt==0.8.2

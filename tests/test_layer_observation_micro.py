@@ -55,11 +55,14 @@ def test_pointer_to_snapshot_is_kept():
     )
 
 
-def test_tool_results_are_observations_too():
+def test_tool_results_that_end_their_turn_are_observations_too():
+    """The tool result that closes a round is DB-GPT's observation; the other results of a parallel
+    batch stay whole (what DB-GPT's own Layer 1 does with that rule: tests/test_upstream_dbgpt.py)."""
     messages = tool_history(8, result_chars=600)
     out = ObservationMicroCompact().apply(messages, make_ctx(messages))
     cut = [m for m in out if m.role == "tool" and m.content.endswith("... [truncated]")]
-    assert len(cut) == 2 * 3  # two results in each of the 3 rounds older than 8 - 5
+    assert len(cut) == 3  # the last of the two results in each of the 3 rounds older than 8 - 5
+    assert all(out[out.index(m) + 1].role != "tool" for m in cut)
     assert all(len(m.content) == 200 + len("... [truncated]") for m in cut)
 
 

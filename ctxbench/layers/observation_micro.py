@@ -13,19 +13,24 @@ message has no snapshot. Deterministic, no LLM.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Sequence
 
 from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.layers.llm_full_compression import breaker_open
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.rounds import DbgptRoundsCache, is_observation
+from ctxbench.transcripts.rounds import DbgptRoundsCache, is_observation, last_result_of_turn
 
 SLACK_CHARS = 30  # DB-GPT only cuts observations longer than max_chars + 30
 
 
-def is_observation_like(message: Message) -> bool:
-    """DB-GPT's observation, extended to function-calling transcripts: tool results count too."""
-    return message.role == "tool" or is_observation(message)
+def is_observation_like(messages: Sequence[Message], i: int) -> bool:
+    """DB-GPT's observation (the message that closes a round), extended to function-calling
+    transcripts: a tool result that ends its turn. In a parallel batch only the last result closes
+    the round; the others are left whole, as DB-GPT's own code does with that extension
+    (ctxbench.upstream.differences)."""
+    message = messages[i]
+    return is_observation(message) or (message.role == "tool" and last_result_of_turn(messages, i))
 
 
 def truncated(content: str, max_chars: int, snapshot: str | None) -> str:
@@ -74,7 +79,7 @@ class ObservationMicroCompact(Layer):
         for indices in rounds[done:cutoff]:
             for i in indices:
                 message = messages[i]
-                if not is_observation_like(message) or len(message.content) <= self.max_chars + self.slack:
+                if len(message.content) <= self.max_chars + self.slack or not is_observation_like(messages, i):
                     continue
                 cached = self._cut.get(id(message))
                 if cached is None or cached[0] is not message:

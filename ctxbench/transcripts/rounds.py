@@ -45,7 +45,7 @@ def dbgpt_rounds(messages: Sequence[Message]) -> list[list[int]]:
         if message.role == "system":
             continue
         current.append(i)
-        if is_observation(message) or (message.role == "tool" and _last_result_of_turn(messages, i)):
+        if is_observation(message) or (message.role == "tool" and last_result_of_turn(messages, i)):
             rounds.append(current)
             current = []
     if current:
@@ -53,7 +53,7 @@ def dbgpt_rounds(messages: Sequence[Message]) -> list[list[int]]:
     return rounds
 
 
-def _last_result_of_turn(messages: Sequence[Message], i: int) -> bool:
+def last_result_of_turn(messages: Sequence[Message], i: int) -> bool:
     """A tool message ends a round when the next message is not another tool result."""
     return i + 1 >= len(messages) or messages[i + 1].role != "tool"
 
@@ -104,7 +104,7 @@ class DbgptRoundsCache:
                 systems.append(i)
                 continue
             current.append(i)
-            if is_observation(message) or (message.role == "tool" and _last_result_of_turn(messages, i)):
+            if is_observation(message) or (message.role == "tool" and last_result_of_turn(messages, i)):
                 rounds.append(current)
                 ends.append(i)
                 current = []

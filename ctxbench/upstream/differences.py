@@ -1,0 +1,80 @@
+"""Every deliberate difference between ctxbench's strategies and the upstream code they reproduce,
+in one place, with its reason. The differential tests (tests/test_upstream_dbgpt.py) require
+identical per-call prompts, token counts, states and status events wherever none of these apply,
+and switch each one off (or steer around it) where it would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Difference:
+    what: str  # what differs
+    why: str  # why ctxbench does it its way
+    upstream_switch: str = ""  # how strategy=upstream_dbgpt (or the test) makes the two agree, if it can
+
+
+DBGPT: tuple[Difference, ...] = (
+    Difference(
+        "Layer 3 never reaches the LLM upstream: manager.py passes model_name=self.model_name, an "
+        "attribute ContextManager never sets, so every error-level call raises AttributeError, counts "
+        "as a compaction failure, and the circuit breaker opens after three. ctxbench's dbgpt calls "
+        "the summariser, as the seed describes.",
+        "the seed's Layer 3 summarises; the upstream quirk is a bug, and a benchmark of 'DB-GPT with "
+        "Layer 3' must be able to measure Layer 3",
+        "strategy.params.set_model_name=true sets the attribute (default false: upstream as shipped)",
+    ),
+    Difference(
+        "Layer 3's summariser request: ctxbench renders the old messages with the transcript's roles "
+        "([user], [assistant], [tool]) and a function call as 'Action: name / Action Input: args'; "
+        "upstream renders DB-GPT's roles ([human], [ai]) and the message text as DB-GPT counts it. The "
+        "summary text (and so the prompt after a summary) differs with the summariser's input.",
+        "readable roles for real summariser models; the same six headings and 3000-char cut",
+        "the differential tests compare calls before the first Layer 3 summary, or run without a "
+        "summariser (both skip Layer 3)",
+    ),
+    Difference(
+        "Function-calling transcripts: upstream knows only 'Observation:' text (DB-GPT's ReAct agents "
+        "write tool results that way). ctxbench counts a tool message that ends its turn as an "
+        "observation (it closes a round and Layer 1 may cut it); other results of a parallel batch "
+        "stay whole.",
+        "otherwise no round ever closes in a tool-calling transcript and Layers 1, 2 and 4 never act",
+        "strategy.params.tool_results_as_observations=true (default) makes upstream's "
+        "_is_observation_message accept such a tool message; false runs upstream unchanged",
+    ),
+    Difference(
+        "Message text: upstream counts AgentMessage.content; for a function-calling assistant message "
+        "ctxbench counts content + '\\n' + 'name arguments' per call (DbgptEstimator).",
+        "in DB-GPT's ReAct prompts the action and its input are part of the content",
+        "upstream_dbgpt gives upstream the same text (ctxbench.tokens.dbgpt.message_text)",
+    ),
+    Difference(
+        "The budget: upstream uses max_context_tokens as configured (default 120000, non-positive "
+        "falls back to it); ctxbench plans against the smaller of it and the model's window.",
+        "DB-GPT sizes max_context_tokens from the model's metadata per deployment; a fixed 120000 on "
+        "a 32k model is never reached, so only overflow errors (Layer 4) ever act",
+        "strategy.params.follow_model_window=true (default) configures upstream with the same number",
+    ),
+    Difference(
+        "current_round: upstream is given the agent loop's retry counter; the replay passes the number "
+        "of rounds in the history (what that counter is when every loop iteration is one round).",
+        "the replay has no agent loop",
+        "both sides use the number of rounds",
+    ),
+    Difference(
+        "Layer 4 on a request it cannot shrink (no more rounds than it keeps): upstream retries the same "
+        "request once more; ctxbench's dbgpt gives up without the second rejection.",
+        "the retry would be rejected again: same tokens sent, one overflow error fewer",
+        "upstream_dbgpt retries as DB-GPT does",
+    ),
+    Difference(
+        "Snapshot pointers and the task-progress block are written by DB-GPT's agent (role.py, the ReAct "
+        "prompt), not by the context package; ctxbench reproduces them (ToolResultSnapshots) for both "
+        "strategies, with DB-GPT's paths ($DBGPT_HOME/workspace/op_snapshots/<conv_id>/step_NNN_x.json, "
+        "DBGPT_HOME = /root/.dbgpt) and a timestamp derived from the step, not the clock.",
+        "the context package needs what the agent feeds it; deterministic replays",
+        "the same prepare layer in both",
+    ),
+)
