@@ -209,7 +209,12 @@ def cli(argv: list[str]) -> int:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("paths", nargs="+", help="source files or directories (walked recursively)")
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        help="source files or directories (walked recursively), or datasets streamed row by row: "
+        "hf:ORG/NAME[@REV][:SPLIT], .parquet/.arrow files, save_to_disk or parquet/arrow folders",
+    )
     parser.add_argument("--out", required=True, type=Path, help="directory for the canonical JSONL files")
     install_plugins()  # importers of installed plugins (entry point group ctxbench.importers) join PARSERS
     parser.add_argument("--format", default="auto", choices=("auto", *PARSERS), help="source format")
