@@ -271,7 +271,10 @@ def _escapes(folder: str) -> bool:
 
 
 def _check_order(resolved: dict[str, Any], raw: dict[str, Any], problems: dict[str, str]) -> None:
-    """DB-GPT's states: warning < error < critical <= 1 (each already checked to be in (0, 1])."""
+    """DB-GPT's states: warning < error <= critical <= 1 (each already checked to be in (0, 1]).
+
+    ``critical`` may equal ``error``: no layer keys on it (it is only reported), and the shipped
+    threshold sweep sets error to 0.95, the default critical."""
     thresholds = resolved.get("thresholds")
     if not isinstance(thresholds, dict):
         return
@@ -280,14 +283,15 @@ def _check_order(resolved: dict[str, Any], raw: dict[str, Any], problems: dict[s
         level: (_user_name(f"strategy.thresholds.{level}", raw_thresholds.get(level)), thresholds.get(level))
         for level in ("warning", "error", "critical")
     }
-    levels = [(name, value) for name, value in named.values() if _is_number(value)]
-    if len(levels) < 2 or any(name in problems for name, _ in levels):
+    levels = [(level, *named[level]) for level in named if _is_number(named[level][1])]
+    if len(levels) < 2 or any(name in problems for _, name, _ in levels):
         return
-    for (low_name, low), (high_name, high) in zip(levels, levels[1:], strict=False):
-        if not low < high:
+    for (_, low_name, low), (high_level, high_name, high) in zip(levels, levels[1:], strict=False):
+        if low > high or (low == high and high_level != "critical"):
+            relation = "at most" if high_level == "critical" else "below"
             problems.setdefault(
                 f"order:{low_name}",
-                f"{low_name}={low!r} must be below {high_name}={high!r} (warning < error < critical <= 1)",
+                f"{low_name}={low!r} must be {relation} {high_name}={high!r} (warning < error <= critical <= 1)",
             )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hydra import compose, initialize_config_dir
@@ -56,11 +57,11 @@ DBGPT = "strategy=dbgpt"
         (
             (DBGPT, "strategy.params.warning_threshold=0.95"),
             "strategy.params.warning_threshold=0.95 must be below strategy.params.error_threshold=0.9 "
-            "(warning < error < critical <= 1)",
+            "(warning < error <= critical <= 1)",
         ),
         (
             (DBGPT, "strategy.params.error_threshold=0.97"),
-            "strategy.params.error_threshold=0.97 must be below strategy.params.critical_threshold=0.95",
+            "strategy.params.error_threshold=0.97 must be at most strategy.params.critical_threshold=0.95",
         ),
         (
             (DBGPT, "strategy.params.warning_threshold=abc"),
@@ -113,6 +114,13 @@ def test_impossible_values_are_named_with_their_range(overrides: tuple[str, ...]
     assert len(found) == 1 and found[0].startswith(expected), found
 
 
+def test_error_may_equal_critical_as_in_the_shipped_threshold_sweep() -> None:
+    assert problems(DBGPT, "strategy.params.error_threshold=0.95") == []
+    assert problems(DBGPT, "strategy.params.warning_threshold=0.9")[0].startswith(
+        "strategy.params.warning_threshold=0.9 must be below strategy.params.error_threshold=0.9"
+    )
+
+
 def test_a_parameter_another_strategy_of_the_sweep_uses_is_accepted() -> None:
     # +experiment=windows sets strategy.params.max_context_tokens for every strategy it sweeps.
     assert problems("strategy=sliding_window", "+strategy.params.max_context_tokens=1000") == []
@@ -152,3 +160,43 @@ def test_a_window_smaller_than_the_system_prompt_is_warned(tmp_path: Path) -> No
     assert "model.context_window=600 is too small for transcript 'a': its system prompt is" in result.stderr
     (summary,) = (tmp_path / "r").rglob("summary.json")
     assert json.loads(summary.read_text())["metrics"]["failed_calls"] > 0  # the warning said so
+
+
+def sweep_points() -> list[tuple[str, ...]]:
+    """Every job of every shipped experiment's sweep, as overrides."""
+    import itertools
+
+    from omegaconf import OmegaConf
+
+    points = []
+    for path in sorted((CONFIG_DIR / "experiment").glob("*.yaml")):
+        params = OmegaConf.load(path).get("hydra", {}).get("sweeper", {}).get("params", {}) or {}
+        axes = [[f"{key}={value.strip()}" for value in str(values).split(",")] for key, values in params.items()]
+        points += [(f"+experiment={path.stem}", *combo) for combo in itertools.product(*axes)]
+    return points
+
+
+def test_every_job_of_every_shipped_sweep_is_valid() -> None:
+    points = sweep_points()
+    assert len(points) > 20
+    import copy
+
+    import yaml
+    from omegaconf import OmegaConf
+
+    # Composing is the cost (0.25 s): once per choice of config groups, then the values are set.
+    composed: dict[tuple[str, ...], Any] = {}
+    bad = {}
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        for point in points:
+            groups = tuple(o for o in point if "." not in o.split("=")[0])
+            if groups not in composed:
+                composed[groups] = compose("config", overrides=list(groups))
+            cfg = copy.deepcopy(composed[groups])
+            for override in point:
+                if override not in groups:
+                    key, value = override.split("=", 1)
+                    OmegaConf.update(cfg, key, yaml.safe_load(value), force_add=True)
+            if found := run_problems(cfg, "/tmp"):
+                bad[point] = found
+    assert not bad
