@@ -18,6 +18,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from ctxbench.atomic import write_text_atomic
 from ctxbench.errors import InputError
 from ctxbench.progress import show_progress
 
@@ -182,7 +183,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     overrides = list(HydraConfig.get().overrides.task)
     skipped: list[str] = []
     dataset = load_dataset(cfg, skipped)
-    (output_dir / SKIPPED_FILE).write_text(json.dumps(skipped, indent=1), encoding="utf-8")
+    # Atomic: two identical sweeps started in the same second share Hydra's job folder.
+    write_text_atomic(output_dir / SKIPPED_FILE, json.dumps(skipped, indent=1))
     for warning in window_warnings(
         [t for t, _ in dataset], counter, model.context_window, model.reserved_output_tokens
     ):
@@ -289,7 +291,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     for i, c, t, h in deferred:
         do_cell(i, c, t, h, blocking=True)  # now wait for the run that holds it
     summaries = [by_index[i] for i in sorted(by_index)]
-    (output_dir / CELLS_FILE).write_text(json.dumps(cells, indent=1), encoding="utf-8")
+    write_text_atomic(output_dir / CELLS_FILE, json.dumps(cells, indent=1))
     calls = sum(s["metrics"].get("calls", 0) for s in summaries)
     # The job's one console line; Hydra's own launch lines are off (configs/hydra/hydra_logging).
     extra = " ".join(o for o in overrides if not o.startswith(("strategy=", "model=")))
