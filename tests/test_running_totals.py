@@ -122,3 +122,30 @@ def test_layers_that_remember_the_last_call_decide_as_a_fresh_layer_would(histor
             kept = layer.apply(working, context)
             assert [(m.role, m.content) for m in kept] == [(m.role, m.content) for m in fresh], name
             working = list(kept)
+
+
+def test_running_sums_follow_a_growing_history_and_its_views_without_rewalking():
+    """A view strategy sizes the whole history, a cut copy of it and a short view every call: each
+    list keeps its own follower, so only what changed is valued (not the history once per call)."""
+    from ctxbench.transcripts.running import RunningSums
+
+    walked = []
+
+    def value(message: Message) -> int:
+        walked.append(message)
+        return len(message.content)
+
+    sums = RunningSums(value)
+    history: list[Message] = []
+    cut: dict[int, Message] = {}
+    for call in range(200):
+        system = Message("system", f"progress {call}")
+        history = [system, *history[1:], Message("user", f"u{call} " * 10), Message("assistant", f"a{call}")]
+        copy = [
+            cut.setdefault(i, m.replace(content="cut")) if 0 < i < len(history) - 10 else m
+            for i, m in enumerate(history)
+        ]
+        view = [system, *history[-6:]]
+        for messages in (history, copy, view, view):
+            assert sums(messages) == sum(len(m.content) for m in messages)
+    assert len(walked) < 20 * 200  # a few per list per call; one follower would re-walk ~400 per call

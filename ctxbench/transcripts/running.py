@@ -19,6 +19,7 @@ from operator import is_not
 from ctxbench.transcripts.model import Message
 
 REPLACED_LIMIT = 16  # more changed positions than this: treat as a shift and re-walk from the first
+SKIPPED_REPLACEMENTS = 3  # replaced messages a dropped run may follow (see cut_dropped_runs)
 
 
 def common_prefix(seen: Sequence[object], current: Sequence[object]) -> int:
@@ -49,8 +50,19 @@ def cut_dropped_runs(seen: list[Message], current: Sequence[Message], cut: Calla
     False to stop. Returns the positions that still differ (see ``replaced_positions``)."""
     changed = replaced_positions(seen, current)
     for _ in range(REPLACED_LIMIT):
-        end = dropped_run_end(seen, current, changed[0]) if len(changed) > REPLACED_LIMIT else None
-        if end is None or not cut(changed[0], end):
+        if len(changed) <= REPLACED_LIMIT:
+            break
+        # The run may start after a few replaced messages (a view strategy's system prompt changes
+        # every call, and the rounds after it are dropped from the front).
+        found = next(
+            (
+                (first, end)
+                for first in changed[:SKIPPED_REPLACEMENTS]
+                if (end := dropped_run_end(seen, current, first))
+            ),
+            None,
+        )
+        if found is None or not cut(*found):
             break
         changed = replaced_positions(seen, current)
     return changed
@@ -119,33 +131,42 @@ class RunningSums:
 
     A view strategy (DB-GPT) sizes its whole history and the compacted copies it makes of it,
     every call: one follower would re-walk the history each time it switches between them.
-    Each list is summed by the follower that saw the most similar list (fewest replaced
-    positions, then closest length); a list unlike all of them gets a new follower while
-    there are free slots."""
+    Each list is summed by the follower whose last list is cheapest to bring up to date (fewest
+    replaced positions plus the difference in length). A list that no follower can follow
+    cheaply (many replaced positions, and no dropped run to cut out) gets the least recently
+    used follower, so the followers of the lists that recur every call are kept."""
 
     def __init__(self, value: Callable[[Message], int], slots: int = 4) -> None:
         self.value = value
         self.slots = slots
         self._sums: list[RunningSum] = []
+        self._used: list[int] = []  # when each follower was last used
+        self._clock = 0
 
     def __call__(self, messages: Sequence[Message]) -> int:
-        best: RunningSum | None = None
-        best_key: tuple[int, int] | None = None
-        for running in self._sums:
+        self._clock += 1
+        best = -1
+        best_cost = 0
+        for index, running in enumerate(self._sums):
             seen = running._seen
-            key = (len(replaced_positions(seen, messages)), abs(len(seen) - len(messages)))
-            if best_key is None or key < best_key:
-                best, best_key = running, key
-        free = len(self._sums) < self.slots
-        if best is None or (best_key[0] > REPLACED_LIMIT and free and _unrelated(best, messages)):
-            best = RunningSum(self.value)
-            self._sums.append(best)
-        return best(messages)
+            cost = len(replaced_positions(seen, messages)) + abs(len(seen) - len(messages))
+            if best < 0 or cost < best_cost:
+                best, best_cost = index, cost
+        if best < 0 or (best_cost > REPLACED_LIMIT and _unrelated(self._sums[best], messages)):
+            if len(self._sums) < self.slots:
+                self._sums.append(RunningSum(self.value))
+                self._used.append(0)
+                best = len(self._sums) - 1
+            else:
+                best = min(range(len(self._sums)), key=self._used.__getitem__)
+                self._sums[best] = RunningSum(self.value)
+        self._used[best] = self._clock
+        return self._sums[best](messages)
 
 
 def _unrelated(running: RunningSum, messages: Sequence[Message]) -> bool:
-    """True when ``messages`` shares little with what ``running`` saw: neither a long common
-    prefix nor a dropped run (which ``RunningSum`` cuts out cheaply)."""
+    """True when ``messages`` is not ``running``'s list with a run dropped (possibly after a few
+    replaced messages), which ``RunningSum`` would cut out cheaply."""
     seen = running._seen
-    first = common_prefix(seen, messages)
-    return first < len(messages) // 2 and dropped_run_end(seen, messages, first) is None
+    changed = replaced_positions(seen, messages)
+    return not any(dropped_run_end(seen, messages, first) for first in changed[:SKIPPED_REPLACEMENTS])
