@@ -27,3 +27,8 @@ fi
 # DB-GPT's context package is four self-contained modules inside the dbgpt wheel, whose declared
 # dependencies (aiohttp==3.8.4, ...) conflict with litellm's: installed without them, loaded by file.
 .venv/bin/python -m pip install --quiet --no-deps dbgpt==0.8.2
+# inspect_ai's compaction (strategy=inspect_compaction): the wheel and the packages inspect_ai.model
+# imports, without the rest of its tree (s3fs/aiobotocore would downgrade fsspec and boto3 pinned above).
+.venv/bin/python -m pip install --quiet --no-deps inspect-ai==0.3.285 docstring-parser==0.18.0 ijson==3.6.0 \
+  jsonlines==4.0.0 jsonpatch==1.48 jsonpointer==3.12 mmh3==5.3.1 nest-asyncio2==1.7.4 platformdirs==4.14.9 \
+  psutil==7.2.2 semver==3.1.2 shortuuid==1.0.13 tenacity==9.2.1 textual==8.2.8 zipfile-zstd==0.0.4 zstandard==0.25.0

@@ -66,6 +66,8 @@ PROMISES: dict[str, dict[str, Any]] = {
     # on its own, and DB-GPT has no notion of pinned messages (reference.md 1a).
     "dbgpt": {**ALL, "first_user": False, "pinned": False},
     "upstream_dbgpt": {**ALL, "first_user": False, "pinned": False},  # DB-GPT's own code: the same
+    # inspect_ai keeps its prefix (system prompt and task) but has no notion of pinned messages.
+    "inspect_compaction": {**ALL, "pinned": False},
 }
 # Properties that fail for a strategy that promises them (other helpers' strategies are not edited
 # here): (strategy, property) -> (what happens, the counterexample's build_history arguments).

@@ -15,7 +15,10 @@ class UpstreamMissing(RuntimeError):
 def missing(strategy: str) -> str | None:
     """Why ``strategy`` (a config name) cannot run here, or None: the upstream strategies need their
     optional packages; everything else always runs."""
-    loaders = {"upstream_dbgpt": "ctxbench.upstream.dbgpt_loader:load_context"}
+    loaders = {
+        "upstream_dbgpt": "ctxbench.upstream.dbgpt_loader:load_context",
+        "inspect_compaction": "ctxbench.upstream.inspect_strategy:load_inspect",
+    }
     target = loaders.get(strategy)
     if target is None:
         return None
