@@ -65,7 +65,7 @@ def write_configs(conf: Path, api_base: str) -> None:
     role = {
         "model": "openai/scripted",
         "api_base": api_base,
-        "timeout": 0.5,
+        "timeout": 1.0,
         "num_retries": 1,
         "retry_min_seconds": 0.01,
         "retry_max_seconds": 0.02,
@@ -119,7 +119,7 @@ def sweep(tmp_path: Path, server: LLMServer, strategies: str, out: str) -> tuple
 
 
 def test_every_cell_finishes_and_every_failure_is_counted_by_role_and_kind(tmp_path):
-    with LLMServer(script=SCRIPT, reply=model, sleep_seconds=1.5) as server:
+    with LLMServer(script=SCRIPT, reply=model, sleep_seconds=2.5) as server:
         write_configs(tmp_path / "conf", server.api_base)
         stdout, summaries = sweep(tmp_path, server, "dbgpt_small,five_layer_summarising,anchored_summary", "flaky")
         requests = len(server.requests)
