@@ -58,15 +58,18 @@ done
 "$PY" -m ctxbench.cli import "$SHARED/swe-agent-official/trajectories/demonstrations/ctf/crypto/katy.traj" \
   "$SHARED/swe-agent-official/trajectories/demonstrations/ctf/rev/rock.traj" --out "$WORK/data"
 
-rm -f "$CASSETTES"/*.jsonl
+# A run writes its cassettes inside its results folder (validation confines it); copied into the tests after.
 api=http://127.0.0.1:$PORT/v1
 overrides=()
 for role in summariser answerer judge; do
-  overrides+=("llm.$role.api_base=$api" "llm.$role.cassette.dir=$CASSETTES")
+  overrides+=("llm.$role.api_base=$api")
 done
 start=$(date +%s)
 "$PY" -m ctxbench.cli run -m +experiment=local_cassettes llm=local "dataset.paths=[$WORK/data]" \
   "output.root=$WORK/out" progress=false "${overrides[@]}"
+mkdir -p "$CASSETTES"
+rm -f "$CASSETTES"/*.jsonl
+cp "$WORK/out/local_cassettes/cassettes/"*.jsonl "$CASSETTES/"
 echo "recorded in $(( $(date +%s) - start ))s: $(cat "$CASSETTES"/*.jsonl | wc -l) exchanges in $CASSETTES"
 # What the replay test checks the offline run against: the recorded cells' metrics.
 "$PY" - "$WORK/out" "$CASSETTES/expected_metrics.json" <<'EOF'

@@ -76,7 +76,7 @@ def run_llm_judged(tmp_path: Path, data: Path, mode: str, out: str) -> dict:
 def test_record_then_replay_with_server_stopped_gives_identical_scores(tmp_path):
     data = tmp_path / "data"
     write_transcripts(data / "a.jsonl", [coding_transcript(rounds=30, tid="a")])
-    cassettes = tmp_path / "cassettes"
+    cassettes = tmp_path / "rec" / "default" / "cassettes"  # a recording run writes inside its results folder
     with ScriptedModelServer() as server:
         llm_config(tmp_path / "conf", server.api_base, "record", cassettes)
         llm_config(tmp_path / "conf", server.api_base, "replay", cassettes)

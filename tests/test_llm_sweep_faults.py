@@ -24,7 +24,7 @@ SCRIPT = [
 
 
 FIVE_LAYER_SUMMARISING = """defaults: [five_layer, _self_]
-params: {preemptive_overflow_ratio: 5.0}
+proactive: []
 reactive:
   - layer:
       _target_: ctxbench.layers.degraded_summary.DegradedSummary
