@@ -149,3 +149,20 @@ def test_running_sums_follow_a_growing_history_and_its_views_without_rewalking()
         for messages in (history, copy, view, view):
             assert sums(messages) == sum(len(m.content) for m in messages)
     assert len(walked) < 20 * 200  # a few per list per call; one follower would re-walk ~400 per call
+
+
+def test_counter_sizes_match_per_message_counts_and_count_each_message_once() -> None:
+    from ctxbench.tokens.counting import TokenCounter
+    from ctxbench.tokens.tokenizers import get_tokenizer
+
+    rng = random.Random(7)
+    messages = [random_message(rng, n) for n in range(40)]
+    counter, reference = TokenCounter(get_tokenizer("o200k_base")), TokenCounter(get_tokenizer("o200k_base"))
+    counter.message(messages[3])  # some counts cached, some not
+    counter.message(messages[20])
+    expected = [reference.message(Message(m.role, m.content, tool_calls=m.tool_calls, name=m.name)) for m in messages]
+    assert counter.sizes(iter(messages)) == expected
+    assert counter.tokenized_chars == sum(m.char_count for m in messages)  # every message tokenized once
+    assert counter.sizes(messages[5:9]) == expected[5:9] and counter.tokenized_chars == sum(
+        m.char_count for m in messages
+    )

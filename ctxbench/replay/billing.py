@@ -100,7 +100,7 @@ class CallBilling:
     ) -> CacheUsage:
         if cache is None:
             return CacheUsage(uncached_tokens=prompt)
-        return cache.request(messages, self.counter.message, prompt, now)
+        return cache.request(messages, self.counter.message, prompt, now, sizes=self.counter.sizes)
 
 
 def cost_summary(calls: Sequence[dict[str, Any]]) -> dict[str, Any]:

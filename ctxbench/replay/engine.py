@@ -73,7 +73,7 @@ def replay(
     start = 0
     for call_index, at in enumerate(transcript.call_indices):
         new = transcript.messages[start:at]
-        uncompacted += sum(counter.message(m) for m in new)
+        uncompacted += sum(counter.sizes(new))
         for m in new:
             loop_reasoning = 0 if m.role == "user" else loop_reasoning + reasoning_tokens(m, counter.tokenizer)
         history.extend(new)

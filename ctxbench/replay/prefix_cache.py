@@ -23,7 +23,8 @@ first changed message that happens to be unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate, islice
@@ -123,10 +124,16 @@ class PrefixCache:
         self._last: _Chain | None = None
 
     def request(
-        self, messages: Sequence[Message], size: Callable[[Message], int], prompt_tokens: int, now: float | None = None
+        self,
+        messages: Sequence[Message],
+        size: Callable[[Message], int],
+        prompt_tokens: int,
+        now: float | None = None,
+        sizes: Callable[[Iterable[Message]], Iterable[int]] | None = None,
     ) -> CacheUsage:
         """Bill one accepted request of ``prompt_tokens`` (its messages plus request framing, which
-        is never cached) and remember what it cached. ``size`` gives a message's tokens."""
+        is never cached) and remember what it cached. ``size`` gives a message's tokens; ``sizes``,
+        if given, the same for many messages at once (faster; default ``map(size, ...)``)."""
         rules = self.rules
         live = [c for c in self._chains if not _expired_all(c, now)]
         best, shared, read_end, read = None, 0, 0, 0
@@ -142,7 +149,7 @@ class PrefixCache:
             if tokens > read or best is None:
                 best, shared, read_end, read = chain, k, end, tokens
         lost = self._lost(messages)
-        cum = self._running_counts(best, shared, messages, size)
+        cum = self._running_counts(best, shared, messages, sizes or functools.partial(map, size))
         cached = min(self._billable_read(read, prompt_tokens), prompt_tokens)
         write = 0
         ends: dict[int, float | None] = {}
@@ -207,11 +214,14 @@ class PrefixCache:
 
     @staticmethod
     def _running_counts(
-        best: _Chain | None, shared: int, messages: Sequence[Message], size: Callable[[Message], int]
+        best: _Chain | None,
+        shared: int,
+        messages: Sequence[Message],
+        sizes: Callable[[Iterable[Message]], Iterable[int]],
     ) -> list[int]:
         """``cum`` for the new request: the shared part copied, only the rest looked up."""
         head = best.cum[: shared + 1] if best is not None else [0]
-        return head + list(accumulate(map(size, islice(messages, len(head) - 1, None)), initial=head[-1]))[1:]
+        return head + list(accumulate(sizes(islice(messages, len(head) - 1, None)), initial=head[-1]))[1:]
 
     def _lost(self, messages: Sequence[Message]) -> int:
         """Tokens of the previous request that this one does not start with."""

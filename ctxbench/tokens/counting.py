@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from itertools import repeat
+from operator import attrgetter
 
 from ctxbench.tokens.tokenizers import Tokenizer
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.running import RunningSum
+
+_TOKEN_CACHE = attrgetter("token_cache")
 
 
 class TokenCounter:
@@ -24,6 +28,15 @@ class TokenCounter:
             message.token_cache[self.key] = cached
             self.tokenized_chars += message.char_count
         return cached
+
+    def sizes(self, messages: Iterable[Message]) -> list[int]:
+        """``[self.message(m) for m in messages]`` with the cached counts looked up in C: billing
+        sizes a whole prompt whenever its first message changed (DB-GPT's system prompt, every call)."""
+        messages = list(messages)
+        counts = list(map(dict.get, map(_TOKEN_CACHE, messages), repeat(self.key)))
+        if None in counts:
+            counts = [self.message(m) if c is None else c for m, c in zip(messages, counts, strict=True)]
+        return counts
 
     def prompt(self, messages: Sequence[Message]) -> int:
         """Tokens of a whole request: every message plus the per-request framing."""

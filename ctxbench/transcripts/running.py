@@ -42,13 +42,20 @@ def dropped_run_end(seen: Sequence[object], current: Sequence[object], first: in
     return next((end for end in range(first + 1, len(seen)) if seen[end] is target), None)
 
 
-def cut_dropped_runs(seen: list[Message], current: Sequence[Message], cut: Callable[[int, int], bool]) -> list[int]:
+def cut_dropped_runs(
+    seen: list[Message],
+    current: Sequence[Message],
+    cut: Callable[[int, int], bool],
+    changed: list[int] | None = None,
+) -> list[int]:
     """Bring ``seen`` in line with ``current`` where whole runs were dropped (a window or pruning
     drops old rounds, shifting everything after them): while more than ``REPLACED_LIMIT``
     positions differ and ``current`` continues at the first one with a later object of ``seen``,
     ``cut(first, end)`` removes ``seen[first:end]`` and what its owner keeps beside it, or returns
-    False to stop. Returns the positions that still differ (see ``replaced_positions``)."""
-    changed = replaced_positions(seen, current)
+    False to stop. Returns the positions that still differ (see ``replaced_positions``);
+    ``changed``: those positions if the caller already has them."""
+    if changed is None:
+        changed = replaced_positions(seen, current)
     for _ in range(REPLACED_LIMIT):
         if len(changed) <= REPLACED_LIMIT:
             break
@@ -84,9 +91,10 @@ class RunningSum:
         self._values: list[int] = []
         self._total = 0
 
-    def __call__(self, messages: Sequence[Message]) -> int:
+    def __call__(self, messages: Sequence[Message], changed: list[int] | None = None) -> int:
+        """The sum over ``messages``; ``changed``: ``replaced_positions(last list, messages)`` if known."""
         seen, values, value = self._seen, self._values, self.value
-        changed = cut_dropped_runs(seen, messages, self._cut)
+        changed = cut_dropped_runs(seen, messages, self._cut, changed)
         if len(changed) > REPLACED_LIMIT:
             first = changed[0]
             del seen[first:], values[first:]
@@ -147,12 +155,15 @@ class RunningSums:
         self._clock += 1
         best = -1
         best_cost = 0
+        best_changed: list[int] | None = None
         for index, running in enumerate(self._sums):
             seen = running._seen
-            cost = len(replaced_positions(seen, messages)) + abs(len(seen) - len(messages))
+            changed = replaced_positions(seen, messages)
+            cost = len(changed) + abs(len(seen) - len(messages))
             if best < 0 or cost < best_cost:
-                best, best_cost = index, cost
-        if best < 0 or (best_cost > REPLACED_LIMIT and _unrelated(self._sums[best], messages)):
+                best, best_cost, best_changed = index, cost, changed
+        if best < 0 or (best_cost > REPLACED_LIMIT and _unrelated(self._sums[best], messages, best_changed)):
+            best_changed = None  # a fresh follower
             if len(self._sums) < self.slots:
                 self._sums.append(RunningSum(self.value))
                 self._used.append(0)
@@ -161,12 +172,12 @@ class RunningSums:
                 best = min(range(len(self._sums)), key=self._used.__getitem__)
                 self._sums[best] = RunningSum(self.value)
         self._used[best] = self._clock
-        return self._sums[best](messages)
+        return self._sums[best](messages, best_changed)
 
 
-def _unrelated(running: RunningSum, messages: Sequence[Message]) -> bool:
+def _unrelated(running: RunningSum, messages: Sequence[Message], changed: list[int]) -> bool:
     """True when ``messages`` is not ``running``'s list with a run dropped (possibly after a few
-    replaced messages), which ``RunningSum`` would cut out cheaply."""
+    replaced messages), which ``RunningSum`` would cut out cheaply; ``changed``: the positions
+    that differ (``replaced_positions``)."""
     seen = running._seen
-    changed = replaced_positions(seen, messages)
     return not any(dropped_run_end(seen, messages, first) for first in changed[:SKIPPED_REPLACEMENTS])
