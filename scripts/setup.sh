@@ -32,3 +32,9 @@ fi
 .venv/bin/python -m pip install --quiet --no-deps inspect-ai==0.3.285 docstring-parser==0.18.0 ijson==3.6.0 \
   jsonlines==4.0.0 jsonpatch==1.48 jsonpointer==3.12 mmh3==5.3.1 nest-asyncio2==1.7.4 platformdirs==4.14.9 \
   psutil==7.2.2 semver==3.1.2 shortuuid==1.0.13 tenacity==9.2.1 textual==8.2.8 zipfile-zstd==0.0.4 zstandard==0.25.0
+# LangChain's context middleware (strategy=langchain_middleware, the `langchain` extra): installs with
+# its own dependencies, none of which changes a package pinned above; its tree is pinned here.
+.venv/bin/python -m pip install --quiet -c constraints.txt langchain==1.5.0 langchain-core==1.8.3 \
+  langchain-protocol==0.0.20 langgraph==1.2.24 langgraph-checkpoint==4.3.2 langgraph-prebuilt==1.1.3 \
+  langgraph-sdk==0.4.14 langsmith==0.15.1 distro==1.9.0 ormsgpack==1.13.1 requests-toolbelt==1.0.0 \
+  uuid-utils==0.19.0 websockets==17.4

@@ -68,6 +68,9 @@ PROMISES: dict[str, dict[str, Any]] = {
     "upstream_dbgpt": {**ALL, "first_user": False, "pinned": False},  # DB-GPT's own code: the same
     # inspect_ai keeps its prefix (system prompt and task) but has no notion of pinned messages.
     "inspect_compaction": {**ALL, "pinned": False},
+    # LangChain's SummarizationMiddleware summarises everything but the last messages, the task included;
+    # neither middleware knows pinned messages.
+    "langchain_middleware": {**ALL, "first_user": False, "pinned": False},
 }
 # Properties that fail for a strategy that promises them (other helpers' strategies are not edited
 # here): (strategy, property) -> (what happens, the counterexample's build_history arguments).
@@ -114,6 +117,28 @@ KNOWN_VIOLATIONS.update(
         for (name, prop), found in list(KNOWN_VIOLATIONS.items())
         if name == "dbgpt" and prop != "never_grows"
     }
+)
+
+
+# LangChain's SummarizationMiddleware (the default kind) summarises everything before its last 20 messages
+# whatever its size (no size check), so a small span can come back as a longer summary message.
+KNOWN_VIOLATIONS[("langchain_middleware", "never_grows")] = (
+    "SummarizationMiddleware replaces the span before the kept messages by its summary whatever their "
+    "size: build_history(seed=9011, ...) call 7, estimate 20274 -> 20325",
+    {
+        "seed": 9011,
+        "rounds": [
+            (["huge", "big", "tiny"], "none", True),
+            (["huge"], "none", True),
+            (["small"], "none", True),
+            (["small", "huge", "huge"], "pinned", True),
+            (["small"], "none", True),
+            (["big"], "none", True),
+            (["huge", "big", "small"], "none", True),
+            ([], "user", False),
+        ],
+        "cjk": False,
+    },
 )
 
 

@@ -18,6 +18,7 @@ def missing(strategy: str) -> str | None:
     loaders = {
         "upstream_dbgpt": "ctxbench.upstream.dbgpt_loader:load_context",
         "inspect_compaction": "ctxbench.upstream.inspect_strategy:load_inspect",
+        "langchain_middleware": "ctxbench.upstream.langchain_strategy:load_langchain",
     }
     target = loaders.get(strategy)
     if target is None:
