@@ -170,14 +170,14 @@ def test_swegym_hub_snapshot_in_cache_imports_offline(tmp_path: Path) -> None:
     ]
     assert all(len(t.messages) == 5 for t in transcripts)
     wrong = run_import(["hf:SWE-Gym/OpenHands-Sampled-Trajectories:test", "--out", str(tmp_path / "o2")], hf_home)
-    assert wrong.returncode == 1 and "Traceback" not in wrong.stderr
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
     (line,) = [x for x in wrong.stdout.splitlines() if x.startswith("FAILED")]
     assert "cannot load dataset 'SWE-Gym/OpenHands-Sampled-Trajectories'" in line and "train.raw" in line
 
 
 def test_hf_dataset_not_in_cache_is_one_line_error(tmp_path: Path) -> None:
     result = run_import(["hf:nebius/SWE-agent-trajectories", "--out", str(tmp_path / "out")], tmp_path / "hf")
-    assert result.returncode == 1
+    assert result.returncode == 2
     failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED")]
     assert len(failed) == 1
     assert "hf:nebius/SWE-agent-trajectories" in failed[0]
@@ -194,7 +194,7 @@ def test_openai_export_json_string_column_usage_and_bad_row(tmp_path: Path) -> N
     pq.write_table(pa.Table.from_pylist(rows), source)
     out = tmp_path / "out"
     missing = run_import([str(source), "--out", str(out)], tmp_path / "hf")
-    assert missing.returncode == 1 and "no message column" in missing.stdout and "conversation" in missing.stdout
+    assert missing.returncode == 2 and "no message column" in missing.stdout and "conversation" in missing.stdout
     result = run_import([str(source.parent), "--column", "conversation", "--out", str(out)], tmp_path / "hf")
     assert result.returncode == 0, result.stdout + result.stderr
     assert (
@@ -214,7 +214,7 @@ def test_openai_export_json_string_column_usage_and_bad_row(tmp_path: Path) -> N
     strict = run_import(
         [str(source), "--column", "conversation", "--strict", "--out", str(strict_out)], tmp_path / "hf"
     )
-    assert strict.returncode == 1 and "row 2" in strict.stdout and "FAILED" in strict.stdout
+    assert strict.returncode == 2 and "row 2" in strict.stdout and "FAILED" in strict.stdout
     assert not list(strict_out.glob("*.jsonl")) and not list(strict_out.glob(".*.tmp"))  # nothing half-published
 
 
@@ -254,7 +254,7 @@ def test_openhands_events_column_and_files_in_one_run(tmp_path: Path) -> None:
 @pytest.mark.parametrize("spec", ["hf:nebius", "hf:a/b/c"])
 def test_bad_hf_spec(tmp_path: Path, spec: str) -> None:
     result = run_import([spec, "--out", str(tmp_path / "out")], tmp_path / "hf")
-    assert result.returncode == 1 and "expected hf:ORG/NAME[@REVISION][:SPLIT]" in result.stdout
+    assert result.returncode == 2 and "expected hf:ORG/NAME[@REVISION][:SPLIT]" in result.stdout
 
 
 def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:

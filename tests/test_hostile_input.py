@@ -67,7 +67,7 @@ def test_a_hostile_folder_fails_file_by_file_and_imports_every_good_one(
 ) -> None:
     expected = hostile_folder(tmp_path / "src")
     out = tmp_path / "out"
-    assert main(["import", str(tmp_path / "src"), "--out", str(out)]) == 1
+    assert main(["import", str(tmp_path / "src"), "--out", str(out)]) == 2
     captured = capsys.readouterr()
     assert "Traceback" not in captured.out + captured.err
     failed = [line for line in captured.out.splitlines() if line.startswith("FAILED")]
@@ -86,7 +86,7 @@ def test_strict_stops_at_the_first_failure(tmp_path: Path, capsys: pytest.Captur
     src.mkdir()
     (src / "a_bad.json").write_text("[]")
     shutil.copy(FIXTURES / "openai_chat.json", src / "b_good.json")
-    assert main(["import", str(src), "--out", str(tmp_path / "out"), "--strict"]) == 1
+    assert main(["import", str(src), "--out", str(tmp_path / "out"), "--strict"]) == 2
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1 and lines[0].startswith("FAILED") and "a_bad.json" in lines[0]
     assert not (tmp_path / "out" / "b_good.jsonl").exists()
@@ -100,7 +100,7 @@ def test_an_unreadable_sub_directory_is_a_failure_line(tmp_path: Path, capsys: p
     shutil.copy(FIXTURES / "openai_chat.json", src)
     (src / "locked").chmod(0)
     try:
-        assert main(["import", str(src), "--out", str(tmp_path / "out")]) == 1
+        assert main(["import", str(src), "--out", str(tmp_path / "out")]) == 2
     finally:
         (src / "locked").chmod(0o755)
     out = capsys.readouterr().out
@@ -122,7 +122,7 @@ def test_an_unreadable_sub_directory_is_a_failure_line_fake_scandir(
         return real_scandir(path)
 
     monkeypatch.setattr(os, "scandir", fake_scandir)
-    assert main(["import", str(src), "--out", str(tmp_path / "out")]) == 1
+    assert main(["import", str(src), "--out", str(tmp_path / "out")]) == 2
     out = capsys.readouterr().out
     assert f"FAILED  {src / 'locked'}: cannot list directory: permission denied" in out
     assert "total   files=1 failed=1" in out
@@ -156,7 +156,7 @@ def test_a_symlink_loop_named_on_the_command_line_is_not_no_such_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     os.symlink("self.json", tmp_path / "self.json")
-    assert main(["import", str(tmp_path / "self.json"), "--out", str(tmp_path / "out")]) == 1
+    assert main(["import", str(tmp_path / "self.json"), "--out", str(tmp_path / "out")]) == 2
     out = capsys.readouterr().out
     assert "symbolic link loop" in out and "no such file" not in out
     with pytest.raises(InputError, match="symbolic link loop"):

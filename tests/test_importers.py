@@ -449,14 +449,14 @@ def test_cli_reports_bad_file_and_keeps_others(tmp_path: Path, capsys: pytest.Ca
     shutil.copy(FIXTURES / "react_dbgpt.txt", src)
     (src / "broken.json").write_text('{"messages": [{"role": "user", "content": "cut')
     out = src / "out"  # inside the input: must not be re-imported
-    assert main(["import", str(src), "--out", str(out)]) == 1
+    assert main(["import", str(src), "--out", str(out)]) == 2
     lines = capsys.readouterr().out.splitlines()
     failed = [line for line in lines if line.startswith("FAILED")]
     assert len(failed) == 1 and "broken.json" in failed[0]
     assert (out / "react_dbgpt.jsonl").exists() and not (out / "broken.jsonl").exists()
-    assert main(["import", str(src), "--out", str(out), "--format", "react"]) == 1  # broken.json still fails
+    assert main(["import", str(src), "--out", str(out), "--format", "react"]) == 2  # broken.json still fails
     capsys.readouterr()
-    assert main(["import", str(src / "react_dbgpt.txt"), str(src / "missing.json"), "--out", str(out)]) == 1
+    assert main(["import", str(src / "react_dbgpt.txt"), str(src / "missing.json"), "--out", str(out)]) == 2
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("FAILED") and "missing.json: no such file or directory" in lines[0]
     assert lines[1].startswith("ok") and "format=react" in lines[1]

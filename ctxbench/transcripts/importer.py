@@ -197,8 +197,10 @@ def _import_one(
         raise InputError(target, None, f"cannot write: {os_problem(exc, target)}") from None
 
 
-EPILOG = """exit status: 0 every file imported; 1 some file failed (the others are still imported, each
-failure is one line "FAILED  FILE:PLACE: what"), or no source file was found.
+BAD_INPUT = 2  # the CLI's exit-code convention (ctxbench --help): bad usage, config or input
+
+EPILOG = """exit status: 0 every file imported; 2 some file failed (the others are still imported, each
+failure is one line "FAILED  FILE:PLACE: what"), or no source file was found: bad input, as for `ctxbench run`.
 --strict stops at the first failure. See docs/robustness.md."""
 
 
@@ -224,7 +226,7 @@ def cli(argv: list[str]) -> int:
         help="datasets only (hf:ORG/NAME[@REV][:SPLIT], .parquet, Arrow dirs; docs/importing.md): the column "
         "holding each row's message list (default: messages, trajectory or history)",
     )
-    parser.add_argument("--strict", action="store_true", help="stop at the first file that fails (exit 1)")
+    parser.add_argument("--strict", action="store_true", help="stop at the first file that fails (exit 2)")
     args = parser.parse_args(argv)
     for stream in (sys.stdout, sys.stderr):  # a hostile file name must not end the batch when printed
         if hasattr(stream, "reconfigure"):
@@ -237,15 +239,15 @@ def cli(argv: list[str]) -> int:
     for given in dataset_sources:
         import_dataset(given, out_dir, args.format, args.column, ds_totals, strict=args.strict)
         if ds_totals.failed and args.strict:
-            return 1
+            return BAD_INPUT
     files, failures = expand_paths([p for p in args.paths if p not in dataset_sources], exclude=out_dir)
     for exc in failures:
         print(f"FAILED  {exc}")
     if failures and args.strict:
-        return 1
+        return BAD_INPUT
     if not files and not dataset_sources:
         print("ctxbench import: no source files found", file=sys.stderr)
-        return 1
+        return BAD_INPUT
     taken: set[Path] = set()
     ids: set[str] = set()  # across files: two runs sharing an id would be merged downstream
     ok, failed = ds_totals.ok, len(failures) + ds_totals.failed
@@ -268,7 +270,7 @@ def cli(argv: list[str]) -> int:
             failed += 1
             print(f"FAILED  {error}" + (f"  (warnings={len(caught)})" if caught else ""))
             if args.strict:
-                return 1
+                return BAD_INPUT
             continue
         fmt = transcripts[0].source.get("format", args.format) if transcripts else args.format
         messages, with_usage = _summary(transcripts)
@@ -287,4 +289,4 @@ def cli(argv: list[str]) -> int:
         f"total   files={ok} failed={failed} transcripts={n_transcripts} messages={n_messages} "
         f"calls_with_usage={n_usage} warnings={n_warnings} seconds={elapsed:.2f}"
     )
-    return 0 if ok and not failed else 1
+    return 0 if ok and not failed else BAD_INPUT
