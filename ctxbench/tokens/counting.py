@@ -33,10 +33,10 @@ class TokenCounter:
         """``[self.message(m) for m in messages]`` with the cached counts looked up in C: billing
         sizes a whole prompt whenever its first message changed (DB-GPT's system prompt, every call)."""
         messages = list(messages)
-        counts = list(map(dict.get, map(_TOKEN_CACHE, messages), repeat(self.key)))
+        counts: list[int | None] = list(map(dict.get, map(_TOKEN_CACHE, messages), repeat(self.key)))
         if None in counts:
-            counts = [self.message(m) if c is None else c for m, c in zip(messages, counts, strict=True)]
-        return counts
+            return [self.message(m) if c is None else c for m, c in zip(messages, counts, strict=True)]
+        return counts  # type: ignore[return-value]  # no None left: every count was cached
 
     def prompt(self, messages: Sequence[Message]) -> int:
         """Tokens of a whole request: every message plus the per-request framing."""
