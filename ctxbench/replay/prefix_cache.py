@@ -148,7 +148,7 @@ class PrefixCache:
                 tokens += _shared_start(chain.messages[k], messages[k], size)
             if tokens > read or best is None:
                 best, shared, read_end, read = chain, k, end, tokens
-        lost = self._lost(messages)
+        lost = self._lost(messages, shared if best is not None and best is self._last else None)
         cum = self._running_counts(best, shared, messages, sizes or functools.partial(map, size))
         cached = min(self._billable_read(read, prompt_tokens), prompt_tokens)
         write = 0
@@ -223,12 +223,13 @@ class PrefixCache:
         head = best.cum[: shared + 1] if best is not None else [0]
         return head + list(accumulate(sizes(islice(messages, len(head) - 1, None)), initial=head[-1]))[1:]
 
-    def _lost(self, messages: Sequence[Message]) -> int:
-        """Tokens of the previous request that this one does not start with."""
+    def _lost(self, messages: Sequence[Message], shared: int | None = None) -> int:
+        """Tokens of the previous request that this one does not start with (``shared``: how
+        many messages it starts with, if known)."""
         last = self._last
         if last is None:
             return 0
-        k = common_prefix(last.messages, messages)
+        k = common_prefix(last.messages, messages) if shared is None else shared
         return last.cum[-1] - last.cum[k] if k < len(last.messages) else 0
 
     def _remember(self, chain: _Chain, best: _Chain | None, shared: int) -> None:

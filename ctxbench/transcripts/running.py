@@ -153,9 +153,11 @@ class RunningSums:
 
     def __call__(self, messages: Sequence[Message]) -> int:
         self._clock += 1
-        best = -1
+        best, best_changed = self._grown(messages)
+        if best >= 0:
+            self._used[best] = self._clock
+            return self._sums[best](messages, best_changed)
         best_cost = 0
-        best_changed: list[int] | None = None
         for index, running in enumerate(self._sums):
             seen = running._seen
             changed = replaced_positions(seen, messages)
@@ -173,6 +175,18 @@ class RunningSums:
                 self._sums[best] = RunningSum(self.value)
         self._used[best] = self._clock
         return self._sums[best](messages, best_changed)
+
+    def _grown(self, messages: Sequence[Message]) -> tuple[int, list[int] | None]:
+        """The common case without comparing every follower's list in full: a follower whose
+        last list ``messages`` only extends, with a few messages replaced (its last message is
+        still at its place). Returns (follower, replaced positions) or (-1, None)."""
+        for index, running in enumerate(self._sums):
+            seen = running._seen
+            if 0 < len(seen) <= len(messages) and seen[-1] is messages[len(seen) - 1]:
+                changed = replaced_positions(seen, messages)
+                if len(changed) <= REPLACED_LIMIT:
+                    return index, changed
+        return -1, None
 
 
 def _unrelated(running: RunningSum, messages: Sequence[Message], changed: list[int]) -> bool:
