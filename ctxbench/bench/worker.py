@@ -24,7 +24,7 @@ import json
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,9 @@ class RecountingCounter(TokenCounter):
 
     def running_prompt(self) -> Callable[[Sequence[Message]], int]:
         return self.prompt  # the naive design keeps no running total either
+
+    def precount(self, messages: Iterable[Message]) -> None:
+        """Nothing: the naive design caches no count a first pass could fill."""
 
 
 class RecountingEstimator(Estimator):

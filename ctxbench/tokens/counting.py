@@ -38,6 +38,10 @@ class TokenCounter:
             return [self.message(m) if c is None else c for m, c in zip(messages, counts, strict=True)]
         return counts  # type: ignore[return-value]  # no None left: every count was cached
 
+    def precount(self, messages: Iterable[Message]) -> None:
+        """Count (and cache) each message now: the replay counts what it will need in one pass."""
+        self.sizes(messages)
+
     def prompt(self, messages: Sequence[Message]) -> int:
         """Tokens of a whole request: every message plus the per-request framing."""
         key, total = self.key, self.tokenizer.per_request
