@@ -55,11 +55,14 @@ def rss_kib(field: str = "VmRSS") -> int:
 
 def reset_peak_rss() -> bool:
     """Reset VmHWM to the current RSS (``/proc/self/clear_refs``, Linux >= 4.0); True if it took."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        return False
-    return rss_kib("VmHWM") <= rss_kib("VmRSS") + 64  # a few pages may be touched between the two reads
+    for _ in range(5):  # another thread of the process (an import's helper) may touch pages meanwhile: retry
+        try:
+            Path("/proc/self/clear_refs").write_text("5")
+        except OSError:
+            return False
+        if rss_kib("VmHWM") <= rss_kib("VmRSS") + 64:  # a few pages may be touched between the two reads
+            return True
+    return False
 
 
 class RecountingCounter(TokenCounter):
