@@ -65,7 +65,7 @@ class CodingAgent(Agent):
         if hint == "grep" or (hint is None and roll < 0.15):
             pattern = C.ident(rng)
             (cid,) = self.call(b, self._say(), [("grep", {"pattern": pattern, "path": "src"})])
-            lines = []
+            lines: list[str] = []
             while len(lines) * 18 < size:
                 lines.append(
                     f"{C.src_path(rng)}:{rng.randint(1, 900)}:    {pattern}({rng.choice(W.NOUNS)}, "

@@ -58,7 +58,7 @@ class ResearchAgent(Agent):
         elif hint is None and roll < 0.3:
             q = f"{self.topic} {rng.choice(W.NOUNS)} {rng.choice(('2024', 'statistics', 'report', '調査', '报告'))}"
             (cid,) = self.call(b, f"Searching for {q}.", [("web_search", {"query": q, "max_results": 10})])
-            results = []
+            results: list[dict[str, str]] = []
             while len(results) * 70 < size:
                 results.append(
                     {

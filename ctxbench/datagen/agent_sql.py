@@ -101,7 +101,7 @@ class SqlAgent(Agent):
                     f"WHERE table_schema = '{rng.choice(('sales', 'finance', 'ops'))}' ORDER BY 1, 2"
                 },
             )
-            rows = []
+            rows: list[str] = []
             while len(rows) * 12 < size:
                 t = f"{rng.choice(('stg', 'fct', 'dim'))}_{rng.choice(W.NOUNS)}s"
                 rows += [

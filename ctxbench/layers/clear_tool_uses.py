@@ -83,7 +83,7 @@ class ClearToolUses(Layer):
         self.name = name
 
     def triggered(self, used: int, ctx: StrategyContext) -> bool:
-        thresholds = []
+        thresholds: list[float] = []
         if self.trigger_tokens is not None:
             thresholds.append(self.trigger_tokens)
         if self.trigger_ratio is not None:

@@ -102,7 +102,7 @@ class ExtractiveSummariser:
         return text
 
     @staticmethod
-    def _kept_lines(source: str, sections: tuple[str, ...]) -> list[tuple[int, int, int, str]]:
+    def _kept_lines(source: str, sections: tuple[str, ...]) -> list[tuple[tuple[int, int, int], int, int, str]]:
         """(priority, position, heading index, line) for each line worth keeping; duplicates dropped."""
         kept, seen = [], set()
         role: str | None = None

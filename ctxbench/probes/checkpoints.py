@@ -22,6 +22,11 @@ class CheckpointPolicy:
     when_needed: bool = True  # at the call that produces the message needing the fact
 
 
+def _needed_at(probe: Probe) -> int:
+    assert probe.needed_at is not None, "only probes with needed_at are pending"
+    return probe.needed_at
+
+
 class ProbeObserver:
     """A replay observer that records one judgment row per probe per checkpoint."""
 
@@ -33,7 +38,7 @@ class ProbeObserver:
         self.compactions = 0
         # Probes by the message that needs them, in order; judged at the first call at or after it
         # (a fact can be needed by a tool or user message, and calls happen at assistant messages).
-        self._pending_needed = sorted((p for p in self.probes if p.needed_at is not None), key=lambda p: p.needed_at)
+        self._pending_needed = sorted((p for p in self.probes if p.needed_at is not None), key=_needed_at)
         self._index_of: dict[int, int] = {}
         self._first_user = -1
         self._last_accepted = True

@@ -25,7 +25,9 @@ def _bucket(value: int, buckets: Sequence[tuple[int, int]]) -> str:
     return "?"
 
 
-def _grouped(rows: Sequence[dict[str, Any]], key: str, buckets: Sequence[tuple[int, int]] | None) -> dict[str, float]:
+def _grouped(
+    rows: Sequence[dict[str, Any]], key: str, buckets: Sequence[tuple[int, int]] | None
+) -> dict[str, float | None]:
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         groups[_bucket(row[key], buckets) if buckets else row[key]].append(row)

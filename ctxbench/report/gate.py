@@ -195,7 +195,7 @@ def compare(
     interval that excludes zero (when there is one: baselines without per-transcript numbers
     fall back to the tolerance alone)."""
     now = {_key(e): e for e in current}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for entry in baseline:
         key = _key(entry)
         ident = {"strategy": key[0], "model": key[1], "variant": key[2]}

@@ -179,9 +179,9 @@ def add_llm_columns(table: pd.DataFrame, summaries: Sequence[dict[str, Any]], ke
         fns = [m["judge_false_negative_rate"] for m in cells if m.get("judge_false_negative_rate") is not None]
         rates = (f" FP {max(fps):.0%}" if fps else "") + (f" FN {max(fns):.0%}" if fns else "")
         trust.append(("untrusted" if False in verdicts else "ok" if verdicts and None not in verdicts else "-") + rates)
-    summaries = [sum(int(m.get("summaries") or 0) for m in groups.get(k, [])) for k in index]
+    summary_counts = [sum(int(m.get("summaries") or 0) for m in groups.get(k, [])) for k in index]
     if any(columns["summariser_failures"]):  # how many summaries got through beside the failures
-        table["summaries"] = summaries
+        table["summaries"] = summary_counts
     for name, values in columns.items():
         if any(values):
             table[name] = values

@@ -48,7 +48,7 @@ class Estimator(ABC):
     def observe(self, messages: Sequence[Message], reported_prompt_tokens: int) -> None:
         """Learn from the provider's reported usage after a successful call (default: no-op)."""
 
-    def state(self) -> dict[str, float]:
+    def state(self) -> dict[str, float | None]:
         return {}
 
 
@@ -111,7 +111,7 @@ class EmaEstimator(Estimator):
         self.cpt = sample if self.samples == 0 else self.alpha * sample + (1 - self.alpha) * self.cpt
         self.samples += 1
 
-    def state(self) -> dict[str, float]:
+    def state(self) -> dict[str, float | None]:
         return {"cpt": round(self.cpt, 4), "samples": self.samples, "rejected": self.rejected}
 
 
@@ -179,7 +179,7 @@ class AnchoredEstimator(Estimator):
         self._anchor = list(messages)
         self._anchor_tokens = int(reported_prompt_tokens)
 
-    def state(self) -> dict[str, float]:
+    def state(self) -> dict[str, float | None]:
         marginal = round(self.marginal_cpt, 4) if self.marginal_cpt is not None else None
         return {
             **self.ema.state(),

@@ -131,7 +131,8 @@ def _measure_one(transcript: Transcript, tok: Tokenizer, reasoning: str | None) 
     for i, message in enumerate(transcript.messages):
         if i in condensed:  # the agent forgot these messages from here on, and sends a summary instead
             event = condensed[i]
-            forgotten = event.get("forgotten") if isinstance(event.get("forgotten"), list) else []
+            recorded_forgotten = event.get("forgotten")
+            forgotten = recorded_forgotten if isinstance(recorded_forgotten, list) else []
             total -= sum(
                 counter.message(transcript.messages[k]) for k in forgotten if isinstance(k, int) and 0 <= k < i
             )

@@ -169,6 +169,7 @@ def _hub_snapshot(spec: DatasetSpec) -> Path | None:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
+    assert spec.repo is not None, "only Hub specs get here (open_splits sends them to _open_hub)"
     try:
         folder = snapshot_download(spec.repo, repo_type="dataset", revision=spec.revision, local_files_only=True)
     except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):

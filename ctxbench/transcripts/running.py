@@ -158,13 +158,15 @@ class RunningSums:
             self._used[best] = self._clock
             return self._sums[best](messages, best_changed)
         best_cost = 0
+        closest: list[int] = []  # the replaced positions of the closest follower
         for index, running in enumerate(self._sums):
             seen = running._seen
             changed = replaced_positions(seen, messages)
             cost = len(changed) + abs(len(seen) - len(messages))
             if best < 0 or cost < best_cost:
-                best, best_cost, best_changed = index, cost, changed
-        if best < 0 or (best_cost > REPLACED_LIMIT and _unrelated(self._sums[best], messages, best_changed)):
+                best, best_cost, closest = index, cost, changed
+        best_changed = closest
+        if best < 0 or (best_cost > REPLACED_LIMIT and _unrelated(self._sums[best], messages, closest)):
             best_changed = None  # a fresh follower
             if len(self._sums) < self.slots:
                 self._sums.append(RunningSum(self.value))

@@ -151,13 +151,13 @@ def normalize_usage(raw: Any) -> dict[str, int | None] | None:
     """
     if not isinstance(raw, dict):
         return None
-    if _int(raw.get("input_tokens")) is not None and _int(raw.get("prompt_tokens")) is None:
+    input_tokens = _int(raw.get("input_tokens"))
+    if input_tokens is not None and _int(raw.get("prompt_tokens")) is None:
         parts = {k: _int(raw.get(k)) or 0 for k in ("cache_creation_input_tokens", "cache_read_input_tokens")}
-        prompt = _int(raw["input_tokens"]) + sum(parts.values())
         return {
-            "prompt_tokens": prompt,
+            "prompt_tokens": input_tokens + sum(parts.values()),
             "completion_tokens": _int(raw.get("output_tokens")),
-            "input_tokens": _int(raw["input_tokens"]),
+            "input_tokens": input_tokens,
             **parts,
             "output_tokens": _int(raw.get("output_tokens")),
         }
@@ -200,7 +200,8 @@ def openai_tool_calls(
             if ctx is not None:
                 ctx.warn(where, f"tool_calls[{j}] is not a call object ({_short(call)}); dropped")
             continue
-        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        nested = call.get("function")
+        function = nested if isinstance(nested, dict) else call
         calls.append(
             ToolCall(
                 id=as_str(call.get("id")) or f"{fallback_id}_{j}",
@@ -242,7 +243,7 @@ def link_tool_results(messages: list[Message], ctx: ParseContext, transcript_id:
                 call_id = next((c for c in renamed.get(call_id, ()) if c in pending), call_id)
             if not call_id:
                 same_name = [c for c, n in pending.items() if message.name and n == message.name]
-                call_id = (same_name or list(pending) or [None])[0]
+                call_id = next(iter(same_name or list(pending)), None)
             if call_id and call_id in called:
                 pending.pop(call_id, None)
                 message = message.replace(tool_call_id=call_id, name=message.name or called[call_id] or None)

@@ -45,13 +45,19 @@ def _timestamp(entry: dict[str, Any]) -> dict[str, str]:
     return {"timestamp": stamp} if stamp else {}
 
 
+def _api_message(entry: dict[str, Any]) -> dict[str, Any]:
+    """The entry's API message, or {} when it has none."""
+    message = entry.get("message")
+    return message if isinstance(message, dict) else {}
+
+
 def _messages(entries: list[Entry], ctx: ParseContext) -> tuple[list[Message], Counter[str]]:
     messages: list[Message] = []
     models: Counter[str] = Counter()
     i = 0
     while i < len(entries):
         line, entry = entries[i]
-        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        message = _api_message(entry)
         where = f"line {line}"
         if entry["type"] == "assistant":
             blocks: list[Any] = []
@@ -60,7 +66,7 @@ def _messages(entries: list[Entry], ctx: ParseContext) -> tuple[list[Message], C
             j = i
             while j < len(entries):  # merge the lines of one API response
                 _, other = entries[j]
-                other_msg = other.get("message") if isinstance(other.get("message"), dict) else {}
+                other_msg = _api_message(other)
                 if j > i and (other["type"] != "assistant" or not msg_id or other_msg.get("id") != msg_id):
                     break
                 content = other_msg.get("content")

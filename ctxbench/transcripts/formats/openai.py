@@ -25,10 +25,16 @@ from ctxbench.transcripts.formats._common import (
     text_of,
     unique_ids,
 )
-from ctxbench.transcripts.model import Message, ToolCall, Transcript
+from ctxbench.transcripts.model import Message, Role, ToolCall, Transcript
 
 FORMAT = "openai"
-_ROLE_MAP = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+_ROLE_MAP: dict[str, Role] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+}
 
 
 def _find_usage(message: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
@@ -152,14 +158,16 @@ def _config_model(doc: dict[str, Any]) -> str | None:
     """Model name from the conversation object (``model``, or mini-swe-agent's ``info.config.model``)."""
     if as_str(doc.get("model")):
         return doc["model"]
-    config = (doc.get("info") or {}).get("config") if isinstance(doc.get("info"), dict) else None
+    info = doc.get("info")
+    config = info.get("config") if isinstance(info, dict) else None
     model = config.get("model") if isinstance(config, dict) else None
     return as_str(model.get("model_name")) if isinstance(model, dict) else None
 
 
 def _conversation(doc: dict[str, Any], tid: str, ctx: ParseContext, prefix: str) -> Transcript:
     messages, model = convert_messages(doc["messages"], ctx, f"{prefix}.messages")
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    raw_info = doc.get("info")
+    info = raw_info if isinstance(raw_info, dict) else {}
     metadata = {k: info[k] for k in ("exit_status",) if isinstance(info.get(k), str)}
     return finish(ctx, tid, messages, ctx.source(_config_model(doc) or model), **metadata)
 
@@ -179,7 +187,7 @@ def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
             name = as_str(doc.get("id")) or as_str(doc.get("instance_id")) or str(k)
             out.append(_conversation(doc, f"{stem}#{name}", ctx, f"line {line}:$"))
         return unique_ids(out)
-    messages: list[Message] = []
+    messages = []
     model = None
     for i, (line, raw) in enumerate(rows):
         message, m_model = convert_message(raw, i, ctx, f"line {line}")

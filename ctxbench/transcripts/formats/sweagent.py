@@ -101,8 +101,10 @@ def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
         messages = [m for i, raw in enumerate(history) if (m := _history_message(raw, i, ctx))]
     else:
         messages = _from_trajectory(doc.get("trajectory") or [], ctx)
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
-    stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+    raw_info = doc.get("info")
+    info = raw_info if isinstance(raw_info, dict) else {}
+    raw_stats = info.get("model_stats")
+    stats = raw_stats if isinstance(raw_stats, dict) else {}
     metadata = {
         "exit_status": as_str(info.get("exit_status")),
         "model_stats": {k: v for k, v in stats.items() if isinstance(v, int | float)},
