@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -81,7 +81,7 @@ def _rule(key: str) -> tuple[tuple[Any, str], bool] | None:
     return None
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -164,13 +164,18 @@ _STRATEGY_META = {"name", "estimator", "description", "params"}
 _FOLDER_KEY = re.compile(r"^(folder|workdir|output_dir)$|_folder$")
 
 
+def _mapping(node: DictConfig, resolve: bool) -> dict[str, Any]:
+    """``OmegaConf.to_container`` of a DictConfig, which is a dict (the stub returns the union for any node)."""
+    return cast(dict[str, Any], OmegaConf.to_container(node, resolve=resolve))
+
+
 def strategy_problems(strategy: DictConfig) -> list[str]:
     """Every problem of a strategy config (ranges, ordering, unknown keys, folders), one line each."""
     from ctxbench.registry import expand_targets
 
-    raw = OmegaConf.to_container(strategy, resolve=False)
+    raw = _mapping(strategy, resolve=False)
     try:
-        resolved = OmegaConf.to_container(strategy, resolve=True)
+        resolved = _mapping(strategy, resolve=True)
     except Exception as exc:  # noqa: BLE001 - an interpolation to a missing key
         return [f"strategy: {' '.join(str(exc).split())}"]
     problems: dict[str, str] = {}
@@ -195,7 +200,8 @@ def strategy_problems(strategy: DictConfig) -> list[str]:
             problems.setdefault("strategy.estimator", f"strategy.estimator: {exc}")
     # A key another strategy uses is fine (an experiment sets it for every strategy of a sweep).
     known = referenced | shipped_param_keys()
-    params = resolved.get("params") if isinstance(resolved.get("params"), dict) else {}
+    raw_params = resolved.get("params")
+    params = raw_params if isinstance(raw_params, dict) else {}
     for key in params:
         if key not in known:
             hint = _did_you_mean(key, known | signature_names)
@@ -214,7 +220,9 @@ def shipped_param_keys() -> frozenset[str]:
     for path in folder.glob("*.yaml"):
         text = path.read_text("utf-8")
         keys.update(_PARAM_REF.findall(text))
-        params = OmegaConf.load(path).get("params")
+        config = OmegaConf.load(path)
+        assert isinstance(config, DictConfig), f"{path}: a strategy config is a mapping"
+        params = config.get("params")
         if params is not None:
             keys.update(str(k) for k in params)
     return frozenset(keys)
@@ -256,11 +264,9 @@ def group_problems(cfg: DictConfig, group: str) -> list[str]:
     problems: dict[str, str] = {}
     for path, key, _, value in _pairs(None, resolved, group):
         _check_value(path, key, value, problems)
-    cpt = [resolved.get(k) for k in ("min_cpt", "max_cpt")] if isinstance(resolved, dict) else []
-    if len(cpt) == 2 and all(_is_number(v) for v in cpt) and cpt[0] > cpt[1]:
-        problems.setdefault(
-            f"{group}.min_cpt", f"{group}.min_cpt={cpt[0]!r} must not exceed {group}.max_cpt={cpt[1]!r}"
-        )
+    low, high = (resolved.get("min_cpt"), resolved.get("max_cpt")) if isinstance(resolved, dict) else (None, None)
+    if _is_number(low) and _is_number(high) and low > high:
+        problems.setdefault(f"{group}.min_cpt", f"{group}.min_cpt={low!r} must not exceed {group}.max_cpt={high!r}")
     try:
         _signature_problems(expand_targets(resolved), group, problems)
     except ConfigError as exc:
@@ -281,12 +287,13 @@ def _check_order(resolved: dict[str, Any], raw: dict[str, Any], problems: dict[s
     thresholds = resolved.get("thresholds")
     if not isinstance(thresholds, dict):
         return
-    raw_thresholds = raw.get("thresholds") if isinstance(raw.get("thresholds"), dict) else {}
+    raw_given = raw.get("thresholds")
+    raw_thresholds = raw_given if isinstance(raw_given, dict) else {}
     named = {
         level: (_user_name(f"strategy.thresholds.{level}", raw_thresholds.get(level)), thresholds.get(level))
         for level in ("warning", "error", "critical")
     }
-    levels = [(level, *named[level]) for level in named if _is_number(named[level][1])]
+    levels = [(level, name, value) for level, (name, value) in named.items() if _is_number(value)]
     if len(levels) < 2 or any(name in problems for _, name, _ in levels):
         return
     for (_, low_name, low), (high_level, high_name, high) in zip(levels, levels[1:], strict=False):
@@ -303,7 +310,7 @@ def run_problems(cfg: DictConfig, original_cwd: str | Path | None = None) -> lis
     problems = strategy_problems(cfg.strategy)
     for group in ("estimator", "judge", "llm"):
         problems += group_problems(cfg, group)
-    model = OmegaConf.to_container(cfg.model, resolve=True) if "model" in cfg else {}
+    model = _mapping(cfg.model, resolve=True) if "model" in cfg else {}
     found: dict[str, str] = {}
     for key in ("context_window", "reserved_output_tokens", "input_price_per_mtok", "output_price_per_mtok"):
         if key in model:

@@ -32,7 +32,7 @@ from ctxbench.transcripts.formats._common import (
     text_of,
     unique_ids,
 )
-from ctxbench.transcripts.model import Message, Transcript
+from ctxbench.transcripts.model import Message, Role, Transcript
 
 FORMAT = "openhands"
 _SKIP_ACTIONS = {"recall", "change_agent_state", "null", "condensation", "condensation_request"}
@@ -41,6 +41,12 @@ DEFAULT_MAX_MESSAGE_CHARS = 30_000  # LLMConfig.max_message_chars in OpenHands v
 TRUNCATION_NOTE = "\n[... Observation truncated due to length ...]\n"
 # Observations OpenHands sends whole (FileReadObservation: "already truncated by openhands-aci").
 _NOT_TRUNCATED = {"read", "browse", "browse_interactive"}
+
+
+def _obj(container: dict[str, Any], key: str) -> dict[str, Any]:
+    """``container[key]`` when it is an object, else {} (a missing or malformed field reads as empty)."""
+    value = container.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def truncate_content(content: str, max_chars: int | None) -> str:
@@ -61,9 +67,9 @@ def _event_id(event: dict[str, Any]) -> int | None:
 def _observation_text(event: dict[str, Any], observation: str, tcm: Any, max_chars: int | None) -> str:
     """The text ``ConversationMemory._process_observation`` puts into the prompt for one observation."""
     content = str(event.get("content") or "")
-    extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
+    extras = _obj(event, "extras")
     if observation == "run":
-        meta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+        meta = _obj(extras, "metadata")
         text = f"{meta.get('prefix') or ''}{content}{meta.get('suffix') or ''}"
         if meta.get("working_dir"):
             text += f"\n[Current working directory: {meta['working_dir']}]"
@@ -94,10 +100,10 @@ def _observation_text(event: dict[str, Any], observation: str, tcm: Any, max_cha
 
 def _recall_text(event: dict[str, Any]) -> str:
     """Recalled workspace context as OpenHands' ``additional_info.j2`` and ``microagent_info.j2`` render it."""
-    extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
+    extras = _obj(event, "extras")
     parts: list[str] = []
     repo_name, repo_dir = extras.get("repo_name") or "", extras.get("repo_directory") or ""
-    hosts = extras.get("runtime_hosts") if isinstance(extras.get("runtime_hosts"), dict) else {}
+    hosts = _obj(extras, "runtime_hosts")
     more = extras.get("additional_agent_instructions") or ""
     if repo_name or repo_dir:
         parts.append(
@@ -154,7 +160,7 @@ def _response_message(metadata: dict[str, Any], ctx: ParseContext, where: str) -
 
 def _prompt_extensions(doc: dict[str, Any]) -> bool:
     """Whether recalled workspace context reached the prompt (``AgentConfig.enable_prompt_extensions``)."""
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    meta = _obj(doc, "metadata")
     agent_config = meta.get("agent_config")
     if isinstance(agent_config, dict) and isinstance(agent_config.get("enable_prompt_extensions"), bool):
         return agent_config["enable_prompt_extensions"]
@@ -163,8 +169,8 @@ def _prompt_extensions(doc: dict[str, Any]) -> bool:
 
 
 def _max_message_chars(doc: dict[str, Any]) -> int | None:
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    llm = meta.get("llm_config") if isinstance(meta.get("llm_config"), dict) else {}
+    meta = _obj(doc, "metadata")
+    llm = _obj(meta, "llm_config")
     value = llm.get("max_message_chars", DEFAULT_MAX_MESSAGE_CHARS)
     if value is None:  # configured off: OpenHands then sends observations whole
         return None
@@ -172,14 +178,14 @@ def _max_message_chars(doc: dict[str, Any]) -> int | None:
 
 
 def _token_usages(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    metrics = doc.get("metrics") if isinstance(doc.get("metrics"), dict) else {}
+    metrics = _obj(doc, "metrics")
     usages = metrics.get("token_usages")
     return [u for u in usages if isinstance(u, dict)] if isinstance(usages, list) else []
 
 
 def _condensation(event: dict[str, Any], at: int, message_of_event: dict[int, list[int]]) -> dict[str, Any]:
     """A CondensationAction: which messages it made OpenHands forget, and the summary it inserted."""
-    args = event.get("args") if isinstance(event.get("args"), dict) else {}
+    args = _obj(event, "args")
     forgotten_ids = [i for i in args.get("forgotten_event_ids") or [] if isinstance(i, int)]
     start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
     if isinstance(start, int) and isinstance(end, int):
@@ -214,8 +220,9 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
         if not isinstance(event, dict):
             ctx.warn(where, "skipped, not an event object")
             continue
-        tcm = event.get("tool_call_metadata") if isinstance(event.get("tool_call_metadata"), dict) else None
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        raw_tcm = event.get("tool_call_metadata")
+        tcm = raw_tcm if isinstance(raw_tcm, dict) else None
+        args = _obj(event, "args")
         event_id = _event_id(event)
         event_meta = {"event_id": event_id} if event_id is not None else {}
         if "action" in event:
@@ -243,7 +250,7 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
                 add(Message("system", text_of(args.get("content"), ctx, where), metadata=event_meta), event_id)
             else:  # user/agent messages, and agent actions made without a tool call
                 text = args.get("content") or args.get("thought") or args.get("final_thought") or event.get("message")
-                role = "user" if event.get("source") == "user" else "assistant"
+                role: Role = "user" if event.get("source") == "user" else "assistant"
                 if role == "assistant":
                     untold.append(len(messages))
                 add(Message(role, text_of(text, ctx, where), metadata=event_meta), event_id)
@@ -271,11 +278,11 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
                 add(Message("user", content, metadata=event_meta), event_id)
     messages = _fill_usage(messages, untold, _token_usages(meta))
     messages = _separate_user_messages(messages)
-    llm = (meta.get("metadata") or {}).get("llm_config") if isinstance(meta.get("metadata"), dict) else None
+    llm = _obj(meta, "metadata").get("llm_config")
     config_model = as_str(llm.get("model")) if isinstance(llm, dict) else None
-    metrics = meta.get("metrics") if isinstance(meta.get("metrics"), dict) else {}
+    metrics = _obj(meta, "metrics")
     totals = normalize_usage(metrics.get("accumulated_token_usage")) or {}
-    agent = (meta.get("metadata") or {}).get("agent_class") if isinstance(meta.get("metadata"), dict) else None
+    agent = _obj(meta, "metadata").get("agent_class")
     source = ctx.source(config_model or model, instance_id=as_str(meta.get("instance_id")), agent=as_str(agent))
     extra: dict[str, Any] = {"condensations": condensations} if condensations else {}
     return finish(ctx, tid, messages, source, accumulated_usage=totals, error=as_str(meta.get("error")), **extra)
