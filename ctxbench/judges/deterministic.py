@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from ctxbench.core import SnapshotSource
 from ctxbench.judges.base import Verdict
-from ctxbench.transcripts.model import Message, Probe
+from ctxbench.transcripts.model import Message, Probe, json_strings
 
 _SPACE = re.compile(r"\s+")
 
@@ -49,7 +48,7 @@ class DeterministicJudge:
             record = self.snapshots.read(path) if self.snapshots is not None else None
             if record is None:
                 return ""  # not cached: the snapshot may still be written later in the replay
-            self._snapshots[path] = normalise(" ".join(_strings(record)))
+            self._snapshots[path] = normalise(" ".join(json_strings(record)))
         return self._snapshots[path]
 
     def judge(self, probe: Probe, working: Sequence[Message]) -> Verdict:
@@ -69,19 +68,9 @@ class DeterministicJudge:
         return Verdict("lost", self.name)
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return [str(value)] if value is not None else []
-
-
 def _decoded(arguments: str) -> str:
     """Tool-call arguments as the agent meant them: JSON string values without escapes."""
     try:
-        return " ".join(_strings(json.loads(arguments)))
+        return " ".join(json_strings(json.loads(arguments)))
     except ValueError:
         return ""

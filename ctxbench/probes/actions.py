@@ -17,7 +17,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.transcripts.model import Message, Transcript
+from ctxbench.transcripts.model import Message, Transcript, json_strings
 
 EDITOR_TOOLS = {"str_replace_editor", "str_replace_based_edit_tool"}
 EDITOR_EDITS = {"create", "str_replace", "insert", "undo_edit", "write"}
@@ -61,17 +61,7 @@ def decoded_arguments(arguments: str) -> str:
         data = json.loads(arguments)
     except ValueError:
         return arguments
-    return "\n".join(_strings(data)) if isinstance(data, dict | list) else str(data)
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return [str(value)] if value is not None else []
+    return "\n".join(json_strings(data)) if isinstance(data, dict | list) else str(data)
 
 
 def probe_text(message: Message) -> str:

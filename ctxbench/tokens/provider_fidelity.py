@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import math
 import statistics
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -278,6 +279,26 @@ def file_median_ratio(transcripts: Sequence[Transcript]) -> tuple[float, str] | 
         return None
     tokenizers = sorted({c.tokenizer for c in fidelity.calls})
     return statistics.median(c.ratio for c in fidelity.calls), "+".join(tokenizers)
+
+
+def import_ratio_note(place: object, transcripts: Sequence[Transcript], scope: str = "") -> str:
+    """`` median_ratio=R (tokenizer[, scope])`` for an ``ctxbench import`` ok line, and a warning on
+    stderr when R is outside ``IMPORT_WARN_RANGE``; "" without usage. ``scope`` says what the median
+    covers when it is a sample (e.g. "first 32 runs with usage")."""
+    measured = file_median_ratio(transcripts) if transcripts else None
+    if measured is None:
+        return ""
+    ratio, tokenizer = measured
+    low, high = IMPORT_WARN_RANGE
+    covers = f"{tokenizer}, {scope}" if scope else tokenizer
+    if not low <= ratio <= high:
+        print(
+            f"warning: {place}: the replayed prompt is {ratio:.2f}x what the provider reported (median over "
+            f"calls, {covers}); what the source does not hold (system prompt, tool schemas) or drops is missing: "
+            "see `ctxbench calibrate --against provider`",
+            file=sys.stderr,
+        )
+    return f" median_ratio={ratio:.3f} ({covers})"
 
 
 # ---- estimators scored against the provider -----------------------------------------------------

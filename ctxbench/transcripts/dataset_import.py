@@ -132,25 +132,6 @@ def _write_split(
     return n_transcripts, n_messages, n_usage, skipped, formats, sample
 
 
-def _fidelity_note(place: str, sample: list[Transcript]) -> str:
-    """`` median_ratio=R (tokenizer, N runs)`` as ``ctxbench import`` prints per file, on the sample."""
-    from ctxbench.tokens.provider_fidelity import IMPORT_WARN_RANGE, file_median_ratio
-
-    measured = file_median_ratio(sample) if sample else None
-    if measured is None:
-        return ""
-    ratio, tokenizer = measured
-    low, high = IMPORT_WARN_RANGE
-    if not low <= ratio <= high:
-        print(
-            f"warning: {place}: the replayed prompt is {ratio:.2f}x what the provider reported (median over the "
-            f"calls of the first {len(sample)} runs with usage, {tokenizer}); what the rows do not hold (system "
-            "prompt, tool schemas) is missing: see `ctxbench calibrate --against provider`",
-            file=sys.stderr,
-        )
-    return f" median_ratio={ratio:.3f} ({tokenizer}, first {len(sample)} runs with usage)"
-
-
 def _arrow_error(exc: BaseException, place: str) -> InputError:
     return InputError(place, None, f"cannot read the dataset ({one_line(exc)})")
 
@@ -200,7 +181,9 @@ def import_dataset(
                 return
             continue
         n_transcripts, n_messages, n_usage, skipped, formats, sample = counts
-        fidelity = _fidelity_note(place, sample)
+        from ctxbench.tokens.provider_fidelity import import_ratio_note  # here: tokens imports transcripts
+
+        fidelity = import_ratio_note(place, sample, f"first {len(sample)} runs with usage")
         totals.ok += 1
         totals.transcripts += n_transcripts
         totals.messages += n_messages

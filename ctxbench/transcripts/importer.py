@@ -165,25 +165,6 @@ def _summary(transcripts: list[Transcript]) -> tuple[int, int]:
     return messages, with_usage
 
 
-def _fidelity_note(path: Path, transcripts: list[Transcript]) -> str:
-    """`` median_ratio=R (tokenizer)`` for a file with usage; a warning when R is far from 1."""
-    from ctxbench.tokens.provider_fidelity import IMPORT_WARN_RANGE, file_median_ratio
-
-    measured = file_median_ratio(transcripts)
-    if measured is None:
-        return ""
-    ratio, tokenizer = measured
-    low, high = IMPORT_WARN_RANGE
-    if not low <= ratio <= high:
-        print(
-            f"warning: {path}: the replayed prompt is {ratio:.2f}x what the provider reported (median over "
-            f"calls, {tokenizer}); what the transcript does not hold (system prompt, tool schemas) or "
-            "drops is missing: see `ctxbench calibrate --against provider`",
-            file=sys.stderr,
-        )
-    return f" median_ratio={ratio:.3f} ({tokenizer})"
-
-
 def _import_one(
     path: Path, root: Path, fmt: str, out_dir: Path, taken: set[Path], ids: set[str]
 ) -> tuple[list[Transcript], Path]:
@@ -274,7 +255,9 @@ def cli(argv: list[str]) -> int:
             continue
         fmt = transcripts[0].source.get("format", args.format) if transcripts else args.format
         messages, with_usage = _summary(transcripts)
-        fidelity = _fidelity_note(path, transcripts) if with_usage else ""
+        from ctxbench.tokens.provider_fidelity import import_ratio_note  # here: tokens imports transcripts
+
+        fidelity = import_ratio_note(path, transcripts) if with_usage else ""
         ok += 1
         n_transcripts += len(transcripts)
         n_messages += messages

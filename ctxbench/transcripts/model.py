@@ -18,6 +18,18 @@ ProbeKind = Literal["recall", "artifact", "continuation", "decision"]
 PROBE_KINDS: tuple[str, ...] = ("recall", "artifact", "continuation", "decision")
 
 
+def json_strings(value: Any) -> list[str]:
+    """The leaves of a parsed JSON value as text, in order (None dropped): what a tool call's
+    arguments or a snapshot record say, without JSON's quoting and escapes."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in json_strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in json_strings(v)]
+    return [str(value)] if value is not None else []
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool call an assistant message makes; ``arguments`` is the raw JSON text."""
