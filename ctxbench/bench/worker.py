@@ -39,28 +39,46 @@ WARM_UP_TOKENS = 20_000  # the warm-up transcript: generated, replayed once befo
 WARM_UP_WINDOW = 12_000  # its model window (8k prompt budget after the 4k output reserve): every layer fires
 
 
-def rss_kib(field: str = "VmRSS") -> int:
-    """This process's resident memory (VmRSS) or its peak so far (VmHWM), in KiB."""
+# Since Linux 6.2 the RSS counters are per-CPU and /proc reads their approximate sum: up to
+# 32 pages per CPU and counter (anon, file, shmem) may not be folded in yet, so two reads of one
+# state can differ by about a megabyte on a small machine. Comparisons of RSS figures allow this.
+RSS_COUNTER_SLACK_KIB = 1024
+
+
+def status_kib(*fields: str) -> tuple[int, ...]:
+    """Fields of /proc/self/status (VmRSS, VmHWM...) in KiB, read together in one read."""
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
+        lines = Path("/proc/self/status").read_text().splitlines()
     except OSError:
-        pass
+        lines = []
+    values = {line.split(":", 1)[0]: int(line.split()[1]) for line in lines if line.startswith("Vm")}
+    if all(f in values for f in fields):
+        return tuple(values[f] for f in fields)
     import resource  # no /proc (not Linux): ru_maxrss is the peak, in KiB on Linux, bytes on macOS
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak // 1024 if sys.platform == "darwin" else peak
+    return tuple(peak // 1024 if sys.platform == "darwin" else peak for _ in fields)
+
+
+def rss_kib(field: str = "VmRSS") -> int:
+    """This process's resident memory (VmRSS) or its peak so far (VmHWM), in KiB."""
+    return status_kib(field)[0]
 
 
 def reset_peak_rss() -> bool:
-    """Reset VmHWM to the current RSS (``/proc/self/clear_refs``, Linux >= 4.0); True if it took."""
-    for _ in range(5):  # another thread of the process (an import's helper) may touch pages meanwhile: retry
+    """Reset VmHWM to the current RSS (``/proc/self/clear_refs``, Linux >= 4.0); True if it took.
+
+    It took when the peak afterwards is no higher than the RSS around the reset. The RSS may
+    shrink meanwhile (pages reclaimed, memory freed by another thread), so the larger of the RSS
+    before and after counts, with the counters' slack."""
+    for _ in range(5):  # the RSS may rise and fall again between the reads: retry
+        rss_before = rss_kib()
         try:
             Path("/proc/self/clear_refs").write_text("5")
         except OSError:
             return False
-        if rss_kib("VmHWM") <= rss_kib("VmRSS") + 64:  # a few pages may be touched between the two reads
+        peak, rss_after = status_kib("VmHWM", "VmRSS")
+        if peak <= max(rss_before, rss_after) + RSS_COUNTER_SLACK_KIB:
             return True
     return False
 
@@ -178,7 +196,7 @@ def measure(task: dict[str, Any]) -> dict[str, Any]:
         rss_ready = rss_kib()  # the baseline: code, tokenizer, the built strategy, after the warm-up
         peak_reset = reset_peak_rss()
         transcript = next(iter(read_transcripts(task["path"])))  # fresh objects: nothing counted yet
-        rss_loaded, peak_load = rss_kib(), rss_kib("VmHWM")
+        rss_loaded, peak_load = status_kib("VmRSS", "VmHWM")
         if peak_reset:
             reset_peak_rss()  # from here VmHWM is the replay's peak (with the loaded transcript)
         start, cpu_start = time.perf_counter(), time.process_time()
