@@ -58,12 +58,13 @@ class CallBilling:
     """Prices every call of one replay: the strategy's request through its own prefix cache, and
     the uncompacted history (what ``none`` sends) through another."""
 
-    def __init__(self, model: Any, counter: TokenCounter, summariser: Any = None) -> None:
+    def __init__(self, model: Any, counter: TokenCounter, summariser: Any = None, tools_tokens: int = 0) -> None:
+        """``tools_tokens``: the tool schemas at the start of every request (cached like a prefix)."""
         self.model, self.counter, self.summariser = model, counter, summariser
         self.rules: CacheRules | None = model.cache
         self.latency: LatencyModel | None = model.latency
-        self._sent_cache = PrefixCache(self.rules) if self.rules else None
-        self._full_cache = PrefixCache(self.rules) if self.rules else None
+        self._sent_cache = PrefixCache(self.rules, tools_tokens) if self.rules else None
+        self._full_cache = PrefixCache(self.rules, tools_tokens) if self.rules else None
         self._summariser_calls = 0
 
     def bill(

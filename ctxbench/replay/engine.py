@@ -7,8 +7,10 @@ react and retry; then the recorded assistant message is appended. What it is app
 depends on the strategy's ``compaction``: a ``rewrite`` strategy's compacted prompt becomes
 its history (Claude Code, OpenClaw), a ``view`` strategy compacted a per-call copy and its
 history stays whole (DB-GPT rebuilds the prompt from its memory before every call).
-Every message is counted once (counts are cached on the message) and sums are kept
-running, so a replay costs O(total text), not O(calls x context).
+The provider also counts the agent's tool schemas in every request, where the transcript
+recorded them (``ctxbench.transcripts.tool_schemas``). Every message is counted once (counts
+are cached on the message) and sums are kept running, so a replay costs O(total text), not
+O(calls x context).
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from typing import Any, Protocol
 from ctxbench.core import ContextOverflowError, ModelSpec, Strategy, StrategyContext
 from ctxbench.replay.billing import CallBilling, cost_summary
 from ctxbench.replay.provider import RequestProblemCount, SimulatedProvider
-from ctxbench.tokens.counting import TokenCounter
+from ctxbench.tokens.counting import TokenCounter, tools_tokens
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.tokens.reasoning import reasoning_tokens
 from ctxbench.transcripts.model import Message, Transcript
+from ctxbench.transcripts.tool_schemas import tools_message
 
 
 class ReplayObserver(Protocol):
@@ -56,9 +59,11 @@ def replay(
     observers: Sequence[ReplayObserver] = (),
     on_progress: Callable[[int], None] | None = None,
 ) -> ReplayResult:
-    provider = SimulatedProvider(model, counter)
+    tools = tools_tokens(counter.tokenizer, transcript)  # the agent's tool schemas: in every request
+    provider = SimulatedProvider(model, counter, tools)
     problems = RequestProblemCount()
-    billing = CallBilling(model, counter, summariser)
+    billing = CallBilling(model, counter, summariser, tools)
+    estimator.size_tools(tools_message(transcript))
     ctx = StrategyContext(
         model=model, estimator=estimator, transcript=transcript, workdir=workdir, summariser=summariser
     )
@@ -68,7 +73,7 @@ def replay(
     view = getattr(strategy, "compaction", "rewrite") == "view"
     history: list[Message] = []  # what the next call starts from
     working: list[Message] = []  # the prompt sent last
-    uncompacted = counter.tokenizer.per_request  # the full history's prompt size, kept incrementally
+    uncompacted = counter.tokenizer.per_request + tools  # the full history's prompt size, kept incrementally
     loop_reasoning = 0  # reasoning the provider counts again: the tool loop's since the last user message
     start = 0
     if transcript.call_indices:

@@ -118,8 +118,11 @@ def message_time(message: Message) -> float | None:
 class PrefixCache:
     """The provider's prefix cache for one conversation (one replay)."""
 
-    def __init__(self, rules: CacheRules) -> None:
+    def __init__(self, rules: CacheRules, prefix_tokens: int = 0) -> None:
+        """``prefix_tokens``: what every request carries before its messages (the tool schemas:
+        OpenAI and Anthropic put them first), so a hit on any prefix includes them."""
         self.rules = rules
+        self.prefix_tokens = prefix_tokens
         self._chains: list[_Chain] = []
         self._last: _Chain | None = None
 
@@ -212,15 +215,15 @@ class PrefixCache:
         base = rules.min_tokens if rules.provider == "openai" else 0
         return read - (read - base) % rules.step_tokens
 
-    @staticmethod
     def _running_counts(
+        self,
         best: _Chain | None,
         shared: int,
         messages: Sequence[Message],
         sizes: Callable[[Iterable[Message]], Iterable[int]],
     ) -> list[int]:
         """``cum`` for the new request: the shared part copied, only the rest looked up."""
-        head = best.cum[: shared + 1] if best is not None else [0]
+        head = best.cum[: shared + 1] if best is not None else [self.prefix_tokens]
         return head + list(accumulate(sizes(islice(messages, len(head) - 1, None)), initial=head[-1]))[1:]
 
     def _lost(self, messages: Sequence[Message], shared: int | None = None) -> int:

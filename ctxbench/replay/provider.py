@@ -37,16 +37,19 @@ _ERROR_TEXTS = {
 
 
 class SimulatedProvider:
-    def __init__(self, model: ModelSpec, counter: TokenCounter) -> None:
+    def __init__(self, model: ModelSpec, counter: TokenCounter, tools_tokens: int = 0) -> None:
+        """``tools_tokens``: the agent's tool schemas, which every request carries (0 if unrecorded)."""
         if model.error_style not in _ERROR_TEXTS:
             raise ValueError(f"unknown error_style {model.error_style!r}; choose from {sorted(_ERROR_TEXTS)}")
         self.model = model
         self.counter = counter
         self._prompt = counter.running_prompt()  # follows the replay's working context
+        self.tools_tokens = tools_tokens
 
     def count(self, messages: Sequence[Message]) -> int:
         # Reasoning of the current tool loop is sent back and counted (ctxbench.tokens.reasoning).
-        return self._prompt(messages) + tool_loop_reasoning(messages, self.counter.tokenizer)
+        tokenizer = self.counter.tokenizer
+        return self._prompt(messages) + self.tools_tokens + tool_loop_reasoning(messages, tokenizer)
 
     def send(self, messages: Sequence[Message]) -> int:
         """Return the prompt tokens the provider reports, or raise ``ContextOverflowError``."""

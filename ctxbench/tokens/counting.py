@@ -7,8 +7,9 @@ from itertools import repeat
 from operator import attrgetter
 
 from ctxbench.tokens.tokenizers import Tokenizer
-from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.model import Message, Transcript
 from ctxbench.transcripts.running import RunningSum
+from ctxbench.transcripts.tool_schemas import tools_text
 
 _TOKEN_CACHE = attrgetter("token_cache")
 
@@ -55,3 +56,9 @@ class TokenCounter:
         the messages after its unchanged prefix are looked up again."""
         total, per_request = RunningSum(self.message), self.tokenizer.per_request
         return lambda messages: per_request + total(messages)
+
+
+def tools_tokens(tokenizer: Tokenizer, transcript: Transcript) -> int:
+    """Tokens of the transcript's recorded tool schemas, sent with every request (0 without)."""
+    text = tools_text(transcript)
+    return tokenizer.count(text) if text else 0

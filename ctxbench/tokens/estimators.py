@@ -31,6 +31,16 @@ def message_chars(message: Message) -> int:
 
 class Estimator(ABC):
     name: str
+    # The request's tool schemas as a message, when the estimator sizes them (``size_tools``).
+    tools: Message | None = None
+    counts_tools = False  # whether this estimator sizes the tool schemas the agent sends
+
+    def size_tools(self, tools: Message | None) -> None:
+        """The transcript's tool schemas (None: none recorded). Estimators that learn from the
+        provider's reports (``ema``, ``anchored``) size them: the reports include them, and a ratio
+        learnt from messages alone would carry their constant. The seed's fixed ratio and the
+        exact counts of DB-GPT's kind size the messages only, as those agents do."""
+        self.tools = tools if self.counts_tools else None
 
     @abstractmethod
     def message(self, message: Message) -> int:
@@ -39,7 +49,8 @@ class Estimator(ABC):
     def prompt(self, messages: Sequence[Message]) -> int:
         """Estimated tokens of a whole context. Strategies size the working context several
         times per call, so the sum is kept running (``message`` must be fixed per message)."""
-        return self._running(messages)
+        tools = self.tools
+        return self._running(messages) + (self.message(tools) if tools is not None else 0)
 
     @functools.cached_property
     def _running(self) -> RunningSums:
@@ -91,6 +102,7 @@ class EmaEstimator(Estimator):
         self.samples = 0
         self.rejected = 0
         self.name = f"ema:{self.alpha:g}"
+        self.counts_tools = True
         # Total chars of the working context, walked only after its unchanged prefix: a call
         # sizes the context 3-4 times (status, engine, calibration) and it mostly just grows.
         self._chars = RunningSum(message_chars)
@@ -98,13 +110,17 @@ class EmaEstimator(Estimator):
     def message(self, message: Message) -> int:
         return int(message_chars(message) / self.cpt)
 
+    def chars(self, messages: Sequence[Message]) -> int:
+        """Chars of the request: the messages, and the tool schemas when sized."""
+        return self._chars(messages) + (message_chars(self.tools) if self.tools is not None else 0)
+
     def prompt(self, messages: Sequence[Message]) -> int:
-        return int(self._chars(messages) / self.cpt)
+        return int(self.chars(messages) / self.cpt)
 
     def observe(self, messages: Sequence[Message], reported_prompt_tokens: int) -> None:
         if reported_prompt_tokens <= 0:
             return
-        sample = self._chars(messages) / reported_prompt_tokens
+        sample = self.chars(messages) / reported_prompt_tokens
         if not self.min_cpt <= sample <= self.max_cpt:
             self.rejected += 1
             return
@@ -135,12 +151,19 @@ class AnchoredEstimator(Estimator):
     ) -> None:
         self.ema = EmaEstimator(alpha, initial_cpt, min_cpt, max_cpt)
         self.name = f"anchored:{self.ema.alpha:g}"
+        self.counts_tools = True
         self._anchor: list[Message] = []  # the context the last report was for
         self._anchor_tokens: int | None = None
         self.marginal_cpt: float | None = None
         self.marginal_samples = 0
         self._grown_chars = self._grown_tokens = 0.0  # decayed sums of appended chars and their tokens
         self.anchored = 0  # estimates made from a report (the rest fell back to the EMA)
+
+    def size_tools(self, tools: Message | None) -> None:
+        """Before the first report the EMA sizes the request, tool schemas included; after it the
+        report has them (they never change, so no difference from the anchor holds them)."""
+        super().size_tools(tools)
+        self.ema.size_tools(tools)
 
     @property
     def cpt(self) -> float:

@@ -3,8 +3,9 @@
 Transcripts that carry provider usage are ground truth. For every call whose assistant message
 has ``usage.prompt_tokens``, the full history before it (no compaction, as ``none`` replays it)
 is counted with a real tokenizer (by default the provider's own tokenizer family) and compared
-with the reported count. What the transcript cannot hold (the agent's tool schemas, a system
-prompt it does not log, the provider's framing) is a per-request constant: it is fitted on half
+with the reported count. The tool schemas a transcript recorded (``metadata["tools"]``) are counted
+in every request (``tool_schema_tokens``). What the transcript cannot hold (unrecorded tool schemas,
+a system prompt it does not log, the provider's framing) is a per-request constant: it is fitted on half
 of a source's calls (the median difference, on every other call) and scored on the other half.
 
 Condensation events an importer recorded (``metadata["condensations"]``: the messages the agent
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxbench.errors import ConfigError
-from ctxbench.tokens.counting import TokenCounter
+from ctxbench.tokens.counting import TokenCounter, tools_tokens
 from ctxbench.tokens.estimators import (
     AnchoredEstimator,
     EmaEstimator,
@@ -42,6 +43,7 @@ from ctxbench.tokens.estimators import (
 from ctxbench.tokens.reasoning import reasoning_tokens
 from ctxbench.tokens.tokenizers import Tokenizer, get_tokenizer, resolve_tokenizer_name
 from ctxbench.transcripts.model import Message, Transcript
+from ctxbench.transcripts.tool_schemas import tools_message
 
 ReasoningPolicy = Literal["tool_loop", "all", "none"]
 REASONING_POLICIES: tuple[str, ...] = ("tool_loop", "all", "none")
@@ -95,6 +97,7 @@ class FidelityCall:
     counted: int
     reported: int
     reasoning: int  # reasoning tokens included in ``counted``
+    tools: int  # the recorded tool schemas' tokens included in ``counted``
     largest: tuple[int, str, int, str]  # (message index, role, tokens, first characters) in the prompt
 
     @property
@@ -119,7 +122,8 @@ def _measure_one(transcript: Transcript, tok: Tokenizer, reasoning: str | None) 
     policy = _reasoning_policy(transcript, reasoning)
     source, model = source_of(transcript)
     out: list[FidelityCall] = []
-    total = tok.per_request
+    tools = tools_tokens(tok, transcript)  # sent with every request, where the source recorded them
+    total = tok.per_request + tools
     reasoning_all = reasoning_loop = 0  # reasoning tokens in the prompt: all of it, since the last user message
     largest: tuple[int, str, int, str] = (-1, "", 0, "")
     call = 0
@@ -145,7 +149,7 @@ def _measure_one(transcript: Transcript, tok: Tokenizer, reasoning: str | None) 
                 extra = {"tool_loop": reasoning_loop, "all": reasoning_all, "none": 0}[policy]
                 out.append(
                     FidelityCall(
-                        source, model, tok.name, transcript.id, call, i, total + extra, reported, extra, largest
+                        source, model, tok.name, transcript.id, call, i, total + extra, reported, extra, tools, largest
                     )
                 )
             call += 1
@@ -193,6 +197,7 @@ class Fidelity:
                     "p05_ratio": _percentile(ratios, 0.05),
                     "p95_ratio": _percentile(ratios, 0.95),
                     "mape": 100 * statistics.fmean(abs(r - 1) for r in ratios),
+                    "tool_schema_tokens": round(statistics.median(c.tools for c in calls)),
                     "fitted_overhead_tokens": overhead,
                     "fit_calls": len(fit),
                     "scored_calls": len(score),
@@ -326,6 +331,9 @@ def estimator_errors(transcripts: Iterable[Transcript]) -> dict[tuple[str, str],
             continue
         source, model = source_of(transcript)
         estimators = _estimators(provider_tokenizer(model) or STRATEGY_TOKENIZER)
+        tools = tools_message(transcript)
+        for _, est in estimators:
+            est.size_tools(tools)
         working: list[Message] = []
         for message in transcript.messages:
             reported = reported_prompt(message) if message.role == "assistant" else None
@@ -401,6 +409,7 @@ FIDELITY_COLUMNS = (
     "p05_ratio",
     "p95_ratio",
     "mape",
+    "tool_schema_tokens",
     "fitted_overhead_tokens",
     "fit_calls",
     "scored_calls",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxbench.transcripts.model import Message, ToolCall, Transcript
+from ctxbench.transcripts.tool_schemas import TOOLS_KEY, valid_tools
 
 IMAGE_PLACEHOLDER = "[image omitted]"
 
@@ -327,3 +328,13 @@ def json_path(*parts: str | int) -> str:
     for p in parts:
         out += f"[{p}]" if isinstance(p, int) else f".{p}"
     return out
+
+
+def recorded_tools(raw: Any, ctx: ParseContext, where: str) -> dict[str, Any]:
+    """``{"tools": [...]}`` for the tool definitions a source recorded at ``where`` (an OpenAI or
+    Anthropic ``tools`` list, OpenAI's legacy ``functions``), ``{}`` without; entries that are not
+    objects are dropped with a warning. The replay counts them in every request."""
+    tools, bad = valid_tools(raw)
+    if bad:
+        ctx.warn(where, f"{bad} tool definition(s) that are not objects dropped")
+    return {TOOLS_KEY: tools} if tools else {}

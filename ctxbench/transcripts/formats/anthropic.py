@@ -18,6 +18,7 @@ from ctxbench.transcripts.formats._common import (
     as_str,
     finish,
     normalize_usage,
+    recorded_tools,
     text_of,
 )
 from ctxbench.transcripts.model import Message, ToolCall, Transcript
@@ -110,6 +111,7 @@ def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
         system = doc.get("system")
         if system:
             messages.insert(0, Message("system", text_of(system, ctx, "$.system")))
-        return [finish(ctx, stem, messages, ctx.source(as_str(doc.get("model")) or model))]
+        tools = recorded_tools(doc.get("tools"), ctx, "$.tools")
+        return [finish(ctx, stem, messages, ctx.source(as_str(doc.get("model")) or model), **tools)]
     messages, model = convert(doc, ctx, "$")
     return [finish(ctx, stem, messages, ctx.source(model))]

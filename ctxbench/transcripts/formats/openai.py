@@ -22,6 +22,7 @@ from ctxbench.transcripts.formats._common import (
     finish,
     normalize_usage,
     openai_tool_calls,
+    recorded_tools,
     text_of,
     unique_ids,
 )
@@ -169,6 +170,8 @@ def _conversation(doc: dict[str, Any], tid: str, ctx: ParseContext, prefix: str)
     raw_info = doc.get("info")
     info = raw_info if isinstance(raw_info, dict) else {}
     metadata = {k: info[k] for k in ("exit_status",) if isinstance(info.get(k), str)}
+    key = "tools" if "tools" in doc else "functions"  # a request log: the tools sent with the messages
+    metadata.update(recorded_tools(doc.get(key), ctx, f"{prefix}.{key}"))
     return finish(ctx, tid, messages, ctx.source(_config_model(doc) or model), **metadata)
 
 

@@ -29,6 +29,7 @@ from ctxbench.transcripts.formats._common import (
     finish,
     normalize_usage,
     openai_tool_calls,
+    recorded_tools,
     text_of,
     unique_ids,
 )
@@ -209,6 +210,7 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
     message_of_event: dict[int, list[int]] = {}
     condensations: list[dict[str, Any]] = []
     untold: list[int] = []  # assistant messages without usage in their event (text-only replies)
+    tools: dict[str, Any] = {}  # the system event's tool schemas (OpenHands >= 0.35 records them)
 
     def add(message: Message, event_id: int | None) -> None:
         if event_id is not None:
@@ -247,6 +249,7 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
                 add(message.replace(metadata=meta_out), event_id)
                 model = model or m_model
             elif action == "system":
+                tools = tools or recorded_tools(args.get("tools"), ctx, f"{where}.args.tools")
                 add(Message("system", text_of(args.get("content"), ctx, where), metadata=event_meta), event_id)
             else:  # user/agent messages, and agent actions made without a tool call
                 text = args.get("content") or args.get("thought") or args.get("final_thought") or event.get("message")
@@ -285,6 +288,7 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
     agent = _obj(meta, "metadata").get("agent_class")
     source = ctx.source(config_model or model, instance_id=as_str(meta.get("instance_id")), agent=as_str(agent))
     extra: dict[str, Any] = {"condensations": condensations} if condensations else {}
+    extra.update(tools)
     return finish(ctx, tid, messages, source, accumulated_usage=totals, error=as_str(meta.get("error")), **extra)
 
 

@@ -1,0 +1,47 @@
+"""The agent's tool schemas: part of every request the provider counts, absent from the messages.
+
+Agents send their tool definitions (OpenAI ``tools`` / legacy ``functions``, Anthropic ``tools``)
+with every request; the provider renders them into the prompt and counts them. A transcript that
+records them (an OpenHands ``system`` event's ``tools``, a request log's top-level ``tools``) keeps
+them in ``metadata["tools"]`` as recorded, and the replay counts them in every request: without
+them OpenHands prompts were 25% short of what the provider reported (docs/fidelity.md).
+
+How a provider renders them is its own (OpenAI: a TypeScript-like namespace; Llama, Qwen and
+DeepSeek chat templates: each tool's JSON). The count here is of each tool's JSON, one per line,
+as ``tojson`` in a chat template writes it; the remaining per-request constant is what
+``ctxbench calibrate --against provider`` fits as the overhead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ctxbench.transcripts.model import Message, Transcript
+
+TOOLS_KEY = "tools"
+
+
+def valid_tools(raw: Any) -> tuple[list[dict[str, Any]], int]:
+    """The tool definitions in ``raw`` (a list of objects) and how many entries were not objects."""
+    if not isinstance(raw, list):
+        return [], 0 if raw is None else 1
+    tools = [t for t in raw if isinstance(t, dict)]
+    return tools, len(raw) - len(tools)
+
+
+def tool_schemas(transcript: Transcript) -> list[dict[str, Any]]:
+    """The transcript's recorded tool definitions ([] when the source did not record them)."""
+    return valid_tools(transcript.metadata.get(TOOLS_KEY))[0]
+
+
+def tools_text(transcript: Transcript) -> str:
+    """The tool definitions as one text: each tool's JSON on its own line ("" without tools)."""
+    return "\n".join(json.dumps(t, ensure_ascii=False) for t in tool_schemas(transcript))
+
+
+def tools_message(transcript: Transcript) -> Message | None:
+    """The tool definitions as a system message, for what sizes whole requests by their messages
+    (estimators that count the tools); None without tools."""
+    text = tools_text(transcript)
+    return Message("system", text) if text else None
