@@ -7,7 +7,9 @@ react and retry; then the recorded assistant message is appended. What it is app
 depends on the strategy's ``compaction``: a ``rewrite`` strategy's compacted prompt becomes
 its history (Claude Code, OpenClaw), a ``view`` strategy compacted a per-call copy and its
 history stays whole (DB-GPT rebuilds the prompt from its memory before every call).
-The provider also counts the agent's tool schemas in every request, where the transcript
+Condensations the agent itself made and the transcript recorded (OpenHands) are applied to the
+history as they happened (``ctxbench.transcripts.condensations``). The provider also counts
+the agent's tool schemas in every request, where the transcript
 recorded them (``ctxbench.transcripts.tool_schemas``). Every message is counted once (counts
 are cached on the message) and sums are kept running, so a replay costs O(total text), not
 O(calls x context).
@@ -27,6 +29,7 @@ from ctxbench.replay.provider import RequestProblemCount, SimulatedProvider
 from ctxbench.tokens.counting import TokenCounter, tools_tokens
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.tokens.reasoning import reasoning_tokens
+from ctxbench.transcripts.condensations import CondensationReplay, condensation_event
 from ctxbench.transcripts.model import Message, Transcript
 from ctxbench.transcripts.tool_schemas import tools_message
 
@@ -75,6 +78,8 @@ def replay(
     working: list[Message] = []  # the prompt sent last
     uncompacted = counter.tokenizer.per_request + tools  # the full history's prompt size, kept incrementally
     loop_reasoning = 0  # reasoning the provider counts again: the tool loop's since the last user message
+    condensations = CondensationReplay(transcript)  # the agent's own, where the transcript recorded them
+    agent_history: list[Message] | None = [] if condensations else None  # what the agent held: the baseline
     start = 0
     if transcript.call_indices:
         # The replay counts every message up to the last call anyway (the full history's size);
@@ -89,6 +94,14 @@ def replay(
         history.extend(new)
         ctx.call_index, ctx.new_messages, ctx.layers_applied, ctx.state = call_index, new, [], None
         events_before = len(ctx.events)
+        if agent_history is not None:
+            agent_history.extend(new)
+            due = condensations.advance(at)
+            if due:
+                agent_history, removed, summary = condensations.view(agent_history)
+                uncompacted += (counter.message(summary) if summary else 0) - sum(counter.sizes(removed))
+                history = condensations.view(history)[0]
+                ctx.emit(condensation_event(due))
 
         history = strategy.prepare(history, ctx)
         # A view strategy gets the history itself: layers never modify a list in place.
@@ -130,13 +143,21 @@ def replay(
             "state": ctx.state,
             "request_problems": problems(working),
             "events": len(ctx.events) - events_before,
-            **billing.bill(working, sent, accepted, transcript.messages, at, full),
+            **(
+                billing.bill(working, sent, accepted, transcript.messages, at, full)
+                if agent_history is None
+                else billing.bill(
+                    working, sent, accepted, [*agent_history, transcript.messages[at]], len(agent_history), full
+                )
+            ),
         }
         calls.append(record)
         for observer in observers:
             if hasattr(observer, "on_call"):
                 observer.on_call(record, working, ctx)
         assistant = transcript.messages[at]
+        if agent_history is not None:
+            agent_history.append(assistant)
         if view:
             history.append(assistant)
         else:

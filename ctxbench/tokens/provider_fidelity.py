@@ -42,6 +42,7 @@ from ctxbench.tokens.estimators import (
 )
 from ctxbench.tokens.reasoning import reasoning_tokens
 from ctxbench.tokens.tokenizers import Tokenizer, get_tokenizer, resolve_tokenizer_name
+from ctxbench.transcripts.condensations import CondensationReplay
 from ctxbench.transcripts.model import Message, Transcript
 from ctxbench.transcripts.tool_schemas import tools_message
 
@@ -127,22 +128,12 @@ def _measure_one(transcript: Transcript, tok: Tokenizer, reasoning: str | None) 
     reasoning_all = reasoning_loop = 0  # reasoning tokens in the prompt: all of it, since the last user message
     largest: tuple[int, str, int, str] = (-1, "", 0, "")
     call = 0
-    recorded = transcript.metadata.get("condensations")
-    condensed = {
-        c["at"]: c
-        for c in (recorded if isinstance(recorded, list) else ())
-        if isinstance(c, dict) and isinstance(c.get("at"), int)
-    }
+    condensations = CondensationReplay(transcript)  # the agent's own (OpenHands), applied as they happened
+    held: list[Message] = []  # the history the agent holds, when it condensed
     for i, message in enumerate(transcript.messages):
-        if i in condensed:  # the agent forgot these messages from here on, and sends a summary instead
-            event = condensed[i]
-            recorded_forgotten = event.get("forgotten")
-            forgotten = recorded_forgotten if isinstance(recorded_forgotten, list) else []
-            total -= sum(
-                counter.message(transcript.messages[k]) for k in forgotten if isinstance(k, int) and 0 <= k < i
-            )
-            if event.get("summary"):
-                total += counter.message(Message("user", str(event["summary"])))
+        if condensations and condensations.advance(i):
+            held, removed, summary = condensations.view(held)
+            total += (counter.message(summary) if summary else 0) - sum(counter.sizes(removed))
         if message.role == "assistant":
             reported = reported_prompt(message)
             if reported:
@@ -155,6 +146,8 @@ def _measure_one(transcript: Transcript, tok: Tokenizer, reasoning: str | None) 
             call += 1
         tokens = counter.message(message)
         total += tokens
+        if condensations.pending:
+            held.append(message)
         if tokens > largest[2]:
             largest = (i, message.role, tokens, _preview(message))
         if message.role == "user":
