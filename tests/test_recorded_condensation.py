@@ -76,9 +76,11 @@ def test_a_run_that_fitted_its_window_by_condensing_is_not_rejected() -> None:
 
 
 def test_malformed_records_are_left_out() -> None:
-    t = agent_run([{"at": "x"}, {"at": 4, "forgotten": [99, -1, True, 2], "summary": 3}, "junk"])
-    [event] = recorded_condensations(t)
-    assert event.forgotten == (2,) and event.summary is None
+    t = agent_run(
+        [{"at": "x"}, {"at": 4, "forgotten": [99, -1, True, 2], "summary": 3}, "junk", {"at": 6, "forgotten": 7}]
+    )
+    first, second = recorded_condensations(t)
+    assert first.forgotten == (2,) and first.summary is None and second.forgotten == ()
 
 
 @pytest.mark.parametrize("name", STRATEGIES)

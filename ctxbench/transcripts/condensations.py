@@ -38,9 +38,10 @@ def recorded_condensations(transcript: Transcript) -> list[Condensation]:
         if not isinstance(event, dict) or not isinstance(event.get("at"), int):
             continue
         at: int = event["at"]
+        listed = event.get("forgotten")
         forgotten = tuple(
             i
-            for i in event.get("forgotten") or ()
+            for i in (listed if isinstance(listed, list) else ())
             if isinstance(i, int) and not isinstance(i, bool) and 0 <= i < min(at, n)
         )
         summary = event.get("summary") if isinstance(event.get("summary"), str) and event["summary"] else None
