@@ -10,6 +10,7 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from ctxbench.atomic import write_text_atomic
-from ctxbench.errors import InputError
+from ctxbench.errors import ConfigError, InputError
 from ctxbench.progress import show_progress
 
 if TYPE_CHECKING:
@@ -53,21 +54,40 @@ def load_dataset(cfg: DictConfig, skipped: list[str] | None = None) -> list[tupl
     if not found.files:
         where = ", ".join(map(str, paths))
         raise InputError(where, None, f"no usable canonical .jsonl transcripts ({len(found.problems)} file(s) skipped)")
-    include = set(cfg.dataset.get("include") or ())
+    include = [str(p) for p in cfg.dataset.get("include") or ()]
+    matched: set[str] = set()
     out: list[tuple[Transcript, str]] = []
     ids: set[str] = set()  # a repeated id gets a stable suffix and a warning instead of sharing a cell
     for file in found.files:
         for transcript in dedupe_ids(file.transcripts, ids, str(file.path)):
-            if include and transcript.id not in include:
-                continue
+            if include:
+                hits = [p for p in include if fnmatchcase(transcript.id, p)]
+                if not hits:
+                    continue
+                matched.update(hits)
             if not transcript.call_indices:
                 log.warning("%s: transcript %s has no assistant message; skipped", file.path, transcript.id)
                 continue
             out.append((transcript, file.hash))
+    _check_include(include, matched, [t.id for f in found.files for t in f.transcripts])
     limit = cfg.dataset.get("limit")
     if skipped is not None:
         skipped.extend(found.problems)
     return out[:limit] if limit else out
+
+
+def _check_include(include: list[str], matched: set[str], ids: list[str]) -> None:
+    """An include entry (a transcript id or a glob pattern) that selects nothing is a typo: warn, and
+    stop with the ids' shape when no entry selected anything (a run of 0 cells says nothing)."""
+    unmatched = [p for p in include if p not in matched]
+    if include and not matched:
+        shown = ", ".join(ids[:3]) if ids else "(none)"
+        raise ConfigError(
+            f"dataset.include {include} matches none of the {len(ids)} transcripts (ids look like: {shown}; "
+            "an entry is a transcript id or a glob pattern such as 'output#*')"
+        )
+    for pattern in unmatched:
+        log.warning("dataset.include: %r matches no transcript", pattern)
 
 
 def cell_config(cfg: DictConfig, data_hash: str) -> dict[str, Any]:
@@ -431,8 +451,6 @@ def cli(argv: Sequence[str]) -> int:
     """``ctxbench run [-q] [overrides]``. Exit codes are ctxbench's (see ctxbench.cli): a config
     Hydra cannot compose is a ConfigError (2), like every ctxbench input or config error."""
     from hydra.errors import CompactHydraException
-
-    from ctxbench.errors import ConfigError
 
     argv = [a if a != "--strict" else "++dataset.strict=true" for a in argv]  # a bad dataset file stops the run
     args = [a for a in argv if a not in ("-q", "--quiet", "--reuse-stale")]
