@@ -259,7 +259,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
                 strategy,
                 estimator,
                 model,
-                counter,
+                counter.for_transcript(transcript),  # the provider counts what this agent sent
                 workdir=work,
                 summariser=summariser,
                 observers=[observer] if observer else [],

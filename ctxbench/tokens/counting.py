@@ -1,31 +1,51 @@
-"""Per-message token counts, cached on the message so each message is counted once."""
+"""Per-message token counts, cached on the message so each message is counted once.
+
+A counter counts messages as the provider received them. Most agents send them as they are recorded
+(the chat template frames them); an agent that wrote its tool calls into the prompt instead
+(OpenHands' mock function calling, ``metadata["tools_rendering"]``) sent some of them as other text,
+and ``TokenCounter.for_transcript`` counts them so. The messages themselves stay as recorded: what
+strategies and estimators see does not change.
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from operator import attrgetter
 
+from ctxbench.tokens.line_starts import LINE_START
 from ctxbench.tokens.tokenizers import Tokenizer
+from ctxbench.transcripts import openhands_fncall
 from ctxbench.transcripts.model import Message, Transcript
 from ctxbench.transcripts.running import RunningSum
-from ctxbench.transcripts.tool_schemas import tools_text
+from ctxbench.transcripts.tool_schemas import tools_rendering, tools_text
 
 _TOKEN_CACHE = attrgetter("token_cache")
 
 
 class TokenCounter:
-    """Counts messages with one tokenizer, caching each message's count on the message."""
+    """Counts messages with one tokenizer, caching each message's count on the message.
+    ``rendering``: how the agent sent the messages (None: as recorded; see ``for_transcript``)."""
 
-    def __init__(self, tokenizer: Tokenizer) -> None:
+    def __init__(self, tokenizer: Tokenizer, rendering: str | None = None) -> None:
         self.tokenizer = tokenizer
-        self.key = f"exact:{tokenizer.name}"
+        self.rendering = rendering
+        self.key = f"exact:{tokenizer.name}" + (f":{rendering}" if rendering else "")
         self.tokenized_chars = 0  # how much text was actually tokenized (cache misses)
+
+    def for_transcript(self, transcript: Transcript) -> TokenCounter:
+        """This counter for what ``transcript``'s agent sent (itself when the rendering is the same)."""
+        rendering = tools_rendering(transcript)
+        return self if rendering == self.rendering else type(self)(self.tokenizer, rendering)
 
     def message(self, message: Message) -> int:
         cached = message.token_cache.get(self.key)
         if cached is None:
-            cached = self.tokenizer.count_message(message)
+            if self.rendering is None:
+                cached = self.tokenizer.count_message(message)
+            else:
+                cached = count_mock_fncall(self.tokenizer, message)
             message.token_cache[self.key] = cached
             self.tokenized_chars += message.char_count
         return cached
@@ -61,4 +81,35 @@ class TokenCounter:
 def tools_tokens(tokenizer: Tokenizer, transcript: Transcript) -> int:
     """Tokens of the transcript's recorded tool schemas, sent with every request (0 without)."""
     text = tools_text(transcript)
-    return tokenizer.count(text) if text else 0
+    return _count_once(tokenizer, text) if text else 0
+
+
+@functools.lru_cache(maxsize=64)
+def _count_once(tokenizer: Tokenizer, text: str) -> int:
+    """One count per tool-schema text: every cell replaying an agent's transcripts sends the same."""
+    return tokenizer.count(text)
+
+
+def count_mock_fncall(tokenizer: Tokenizer, message: Message) -> int:
+    """Tokens of a message as OpenHands' mock function calling sent it: a tool call as text after
+    the assistant's text, a tool result as a user message after ``EXECUTION RESULT of [name]:``.
+    The message's own text is counted once for both renderings (``count_content``); what is added
+    is counted from the seam (exact where lines start pre-tokens, else the whole text again).
+    The system prompt's suffix and the in-context example are in every request (``tools_tokens``)."""
+    if message.role == "tool":
+        prefix = openhands_fncall.tool_result_prefix(message)  # ends a line: the result starts the next
+        if tokenizer.splits_at_line_starts and LINE_START.match("\n" + message.content[:64]):
+            content = tokenizer.count(prefix) + tokenizer.count_content(message)
+        else:
+            content = tokenizer.count(prefix + message.content)
+        return tokenizer.message_overhead("user") + content
+    if message.role == "assistant" and message.tool_calls:
+        text = openhands_fncall.assistant_text(message)
+        if message.content and text.startswith(message.content):
+            content = tokenizer.count_appended(
+                message.content, tokenizer.count_content(message), text[len(message.content) :]
+            )
+        else:
+            content = tokenizer.count(text)
+        return tokenizer.message_overhead("assistant") + content
+    return tokenizer.count_message(message)

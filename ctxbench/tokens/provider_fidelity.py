@@ -4,9 +4,11 @@ Transcripts that carry provider usage are ground truth. For every call whose ass
 has ``usage.prompt_tokens``, the full history before it (no compaction, as ``none`` replays it)
 is counted with a real tokenizer (by default the provider's own tokenizer family) and compared
 with the reported count. The tool schemas a transcript recorded (``metadata["tools"]``) are counted
-in every request (``tool_schema_tokens``). What the transcript cannot hold (unrecorded tool schemas,
-a system prompt it does not log, the provider's framing) is a per-request constant: it is fitted on half
-of a source's calls (the median difference, on every other call) and scored on the other half.
+in every request (``tool_schema_tokens``), they and the messages as the agent rendered them
+(``metadata["tools_rendering"]``: OpenHands' mock function calling). What the transcript cannot
+hold (unrecorded tool schemas, a system prompt it does not log, the provider's framing) is a
+per-request constant: it is fitted on half of a source's calls (the median difference, on every
+other call) and scored on the other half.
 
 Condensation events an importer recorded (``metadata["condensations"]``: the messages the agent
 forgot from message ``at`` on, and the summary it sent instead) are applied. Reasoning parts
@@ -119,7 +121,7 @@ def _reasoning_policy(transcript: Transcript, override: str | None) -> str:
 
 
 def _measure_one(transcript: Transcript, tok: Tokenizer, reasoning: str | None) -> list[FidelityCall]:
-    counter = TokenCounter(tok)
+    counter = TokenCounter(tok).for_transcript(transcript)  # the messages as the agent sent them
     policy = _reasoning_policy(transcript, reasoning)
     source, model = source_of(transcript)
     out: list[FidelityCall] = []

@@ -9,7 +9,10 @@ them OpenHands prompts were 25% short of what the provider reported (docs/fideli
 How a provider renders them is its own (OpenAI: a TypeScript-like namespace; Llama, Qwen and
 DeepSeek chat templates: each tool's JSON). The count here is of each tool's JSON, one per line,
 as ``tojson`` in a chat template writes it; the remaining per-request constant is what
-``ctxbench calibrate --against provider`` fits as the overhead.
+``ctxbench calibrate --against provider`` fits as the overhead. An agent that sent no native
+``tools`` but described them in its prompt records how in ``metadata["tools_rendering"]``
+(OpenHands' mock function calling: ``ctxbench.transcripts.openhands_fncall``); the text is then
+what that agent added to every request.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ctxbench.transcripts import openhands_fncall
 from ctxbench.transcripts.model import Message, Transcript
 
 TOOLS_KEY = "tools"
+RENDERING_KEY = "tools_rendering"  # absent: native tools (each tool's JSON)
 
 
 def valid_tools(raw: Any) -> tuple[list[dict[str, Any]], int]:
@@ -35,9 +40,23 @@ def tool_schemas(transcript: Transcript) -> list[dict[str, Any]]:
     return valid_tools(transcript.metadata.get(TOOLS_KEY))[0]
 
 
+def tools_rendering(transcript: Transcript) -> str | None:
+    """How the agent sent its tools: None for native ``tools``, else a name from
+    ``openhands_fncall.RENDERINGS`` (an unknown name reads as native)."""
+    how = transcript.metadata.get(RENDERING_KEY)
+    return how if how in openhands_fncall.RENDERINGS else None
+
+
 def tools_text(transcript: Transcript) -> str:
-    """The tool definitions as one text: each tool's JSON on its own line ("" without tools)."""
-    return "\n".join(json.dumps(t, ensure_ascii=False) for t in tool_schemas(transcript))
+    """The tool definitions as one text ("" without tools): each tool's JSON on its own line, or
+    what the agent's prompt rendering added to every request (``tools_rendering``)."""
+    tools = tool_schemas(transcript)
+    if not tools:
+        return ""
+    how = tools_rendering(transcript)
+    if how is not None:
+        return openhands_fncall.request_text(tools, how)
+    return "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
 
 
 def tools_message(transcript: Transcript) -> Message | None:

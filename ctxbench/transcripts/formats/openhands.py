@@ -16,12 +16,16 @@ evaluation outputs (``instance_id`` with ``instance``/``test_result``) ran with 
 SWE-bench harness sets, unless ``metadata.agent_config`` says otherwise. A text-only reply's usage comes
 from ``metrics.token_usages`` (the response ids no tool call claimed, in order). Condensation events
 are kept in ``metadata["condensations"]`` (which messages they forgot, the summary and its offset).
+The system event's tool schemas are kept in ``metadata["tools"]``; when the run's model had no native
+function calling in OpenHands (``openhands_fncall``), ``metadata["tools_rendering"]`` says how the
+tools were written into the prompt instead.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ctxbench.transcripts import openhands_fncall
 from ctxbench.transcripts.formats._common import (
     ParseContext,
     Source,
@@ -34,6 +38,7 @@ from ctxbench.transcripts.formats._common import (
     unique_ids,
 )
 from ctxbench.transcripts.model import Message, Role, Transcript
+from ctxbench.transcripts.tool_schemas import RENDERING_KEY
 
 FORMAT = "openhands"
 _SKIP_ACTIONS = {"recall", "change_agent_state", "null", "condensation", "condensation_request"}
@@ -211,6 +216,7 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
     condensations: list[dict[str, Any]] = []
     untold: list[int] = []  # assistant messages without usage in their event (text-only replies)
     tools: dict[str, Any] = {}  # the system event's tool schemas (OpenHands >= 0.35 records them)
+    version: str | None = None  # the system event's openhands_version
 
     def add(message: Message, event_id: int | None) -> None:
         if event_id is not None:
@@ -250,6 +256,7 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
                 model = model or m_model
             elif action == "system":
                 tools = tools or recorded_tools(args.get("tools"), ctx, f"{where}.args.tools")
+                version = version or as_str(args.get("openhands_version"))
                 add(Message("system", text_of(args.get("content"), ctx, where), metadata=event_meta), event_id)
             else:  # user/agent messages, and agent actions made without a tool call
                 text = args.get("content") or args.get("thought") or args.get("final_thought") or event.get("message")
@@ -289,7 +296,18 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
     source = ctx.source(config_model or model, instance_id=as_str(meta.get("instance_id")), agent=as_str(agent))
     extra: dict[str, Any] = {"condensations": condensations} if condensations else {}
     extra.update(tools)
+    if tools:
+        how = _tools_rendering(llm if isinstance(llm, dict) else {}, config_model or model, version)
+        extra.update({RENDERING_KEY: how} if how else {})
     return finish(ctx, tid, messages, source, accumulated_usage=totals, error=as_str(meta.get("error")), **extra)
+
+
+def _tools_rendering(llm_config: dict[str, Any], model: str | None, version: str | None) -> str | None:
+    """How the run sent its tools: None for native ``tools``, else OpenHands' mock function calling."""
+    if model is None:  # no model recorded: nothing to decide from, keep the native JSON
+        return None
+    native = llm_config.get("native_tool_calling")
+    return openhands_fncall.rendering(model, native if isinstance(native, bool) else None, version)
 
 
 def _fill_usage(messages: list[Message], untold: list[int], usages: list[dict[str, Any]]) -> list[Message]:
