@@ -11,9 +11,11 @@ text and each tool result as a user message starting ``EXECUTION RESULT of [name
 The templates and the rendering below are OpenHands' (The MIT License, Copyright © 2023),
 copied from tag 0.35.0 of ``openhands/llm/fn_call_converter.py`` and ``openhands/llm/llm.py``.
 Checked tags: 0.34.0, 0.35.0, 0.35.1, 0.35.2, 0.36.0, 0.36.1 and 0.37.0 have the same converter text,
-the same ``FUNCTION_CALLING_SUPPORTED_MODELS`` and the same choice of function calling. Other versions
-are not checked and use the nearest checked one: 0.34.0's rules before it, 0.37.0's after it (0.38.0
-changed the example and the list; 0.30-0.33 had the same converter but other lists).
+the same ``FUNCTION_CALLING_SUPPORTED_MODELS`` and the same choice of function calling. A run whose
+recorded version is outside 0.34.0-0.37.x (or not recorded) keeps its tools as JSON: later versions
+changed the example and the list (0.38.0; gpt-5, claude-sonnet-4 and kimi-k2 joined by 0.50.0; a
+pattern table from 0.55.0), 0.30-0.33 had other lists, and guessing mock function calling for a
+native run would count about 3,400 tokens a request it never sent, where JSON errs low.
 """
 
 from __future__ import annotations
@@ -48,11 +50,21 @@ FUNCTION_CALLING_SUPPORTED_MODELS: tuple[str, ...] = (
     "gpt-4.1",
 )
 CHECKED_VERSIONS = ("0.34.0", "0.35.0", "0.35.1", "0.35.2", "0.36.0", "0.36.1", "0.37.0")
+CHECKED_RANGE = ((0, 34), (0, 37))  # major.minor, both ends included
+
+
+def version_checked(version: str | None) -> bool:
+    """Whether ``version`` (``openhands_version`` as recorded) is one whose rules are copied here."""
+    parts = (version or "").split(".")
+    try:
+        major_minor = (int(parts[0]), int(parts[1]))
+    except (IndexError, ValueError):
+        return False
+    return CHECKED_RANGE[0] <= major_minor <= CHECKED_RANGE[1]
 
 
 def supported_models(version: str | None) -> tuple[str, ...]:
-    """The supported-model list of an OpenHands version: the checked tags share one list; an unchecked
-    version (or none recorded) uses the nearest checked one, which is that same list."""
+    """The supported-model list of a checked OpenHands version (``version_checked``): they share one."""
     del version  # one list for 0.34.0-0.37.0; add a table here when a checked version differs
     return FUNCTION_CALLING_SUPPORTED_MODELS
 
@@ -73,8 +85,9 @@ def function_calling_active(model: str, native_tool_calling: bool | None, versio
 
 
 def rendering(model: str, native_tool_calling: bool | None, version: str | None = None) -> str | None:
-    """How a run sent its tools: None for native ``tools`` (JSON), else the mock-FC rendering."""
-    if function_calling_active(model, native_tool_calling, version):
+    """How a run sent its tools: None for native ``tools`` (JSON), else the mock-FC rendering; None
+    also for a version whose rules are not checked here (see the module's note)."""
+    if not version_checked(version) or function_calling_active(model, native_tool_calling, version):
         return None
     return MOCK_FNCALL if "openhands-lm" not in model else MOCK_FNCALL_NO_EXAMPLE
 
