@@ -154,6 +154,32 @@ def test_identifiers_are_reused_ids_not_timestamps_or_hashes():
     assert idents == {"mia_li_3668", "HATHAT", "HAT136"}
 
 
+def test_the_agents_tool_vocabulary_is_not_a_remembered_identifier():
+    """Tool names, argument names and editor subcommands come back in every later call: an error that
+    says "Parameter `old_str` is required" is not a fact the agent must keep (the dev set's OpenHands
+    runs gave old_str, str_replace and view_range; SWE-agent's find_file)."""
+    edit = '{"command": "str_replace", "path": "/src/parse_args.py", "old_str": "x", "new_str": "y"}'
+    messages = [
+        Message("user", "Fix parse_args in /src/parse_args.py."),
+        Message("assistant", "", tool_calls=(_call("a", "str_replace_editor", '{"command": "view", "path": "/src"}'),)),
+        Message(
+            "tool",
+            "ERROR: Parameter `old_str` is required for command: str_replace. Try find_file or view_range.",
+            tool_call_id="a",
+        ),
+        Message("assistant", "", tool_calls=(_call("b", "str_replace_editor", edit),)),
+        Message("tool", "The file was edited; the helper split_tokens now handles quotes.", tool_call_id="b"),
+        Message("assistant", "", tool_calls=(_call("c", "find_file", '{"file_name": "split_tokens"}'),)),
+        Message("assistant", "Done: split_tokens and view_range fixed."),
+    ]
+    schemas = [
+        {"type": "function", "function": {"name": "find_file", "parameters": {"properties": {"view_range": {}}}}}
+    ]
+    t = Transcript("t", messages, metadata={"tools": schemas})
+    idents = {c.answer for c in extract_candidates(t) if c.label == "identifier"}
+    assert idents == {"parse_args", "split_tokens"}  # the task's names stay
+
+
 def test_a_test_that_failed_then_passed():
     messages = [
         Message("user", "Make the parser tests pass please"),

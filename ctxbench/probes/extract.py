@@ -12,13 +12,16 @@ The reading of agent actions lives in ``ctxbench.probes.actions``; boilerplate i
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ctxbench.probes.actions import Action, agent_actions, observation_indices, probe_text
 from ctxbench.probes.boilerplate import Boilerplate, is_framework_message, sentences
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
+from ctxbench.transcripts.tool_schemas import tool_schemas
 
 LABELS = ("task", "file_edited", "file_read", "command", "constraint", "identifier", "test_fixed", "final")
 QUESTIONS = {
@@ -177,9 +180,44 @@ def _constraints(transcript: Transcript, boilerplate: Boilerplate, task: Candida
                 yield Candidate("constraint", answer, i, (start, start + len(answer)) if start >= 0 else None)
 
 
+def tool_vocabulary(transcript: Transcript) -> set[str]:
+    """The words of the agent's tool interface: tool names, argument names, and the short word values
+    of its arguments (editor subcommands), from its calls and its recorded tool schemas. They recur
+    in every later call whatever the task, so they are never a fact to remember."""
+    words: set[str] = set()
+
+    def add_schema(value: Any) -> None:  # every key and name of a recorded schema
+        if isinstance(value, dict):
+            words.update(k for k in value if isinstance(k, str))
+            words.update(v for k, v in value.items() if k == "name" and isinstance(v, str))
+            for v in value.values():
+                add_schema(v)
+        elif isinstance(value, list):
+            words.update(v for v in value if isinstance(v, str) and v.isidentifier())  # enums: subcommands
+            for v in value:
+                add_schema(v)
+
+    add_schema(tool_schemas(transcript))
+    for message in transcript.messages:
+        for call in message.tool_calls:
+            words.add(call.name)
+            try:
+                args = json.loads(call.arguments)
+            except ValueError:
+                continue
+            if isinstance(args, dict):
+                words.update(k for k in args if isinstance(k, str))
+                command = args.get("command")
+                if isinstance(command, str) and command.isidentifier():  # an editor subcommand
+                    words.add(command)
+    return words
+
+
 def _identifiers(transcript: Transcript, texts: list[str]) -> Iterator[Candidate]:
-    """IDs and code names first stated in a tool or user message and used again by the agent."""
+    """IDs and code names first stated in a tool or user message and used again by the agent (not
+    the words of its tool interface)."""
     messages = transcript.messages
+    vocabulary = tool_vocabulary(transcript)
     agent_later = [""] * (len(messages) + 1)
     for i in range(len(messages) - 1, -1, -1):  # what the agent writes from message i on
         agent_later[i] = (texts[i] if messages[i].role == "assistant" else "") + "\n" + agent_later[i + 1]
@@ -193,7 +231,7 @@ def _identifiers(transcript: Transcript, texts: list[str]) -> Iterator[Candidate
         found += [(v.start(), v.group(0)) for v in IDENT.finditer(text)]
         for at, token in sorted(found):
             schema_key = token in keys and not any(ch.isdigit() for ch in token)
-            if token in seen or schema_key or HEXLIKE.fullmatch(token) or len(token) < 4:
+            if token in seen or schema_key or token in vocabulary or HEXLIKE.fullmatch(token) or len(token) < 4:
                 continue
             seen.add(token)
             word = re.compile(rf"(?<![\w-]){re.escape(token)}(?![\w-])")
