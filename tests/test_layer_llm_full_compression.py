@@ -55,16 +55,17 @@ def test_request_carries_dbgpt_prompt_headings_cut_messages_and_limits():
     for line in ("1. Original Task:", "4. Key Data: <important values, paths, variable names — must be exact>"):
         assert line in request.instructions
     lines = request.source_text.split("\n[")
-    assert lines[0] == f"[user]: {TASK}"
-    observations = [line for line in request.source_text.splitlines() if line.startswith("[user]: Observation")]
-    assert len(observations) == 3 and all(len(line) == len("[user]: ") + 3000 for line in observations)
+    assert lines[0] == f"[human]: {TASK}"  # DB-GPT's role names (compact.py)
+    observations = [line for line in request.source_text.splitlines() if line.startswith("[human]: Observation")]
+    assert len(observations) == 3 and all(len(line) == len("[human]: ") + 3000 for line in observations)
 
 
 def test_tool_calls_rendered_and_pairs_whole():
     messages = tool_history(6, result_chars=100)
     summariser = RecordingSummariser()
     out = FullContextCompression().apply(messages, make_ctx(messages, summariser=summariser))
-    assert 'Action: read_file\nAction Input: {"path": "src/m0.py"}' in summariser.requests[0].source_text
+    # The call inline, as DB-GPT holds a function-calling message's text (tokens.dbgpt.message_text).
+    assert '[ai]: Reading module 0.\nread_file {"path": "src/m0.py"}' in summariser.requests[0].source_text
     assert request_problems(out) == []
 
 

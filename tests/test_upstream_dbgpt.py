@@ -124,11 +124,11 @@ def test_layer3_with_the_model_name_set_matches_until_the_summary_text() -> None
 
 
 def test_upstream_quirk_layer3_never_reaches_the_llm() -> None:
-    """As shipped, manager.py reads self.model_name, never set: three error-level calls are three
-    failures, the breaker opens, and no summary is ever asked for."""
+    """As shipped (set_model_name=false), manager.py reads self.model_name, never set: three
+    error-level calls are three failures, the breaker opens, and no summary is ever asked for."""
     transcript = react_transcript(rounds=40, tid="react40")
     overrides = ["model=gpt-4-32k", "strategy.params.error_threshold=0.35", "strategy.params.min_keep_tokens=26000"]
-    theirs, _ = _run("upstream_dbgpt", transcript, overrides, summariser=True)
+    theirs, _ = _run("upstream_dbgpt", transcript, [*overrides, "strategy.params.set_model_name=false"], True)
     kinds = [e["type"] for e in theirs.events]
     assert "compaction.summary" not in kinds
     assert kinds.count("compaction.failure") == 3 and kinds.count("circuit_breaker.open") == 1
@@ -153,6 +153,22 @@ def test_dev_set_transcripts(shared_transcripts: Path) -> None:
             assert_same(transcript, ["model=gpt-4o", "model.context_window=16000"])
             checked += 1
     assert checked >= 5, checked
+
+
+def test_dev_set_transcripts_with_the_offline_summariser(shared_transcripts: Path) -> None:
+    """As a user runs them (`ctxbench run -m strategy=dbgpt,upstream_dbgpt`, llm=offline): Layer 3
+    summarises on both sides with the same request, and every call agrees, after the summaries too."""
+    from ctxbench.transcripts.importer import import_file
+
+    layer3 = 0
+    for path in sorted(shared_transcripts.rglob("output.jsonl")) + sorted(shared_transcripts.rglob("*.traj"))[:3]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            transcripts = import_file(path)
+        for transcript in transcripts[:3]:
+            ours, _ = assert_same(transcript, ["model=gpt-4o", "model.context_window=16000"], summariser=True)
+            layer3 += ours.summary["layers"].get("layer3", 0)
+    assert layer3 >= 3, layer3
 
 
 def test_every_difference_has_its_reason() -> None:

@@ -1,7 +1,7 @@
 """DB-GPT Layer 3, full context compression: an LLM summary replaces the old rounds.
 
 Keeps the last ``min_keep_recent_rounds`` rounds; every older non-system message, cut to
-3000 characters and rendered ``[role]: content``, goes to ``ctx.summariser`` with DB-GPT's
+3000 characters and rendered ``[role]: content`` with DB-GPT's role names, goes to ``ctx.summariser`` with DB-GPT's
 prompt (``ctxbench/prompts/dbgpt_summary.txt``, six headings) and at most 2000 new tokens.
 The reply goes in as one user message ``[Context Summary of N earlier messages]\\n\\n...``
 after the system messages. An empty reply skips the layer.
@@ -21,6 +21,7 @@ from typing import Any
 from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.tool_pairs import repair_tool_pairs
+from ctxbench.tokens.dbgpt import message_text
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import dbgpt_rounds
 
@@ -42,14 +43,16 @@ def breaker_open(ctx: StrategyContext) -> bool:
     return bool(ctx.shared.get(BREAKER_KEY))
 
 
+# DB-GPT's role names (ModelMessageRoleType), as its Layer 3 writes them into the summary request.
+DBGPT_ROLES = {"system": "system", "user": "human", "assistant": "ai", "tool": "human"}
+
+
 def render(message: Message, max_chars: int = MAX_MESSAGE_CHARS) -> str:
-    """``[role]: content`` cut to ``max_chars``; tool calls are appended to the content because
-    a function-calling assistant message keeps its action there (DB-GPT's ReAct text has it inline)."""
-    text = message.content
-    if message.tool_calls:
-        calls = "\n".join(f"Action: {c.name}\nAction Input: {c.arguments}" for c in message.tool_calls)
-        text = f"{text}\n{calls}" if text else calls
-    return f"[{message.role}]: {text[:max_chars]}"
+    """One line of the summary request as DB-GPT's Layer 3 writes it (compact.py): ``[role]: text``
+    with DB-GPT's role name and the message's text as DB-GPT holds it (tool calls inline, as in its
+    ReAct prompts: ``ctxbench.tokens.dbgpt.message_text``), cut to ``max_chars``. The same request
+    on both sides lets ``dbgpt`` and ``upstream_dbgpt`` agree after a summary too."""
+    return f"[{DBGPT_ROLES.get(message.role, message.role)}]: {message_text(message)[:max_chars]}"
 
 
 class FullContextCompression(Layer):

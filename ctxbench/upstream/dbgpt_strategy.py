@@ -98,7 +98,7 @@ class UpstreamDbgpt(Strategy):
         min_keep_tokens: int = 10_000,
         max_compact_failures: int = 3,
         follow_model_window: bool = True,
-        set_model_name: bool = False,
+        set_model_name: bool = True,
         tool_results_as_observations: bool = True,
         prepare: Sequence[Layer] = (),
         max_retries: int = 1,

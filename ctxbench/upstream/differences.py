@@ -18,22 +18,15 @@ class Difference:
 
 DBGPT: tuple[Difference, ...] = (
     Difference(
-        "Layer 3 never reaches the LLM upstream: manager.py passes model_name=self.model_name, an "
-        "attribute ContextManager never sets, so every error-level call raises AttributeError, counts "
+        "Layer 3 never reaches the LLM upstream as shipped: manager.py passes model_name=self.model_name, "
+        "an attribute ContextManager never sets, so every error-level call raises AttributeError, counts "
         "as a compaction failure, and the circuit breaker opens after three. ctxbench's dbgpt calls "
         "the summariser, as the seed describes.",
         "the seed's Layer 3 summarises; the upstream quirk is a bug, and a benchmark of 'DB-GPT with "
         "Layer 3' must be able to measure Layer 3",
-        "strategy.params.set_model_name=true sets the attribute (default false: upstream as shipped)",
-    ),
-    Difference(
-        "Layer 3's summariser request: ctxbench renders the old messages with the transcript's roles "
-        "([user], [assistant], [tool]) and a function call as 'Action: name / Action Input: args'; "
-        "upstream renders DB-GPT's roles ([human], [ai]) and the message text as DB-GPT counts it. The "
-        "summary text (and so the prompt after a summary) differs with the summariser's input.",
-        "readable roles for real summariser models; the same six headings and 3000-char cut",
-        "the differential tests compare calls before the first Layer 3 summary, or run without a "
-        "summariser (both skip Layer 3)",
+        "strategy.params.set_model_name=true (the default) sets the attribute, and Layer 3 sends the same "
+        "request on both sides (DB-GPT's [human]/[ai] lines, ctxbench.layers.llm_full_compression.render), "
+        "so the two agree call by call after a summary too; false runs upstream exactly as shipped",
     ),
     Difference(
         "Function-calling transcripts: upstream knows only 'Observation:' text (DB-GPT's ReAct agents "
