@@ -52,6 +52,16 @@ def test_pieces_and_appending_count_exactly(name: str, text: str, suffix: str) -
     assert PieceCounter(count).appended(text, count(text), suffix) == count(text + suffix)
 
 
+@settings(max_examples=200, deadline=None)
+@given(batch=st.lists(texts, min_size=2, max_size=6))
+def test_one_piece_counter_reused_over_many_texts_counts_exactly(batch: list[str]) -> None:
+    """Remembered lines and pieces (both memos) must give every later text its fresh count."""
+    count = get_tokenizer("o200k_base").count
+    pieces = PieceCounter(count)
+    for text in [*batch, *batch, "\n".join(batch)]:
+        assert pieces(text) == count(text), text
+
+
 @settings(max_examples=500, deadline=None)
 @given(text=texts)
 def test_line_pieces_cut_exactly_at_the_line_starts(text: str) -> None:

@@ -26,6 +26,7 @@ from itertools import islice
 # Python's \s covers every Unicode White_Space character (and a few more), so this is safe.
 _AFTER_NEWLINE = r"[^\S\r\n]+\S|[^\s/]"  # what may follow "\n" at a line start
 LINE_START = re.compile(rf"\n(?={_AFTER_NEWLINE})")
+_OTHER_BREAK = re.compile(rf"\n(?!{_AFTER_NEWLINE})").search  # a line break that is not a line start
 _STARTS_LINE = re.compile(_AFTER_NEWLINE).match
 MAX_TAIL = 4096  # look this far back for the last line start; beyond it, count in full
 MEMO_PIECE_CHARS = 2048  # only pieces this short are remembered (progress lines, a task line)
@@ -64,23 +65,45 @@ class PieceCounter:
     def __init__(self, count: Callable[[str], int]) -> None:
         self._count = count
         self._memo: dict[str, int] = {}
+        # line -> count(line + "\n"): the pieces of text in which every line break is a line start
+        # (DB-GPT's progress block, rebuilt every step), looked up without building the pieces.
+        self._lines: dict[str, int] = {}
         self._memo_chars = 0
 
     def __call__(self, text: str) -> int:
+        lines = text.split("\n")
+        if len(lines) == 1 or _OTHER_BREAK(text) is None:
+            # Every line break is a line start: the pieces are the lines, each but the last with
+            # its "\n"; their remembered counts are looked up in C (map), only misses in Python.
+            last = lines.pop()
+            found = list(map(self._lines.get, lines))
+            if None in found:
+                counts = [
+                    self._remember(self._lines, line, line + "\n") if tokens is None else tokens
+                    for line, tokens in zip(lines, found, strict=True)
+                ]
+            else:
+                counts = found  # type: ignore[assignment]  # no None left
+            tokens = self._memo.get(last)
+            return sum(counts) + (self._remember(self._memo, last, last) if tokens is None else tokens)
         memo = self._memo
         total = 0
         for piece in line_pieces(text):
             tokens = memo.get(piece)
-            if tokens is None:
-                tokens = self._count(piece)
-                if len(piece) <= MEMO_PIECE_CHARS:
-                    if self._memo_chars + len(piece) > MEMO_CHARS:
-                        memo.clear()
-                        self._memo_chars = 0
-                    memo[piece] = tokens
-                    self._memo_chars += len(piece)
-            total += tokens
+            total += self._remember(memo, piece, piece) if tokens is None else tokens
         return total
+
+    def _remember(self, memo: dict[str, int], key: str, piece: str) -> int:
+        """Count ``piece`` and, if it is short, remember it under ``key`` in ``memo``."""
+        tokens = self._count(piece)
+        if len(piece) <= MEMO_PIECE_CHARS:
+            if self._memo_chars + len(piece) > MEMO_CHARS:
+                self._memo.clear()
+                self._lines.clear()
+                self._memo_chars = 0
+            memo[key] = tokens
+            self._memo_chars += len(piece)
+        return tokens
 
     def appended(self, text: str, text_tokens: int, suffix: str) -> int:
         """Tokens of ``text + suffix`` given ``text_tokens == count(text)``: only the text's
