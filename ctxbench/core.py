@@ -10,6 +10,7 @@ so every other package can build on it without cycles. The older import paths
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -116,6 +117,26 @@ class StrategyContext:
     layers_applied: list[str] = field(default_factory=list)
     state: str | None = None
     shared: dict[str, Any] = field(default_factory=dict)  # per-replay state layers share (e.g. a circuit breaker)
+    # The list last estimated in this call, its length and its estimate (see ``estimate``).
+    _estimated: tuple[Sequence[Message], int, int] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def begin_call(self, call_index: int, new_messages: list[Message]) -> None:
+        """Reset what belongs to one call (the engine calls this before each one)."""
+        self.call_index, self.new_messages, self.layers_applied, self.state = call_index, new_messages, [], None
+        self._estimated = None
+
+    def estimate(self, messages: Sequence[Message]) -> int:
+        """``estimator.prompt(messages)``, remembered for the list last estimated in this call: a
+        pipeline reports the estimate of the list it returns, and the engine records the estimate
+        of the same list. Layers never modify a list in place, so within a call the same list
+        object of the same length holds the same messages (and the estimator learns only after
+        the call, in ``after_call``)."""
+        last = self._estimated
+        if last is not None and last[0] is messages and last[1] == len(messages):
+            return last[2]
+        used = self.estimator.prompt(messages)
+        self._estimated = (messages, len(messages), used)
+        return used
 
     def emit(self, event: dict[str, Any]) -> None:
         self.events.append({"call": self.call_index, **event})

@@ -93,3 +93,51 @@ def test_facts_stated_after_the_last_call_are_not_scored():
     replay(t, FullHistory(), ExactEstimator("cl100k_base"), SMALL, _counter(), observers=[observer])
     end = {r["probe"]: r["status"] for r in observer.rows if r["checkpoint"] == "end"}
     assert end == {"port": "kept"}
+
+
+class _CountingEstimator(FixedRatioEstimator):
+    """Counts the contexts it is asked to estimate."""
+
+    def __init__(self) -> None:
+        super().__init__(4)
+        self.asked = 0
+
+    def prompt(self, messages):
+        self.asked += 1
+        return super().prompt(messages)
+
+
+class _Unchanged:
+    """A layer that runs and changes nothing (DB-GPT's layers report a status even then)."""
+
+    name = "unchanged"
+    ran = True
+
+    def apply(self, messages, ctx):
+        return messages
+
+    def snapshots(self, workdir):
+        return None
+
+
+def test_the_estimate_of_the_returned_context_is_asked_once_per_call_and_never_stale():
+    """The status before the layers, the one after a layer that changed nothing and the engine's
+    record are one estimate of one list; the history list grows in place between calls, so a
+    later call must estimate it afresh."""
+    from ctxbench.strategies.pipeline import LayeredStrategy, Step
+
+    t = coding_transcript(rounds=12)
+    estimator = _CountingEstimator()
+    strategy = LayeredStrategy(proactive=[Step(_Unchanged(), always_report=True)])  # type: ignore[arg-type]
+    sent: list[list[Message]] = []
+
+    class Sent:
+        def on_call(self, record, working, ctx):
+            sent.append(list(working))
+
+    result = replay(t, strategy, estimator, SMALL, _counter(), observers=[Sent()])
+    assert estimator.asked == len(result.calls) == len(t.call_indices)
+    fresh = FixedRatioEstimator(4)
+    assert [c["tokens_estimated"] for c in result.calls] == [fresh.prompt(w) for w in sent]
+    statuses = [e["used"] for e in result.events if e["type"] == "context.status"]
+    assert statuses == [fresh.prompt(w) for w in sent for _ in range(2)]

@@ -92,7 +92,7 @@ def replay(
         for m in new:
             loop_reasoning = 0 if m.role == "user" else loop_reasoning + reasoning_tokens(m, counter.tokenizer)
         history.extend(new)
-        ctx.call_index, ctx.new_messages, ctx.layers_applied, ctx.state = call_index, new, [], None
+        ctx.begin_call(call_index, new)
         events_before = len(ctx.events)
         if agent_history is not None:
             agent_history.extend(new)
@@ -124,7 +124,7 @@ def replay(
                     break
                 working = smaller
                 retries += 1
-        estimated = estimator.prompt(working)  # of what was finally sent, before calibration
+        estimated = ctx.estimate(working)  # of what was finally sent, before calibration
         if accepted:
             strategy.after_call(working, sent, ctx)
 

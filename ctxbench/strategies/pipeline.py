@@ -126,7 +126,7 @@ class LayeredStrategy(Strategy):
 
     def status(self, messages: list[Message], ctx: StrategyContext, layer: str | None) -> int:
         """Recount with the strategy's estimator and emit DB-GPT's ``context.status`` event."""
-        used = ctx.estimator.prompt(messages)
+        used = ctx.estimate(messages)
         budget = self.budget.effective(ctx.model)
         ratio = used / budget if budget > 0 else float("inf")
         ctx.state = self.classify(ratio)
@@ -151,7 +151,7 @@ class LayeredStrategy(Strategy):
     ) -> list[Message]:
         # Before the proactive layers DB-GPT reports the count; its reactive Layer 4 reports only
         # after it ran (reactive_compact), so a reaction starts from a silent count.
-        used = self.status(messages, ctx, None) if attempt is None else ctx.estimator.prompt(messages)
+        used = self.status(messages, ctx, None) if attempt is None else ctx.estimate(messages)
         for step in steps:
             if attempt is not None and (
                 attempt < step.from_attempt or (step.until_attempt is not None and attempt > step.until_attempt)
