@@ -257,3 +257,17 @@ def test_every_shipped_model_config_parses_and_caches_where_its_provider_does():
     assert providers["gpt-4o"] == providers["gpt-4.1"] == "openai"
     assert providers["claude-sonnet-4"] == "anthropic" and providers["deepseek-v3"] == "deepseek"
     assert providers["gpt-4-32k"] is None
+
+
+def test_a_request_that_extends_the_last_bills_as_a_rebuilt_cache_would():
+    """Extending the cached request in place (the full-history baseline does it every call) must
+    bill what a cache holding only the previous request bills, and must leave the extended
+    request cached whole."""
+    history = conversation(10)
+    grown = PrefixCache(OPENAI)
+    send(grown, history[:3])
+    for end in range(5, len(history) + 1, 2):
+        rebuilt = PrefixCache(OPENAI)
+        send(rebuilt, history[: end - 2])
+        assert send(grown, history[:end]) == send(rebuilt, history[:end])
+    assert send(grown, history[:3]).lost_tokens == tokens(history[3:])

@@ -138,9 +138,11 @@ class PrefixCache:
         is never cached) and remember what it cached. ``size`` gives a message's tokens; ``sizes``,
         if given, the same for many messages at once (faster; default ``map(size, ...)``)."""
         rules = self.rules
-        live = [c for c in self._chains if not _expired_all(c, now)]
+        # Without a time nothing expires (see ``_alive``).
+        live = list(self._chains) if now is None else [c for c in self._chains if not _expired_all(c, now)]
         best, shared, read_end, read = None, 0, 0, 0
         stops = self._breakpoints(messages)
+        grown_from = _GrownFrom(messages)
         for chain in live:
             k = common_prefix(chain.messages, messages)
             end = self._readable_end(chain, k, messages, stops, now)
@@ -148,11 +150,14 @@ class PrefixCache:
                 continue
             tokens = chain.cum[end] if end < len(chain.cum) else chain.cum[-1] + size(messages[end - 1])
             if rules.provider != "anthropic" and end == k < min(len(chain.messages), len(messages)):
-                tokens += _shared_start(chain.messages[k], messages[k], size)
+                tokens += _shared_start(chain.messages[k], grown_from(k), size)
             if tokens > read or best is None:
                 best, shared, read_end, read = chain, k, end, tokens
         lost = self._lost(messages, shared if best is not None and best is self._last else None)
-        cum = self._running_counts(best, shared, messages, sizes or functools.partial(map, size))
+        # A request that extends a whole cached one replaces it: its lists grow into the new chain's
+        # (a request costs O(its new messages), not a copy of the whole history each time).
+        extended = best is not None and shared >= len(best.messages)
+        cum = self._running_counts(best, shared, messages, sizes or functools.partial(map, size), extended)
         cached = min(self._billable_read(read, prompt_tokens), prompt_tokens)
         write = 0
         ends: dict[int, float | None] = {}
@@ -170,7 +175,13 @@ class PrefixCache:
             if rules.cache_reply:
                 ends[len(messages) + 1] = expiry  # the reply, if the next request carries it unchanged
         uncached = max(0, prompt_tokens - cached - write)
-        self._remember(_Chain(list(messages), cum, ends), best, shared)
+        if extended:
+            assert best is not None
+            kept = best.messages
+            kept.extend(islice(messages, len(kept), None))
+        else:
+            kept = list(messages)
+        self._remember(_Chain(kept, cum, ends), best, extended)
         return CacheUsage(cached, write, uncached, lost)
 
     def _breakpoints(self, messages: Sequence[Message]) -> list[int]:
@@ -221,10 +232,15 @@ class PrefixCache:
         shared: int,
         messages: Sequence[Message],
         sizes: Callable[[Iterable[Message]], Iterable[int]],
+        extended: bool = False,
     ) -> list[int]:
-        """``cum`` for the new request: the shared part copied, only the rest looked up."""
-        head = best.cum[: shared + 1] if best is not None else [self.prefix_tokens]
-        return head + list(accumulate(sizes(islice(messages, len(head) - 1, None)), initial=head[-1]))[1:]
+        """``cum`` for the new request: the shared part copied (or, when the request ``extended``
+        all of ``best``, best's own list extended in place), only the rest looked up."""
+        cum = [self.prefix_tokens] if best is None else best.cum if extended else best.cum[: shared + 1]
+        rest = accumulate(sizes(islice(messages, len(cum) - 1, None)), initial=cum[-1])
+        next(rest)  # the initial value: already the last of ``cum``
+        cum.extend(rest)
+        return cum
 
     def _lost(self, messages: Sequence[Message], shared: int | None = None) -> int:
         """Tokens of the previous request that this one does not start with (``shared``: how
@@ -235,26 +251,42 @@ class PrefixCache:
         k = common_prefix(last.messages, messages) if shared is None else shared
         return last.cum[-1] - last.cum[k] if k < len(last.messages) else 0
 
-    def _remember(self, chain: _Chain, best: _Chain | None, shared: int) -> None:
+    def _remember(self, chain: _Chain, best: _Chain | None, extended: bool) -> None:
         """Keep the new request; the chain it fully extends is replaced (its prefixes are in the new one)."""
-        if best is not None and shared >= len(best.messages):
+        if extended and best is not None:
             self._chains.remove(best)
         self._chains.append(chain)
         del self._chains[:-MAX_ENTRIES]
         self._last = chain
 
 
-def _shared_start(old: Message, new: Message, size: Callable[[Message], int]) -> int:
+class _GrownFrom:
+    """The messages each message of a request was grown from (``Message.appended_to``, itself
+    included), by id, found once per position however many cached chains are compared with it."""
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self.messages = messages
+        self._found: dict[int, set[int]] = {}
+
+    def __call__(self, k: int) -> set[int]:
+        found = self._found.get(k)
+        if found is None:
+            found = self._found[k] = set()
+            node: Message | None = self.messages[k]
+            while node is not None:
+                found.add(id(node))
+                node = node.appended_to
+        return found
+
+
+def _shared_start(old: Message, new_grown_from: set[int], size: Callable[[Message], int]) -> int:
     """Tokens at the start of two versions of a message that an automatic cache still matches:
     those of the message both were grown from (``with_appended``, e.g. DB-GPT's system prompt
-    with its progress block), less its closing framing and a token that may merge across the join."""
-    grown_from: set[int] = set()
+    with its progress block), less its closing framing and a token that may merge across the join.
+    ``new_grown_from``: the new version's ancestors (``_GrownFrom``). The nearest common ancestor
+    is the same whether found from the old version or the new one (each has one parent)."""
     node: Message | None = old
-    while node is not None:
-        grown_from.add(id(node))
-        node = node.appended_to
-    node = new
-    while node is not None and id(node) not in grown_from:
+    while node is not None and id(node) not in new_grown_from:
         node = node.appended_to
     return max(0, size(node) - CLOSING_TOKENS) if node is not None else 0
 
