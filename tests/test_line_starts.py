@@ -12,10 +12,10 @@ from ctxbench.data import BUNDLED
 from ctxbench.errors import ConfigError
 from ctxbench.layers.snapshots import POINTER
 from ctxbench.tokens.dbgpt import DbgptEstimator
-from ctxbench.tokens.line_starts import LINE_START, PieceCounter, last_line_start, line_pieces
+from ctxbench.tokens.line_starts import LINE_START, SPACE_AFTER_WORD, PieceCounter, last_line_start, line_pieces
 from ctxbench.tokens.tokenizers import available_tokenizers, get_tokenizer
 from ctxbench.transcripts.canonical import read_transcripts
-from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.model import Message, ToolCall
 
 
 def _splits(name: str) -> bool:
@@ -137,3 +137,54 @@ def test_dbgpt_counts_content_and_calls_as_one_text(model: str) -> None:
     for message in [*with_calls, empty]:
         fresh = Message(role=message.role, content=message.content, tool_calls=message.tool_calls)
         assert estimator.message(fresh) == estimator.tokenizer.count(message_text(message))
+
+
+@pytest.mark.parametrize("name", SPLITTING)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.lists(st.sampled_from([*TRICKY, " ", " ", "{", '"', ":", "x", "1"]), max_size=40).map("".join))
+def test_a_space_after_a_non_space_character_starts_a_pre_token(name: str, text: str) -> None:
+    count = get_tokenizer(name).count
+    for match in SPACE_AFTER_WORD.finditer(text):
+        cut = match.start()
+        assert count(text) == count(text[:cut]) + count(text[cut:]), (text[:cut], text[cut:])
+
+
+call_parts = st.lists(st.sampled_from([*TRICKY, " ", "{", '"', ":", "x", "_", "1", "/"]), max_size=24).map("".join)
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4"])
+@settings(max_examples=300, deadline=None)
+@given(content=call_parts, name=call_parts, arguments=call_parts)
+def test_dbgpt_counts_one_call_from_the_arguments_count_exactly(
+    model: str, content: str, name: str, arguments: str
+) -> None:
+    """After the provider counted the message (which keeps the arguments' count), DB-GPT's count
+    of "content\\nname arguments" from the pieces must equal counting that text afresh."""
+    from ctxbench.tokens.counting import TokenCounter
+    from ctxbench.tokens.dbgpt import message_text
+
+    estimator = DbgptEstimator(model)
+    assert estimator.tokenizer is not None
+    message = Message(role="assistant", content=content, tool_calls=(ToolCall("c1", name, arguments),))
+    TokenCounter(estimator.tokenizer).message(message)
+    assert estimator.message(message) == estimator.tokenizer.count(message_text(message))
+
+
+def test_dbgpt_counts_real_tool_calls_from_their_arguments() -> None:
+    """The bundled transcripts' calls take the piecewise path and count exactly."""
+    from ctxbench.tokens.counting import TokenCounter
+    from ctxbench.tokens.dbgpt import _count_with_one_call, message_text
+
+    estimator = DbgptEstimator("gpt-4o")
+    tokenizer = estimator.tokenizer
+    assert tokenizer is not None
+    counter = TokenCounter(tokenizer)
+    taken = 0
+    for transcript in (t for path in sorted(BUNDLED.glob("*.jsonl")) for t in read_transcripts(path)):
+        for message in transcript.messages:
+            if len(message.tool_calls) != 1:
+                continue
+            counter.message(message)
+            taken += _count_with_one_call(tokenizer, message, tokenizer.count_content(message)) is not None
+            assert estimator.message(message) == tokenizer.count(message_text(message))
+    assert taken > 100

@@ -14,7 +14,8 @@ import os
 
 from ctxbench.errors import ConfigError
 from ctxbench.tokens.estimators import Estimator
-from ctxbench.tokens.tokenizers import Tokenizer, get_tokenizer, litellm_tokenizer_dir
+from ctxbench.tokens.line_starts import SPACE_AFTER_WORD, STARTS_LINE
+from ctxbench.tokens.tokenizers import Tokenizer, arguments_key, get_tokenizer, litellm_tokenizer_dir
 from ctxbench.transcripts.model import Message
 
 log = logging.getLogger(__name__)
@@ -73,8 +74,34 @@ class DbgptEstimator(Estimator):
                     cached = self.tokenizer.count_content(message)
                 else:  # content + calls, counted from the content's count and its last line
                     content_tokens = self.tokenizer.count_content(message)
-                    cached = self.tokenizer.count_appended(message.content, content_tokens, calls)
+                    cached = _count_with_one_call(self.tokenizer, message, content_tokens)
+                    if cached is None:
+                        cached = self.tokenizer.count_appended(message.content, content_tokens, calls)
             except Exception:  # noqa: BLE001 - DB-GPT falls back on any counting failure
                 cached = (len(message.content) + len(calls)) // 4
             message.token_cache[self.key] = cached
         return cached
+
+
+def _count_with_one_call(tokenizer: Tokenizer, message: Message, content_tokens: int) -> int | None:
+    """``count(message_text(message))`` for a message with one tool call, from the content's count
+    and the arguments' count the provider's tokenizer kept (``Tokenizer.count_message``): only the
+    seams are counted again. The text is ``content\\nname arguments``; with a tokenizer whose
+    pre-tokens start at every line start and at every space after a non-space character
+    (``ctxbench.tokens.line_starts``) it is counted as ``content\\n``, ``name``, `` `` + the
+    arguments up to their first such space, and the rest of the arguments (their count less that
+    of their head). None when that does not apply: count the text from the content's last line."""
+    if not tokenizer.splits_at_line_starts or len(message.tool_calls) != 1:
+        return None
+    name, arguments = message.tool_calls[0].name, message.tool_calls[0].arguments
+    arguments_tokens = message.token_cache.get(arguments_key(tokenizer.name, 0))
+    if arguments_tokens is None or not name or name[-1].isspace() or not STARTS_LINE(name):
+        return None
+    space = SPACE_AFTER_WORD.search(arguments)
+    if space is None:
+        return None
+    head = arguments[: space.start()]
+    tokens = tokenizer.count(name) + tokenizer.count(f" {head}") + arguments_tokens - tokenizer.count(head)
+    if message.content:  # a line start follows the "\\n": the name starts a line
+        tokens += tokenizer.count_appended(message.content, content_tokens, "\n")
+    return tokens

@@ -11,8 +11,10 @@ boundary whatever text follows. BPE never merges across pre-tokens, so
 
 This lets a tokenizer count ``content + suffix`` from the content's known count and its last
 line, and count a block of lines (DB-GPT's task-progress block, rebuilt every step) line by
-line with the unchanged lines remembered. Tokenizers opt in (``Tokenizer.splits_at_line_starts``);
-``tests/test_line_starts.py`` checks the identity on adversarial text for each of them.
+line with the unchanged lines remembered. The same identity holds at a space that follows a
+non-whitespace character (``SPACE_AFTER_WORD``): DB-GPT's ``name arguments`` text is counted
+from the arguments' own count. Tokenizers opt in (``Tokenizer.splits_at_line_starts``);
+``tests/test_line_starts.py`` checks both identities on adversarial text for each of them.
 """
 
 from __future__ import annotations
@@ -27,7 +29,12 @@ from itertools import islice
 _AFTER_NEWLINE = r"[^\S\r\n]+\S|[^\s/]"  # what may follow "\n" at a line start
 LINE_START = re.compile(rf"\n(?={_AFTER_NEWLINE})")
 _OTHER_BREAK = re.compile(rf"\n(?!{_AFTER_NEWLINE})").search  # a line break that is not a line start
-_STARTS_LINE = re.compile(_AFTER_NEWLINE).match
+STARTS_LINE = re.compile(_AFTER_NEWLINE).match  # does this text, put after a "\n", start a line there?
+# A space right after a non-whitespace character starts a pre-token too: no alternative of those
+# patterns matches a non-whitespace character followed by a space (letters, digits and punctuation
+# runs end before it; whitespace runs start with whitespace). Python's \S excludes every Unicode
+# White_Space character, so a match here is one for the tokenizers' regex engines as well.
+SPACE_AFTER_WORD = re.compile(r"(?<=\S) ")
 MAX_TAIL = 4096  # look this far back for the last line start; beyond it, count in full
 MEMO_PIECE_CHARS = 2048  # only pieces this short are remembered (progress lines, a task line)
 MEMO_CHARS = 1 << 20  # remembered characters before the memo is cleared: memory stays bounded
@@ -48,7 +55,7 @@ def line_pieces(text: str) -> list[str]:
     lines = text.split("\n")  # in C; then only the line starts' condition is checked per line
     pieces: list[str] = []
     current = lines[0]
-    starts = _STARTS_LINE
+    starts = STARTS_LINE
     for line in islice(lines, 1, None):
         if starts(line):
             pieces.append(current + "\n")

@@ -57,6 +57,12 @@ def tiktoken_counter(encoding: Any) -> Callable[[str], int]:
     return count
 
 
+def arguments_key(tokenizer: str, call: int) -> str:
+    """Where ``Tokenizer.count_message`` keeps the count of a message's ``call``-th tool-call
+    arguments in its ``token_cache`` (DB-GPT's estimate counts them again inside its text)."""
+    return f"arguments:{call}:{tokenizer}"
+
+
 def litellm_tokenizer_dir() -> Path:
     """The folder in which litellm ships real tokenizer files (tiktoken ranks, HF JSON)."""
     return sources.litellm_tokenizer_dir()
@@ -125,12 +131,13 @@ class Tokenizer(ABC):
         """Tokens a message costs inside a prompt: framing, content, tool calls, tool name."""
         tokens = self.message_overhead(message.role) + self.count_content(message)
         per_call = self.per_message if self.per_tool_call is None else self.per_tool_call
-        for call in message.tool_calls:
+        for i, call in enumerate(message.tool_calls):
             if self.tool_call_pieces is not None:
                 before, between, after = self.tool_call_pieces
                 tokens += self.count_template(f"{before}{call.name}{between}{call.arguments}{after}")
             else:
-                tokens += self.count(call.name) + self.count(call.arguments) + per_call
+                arguments = message.token_cache[arguments_key(self.name, i)] = self.count(call.arguments)
+                tokens += self.count(call.name) + arguments + per_call
         if message.name and message.role == "tool" and self.count_tool_name:
             tokens += self.count(message.name)
         return tokens
