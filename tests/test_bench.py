@@ -86,3 +86,19 @@ def test_sweep_verdicts_and_table() -> None:
     assert "| 2 | 8 | 6.0 | 11.0 | 1.83 |" in report.sweep_table(sweep)
     verdicts = report.verdicts([], {}, None, sweep, {"seconds": 130.0, "cells": 40})
     assert [met for _, _, met in verdicts] == [True, False]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads through /proc (Linux)")
+def test_a_worker_process_runs_no_idle_blas_threads() -> None:
+    """The tokenizer imports numpy, whose OpenBLAS starts a thread per core that spins for a while
+    once started. ctxbench never calls BLAS, but in a worker that spinning counted as CPU time of
+    the measurement that ran next (0.02 s of the 1M-token floor's 0.17 s, which made every CPU ratio
+    look 13-15% better). With the worker loaded, numpy must come without a thread pool."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    probe = "import os, ctxbench.bench.worker, numpy; print(len(os.listdir('/proc/self/task')))"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"
