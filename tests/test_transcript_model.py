@@ -71,3 +71,17 @@ def test_invalid_utf8_is_a_one_line_error(tmp_path):
     path.write_bytes(b'{"id": "a", "messages": []}\n{"id": "\xff\xfe"}\n')
     with pytest.raises(InputError, match=r"bad.jsonl:line 2: invalid UTF-8"):
         list(read_transcripts(path))
+
+
+def test_replace_copies_every_field_but_the_counts_and_checks_its_arguments():
+    original = Message("tool", "out", tool_call_id="c1", name="bash", pinned=True, metadata={"snapshot": "p"})
+    original.token_cache["exact:o200k_base"] = 3
+    copy = original.replace(content="cut")
+    assert copy == Message("tool", "cut", tool_call_id="c1", name="bash", pinned=True)
+    assert copy.metadata == {"snapshot": "p"} and copy.token_cache == {} and copy.appended_to is None
+    grown = original.with_appended(" more", pinned=False)
+    assert (grown.content, grown.pinned, grown.appended_to) == ("out more", False, original)
+    with pytest.raises(TypeError, match="token_cache"):
+        original.replace(token_cache={})
+    with pytest.raises(TypeError, match="colour"):
+        original.replace(colour="red")

@@ -70,13 +70,23 @@ class Message:
     appended_to: Message | None = field(default=None, init=False, repr=False, compare=False)
 
     def replace(self, **changes: Any) -> Message:
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes`` (``dataclasses.replace``'s rules: only init fields; the token
+        cache starts empty). Built slot by slot: a DB-GPT replay makes about a thousand copies
+        (pointers, progress blocks, cut observations) and ``dataclasses.replace`` takes 3x longer."""
+        copy = object.__new__(type(self))
+        for name in _COPIED_FIELDS:
+            _set(copy, name, changes.pop(name) if name in changes else getattr(self, name))
+        if changes:
+            raise TypeError(f"Message.replace: not a field set at init: {', '.join(sorted(changes))}")
+        _set(copy, "token_cache", {})
+        _set(copy, "appended_to", None)
+        return copy
 
     def with_appended(self, suffix: str, **changes: Any) -> Message:
         """This message with ``suffix`` after its content. Tokenizers that can count the new
         text from this message's count and its last line do so instead of counting it all."""
-        grown = dataclasses.replace(self, content=self.content + suffix, **changes)
-        object.__setattr__(grown, "appended_to", self)
+        grown = self.replace(content=self.content + suffix, **changes)
+        _set(grown, "appended_to", self)
         return grown
 
     @property
@@ -112,6 +122,13 @@ class Message:
             pinned=bool(data.get("pinned", False)),
             metadata=dict(data.get("metadata") or {}),
         )
+
+
+_set = object.__setattr__  # how a frozen dataclass sets its own fields
+_COPIED_FIELDS = tuple(f.name for f in dataclasses.fields(Message) if f.init)
+# Message.replace starts these afresh itself: a new field that is not set at init must be added there.
+_FRESH_FIELDS = ("token_cache", "appended_to")
+assert {f.name for f in dataclasses.fields(Message) if not f.init} == set(_FRESH_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
