@@ -1,6 +1,8 @@
 """The prompt-cache simulator: each provider's rules, invalidation by a rewrite, TTL, and its
 use in the replay (cost with caching, the full-history baseline, O(total text))."""
 
+import dataclasses
+
 import pytest
 
 from ctxbench.replay.billing import CallBilling, LatencyModel
@@ -271,3 +273,17 @@ def test_a_request_that_extends_the_last_bills_as_a_rebuilt_cache_would():
         send(rebuilt, history[: end - 2])
         assert send(grown, history[:end]) == send(rebuilt, history[:end])
     assert send(grown, history[:3]).lost_tokens == tokens(history[3:])
+
+
+@pytest.mark.parametrize("rules", [OPENAI, ANTHROPIC, DEEPSEEK], ids=["openai", "anthropic", "deepseek"])
+def test_the_recorded_full_history_bills_as_when_every_prefix_is_compared(rules):
+    """The engine passes the transcript's own list as the full history: each call's extends the
+    last one's, which the billing then takes without comparing. The bills must be the same."""
+    history = conversation(10)
+    model = dataclasses.replace(GPT4O, cache=rules)
+    compared, taken = CallBilling(model, COUNTER), CallBilling(model, COUNTER)
+    for at in range(3, len(history), 2):
+        full = COUNTER.prompt(history[:at])
+        working = history[max(0, at - 6) : at]  # a window: the sent cache is compared as before
+        expected = compared.bill(working, COUNTER.prompt(working), True, list(history), at, full)
+        assert taken.bill(working, COUNTER.prompt(working), True, history, at, full, recorded=True) == expected

@@ -66,17 +66,31 @@ class CallBilling:
         self._sent_cache = PrefixCache(self.rules, tools_tokens) if self.rules else None
         self._full_cache = PrefixCache(self.rules, tools_tokens) if self.rules else None
         self._summariser_calls = 0
+        # The full history of the last call: (the list it was read from, its length).
+        self._full_from: tuple[Sequence[Message], int] | None = None
 
     def bill(
-        self, working: Sequence[Message], sent: int, accepted: bool, history: Sequence[Message], at: int, full: int
+        self,
+        working: Sequence[Message],
+        sent: int,
+        accepted: bool,
+        history: Sequence[Message],
+        at: int,
+        full: int,
+        recorded: bool = False,
     ) -> dict[str, Any]:
         """Columns for call ``at`` (index of the recorded reply in ``history``): ``working`` was
-        sent (``sent`` tokens, accepted or not); ``full`` tokens is the uncompacted history."""
+        sent (``sent`` tokens, accepted or not); ``full`` tokens is the uncompacted history.
+        ``recorded``: ``history`` is the transcript's own list, never changed during the replay, so
+        a later call's full history extends an earlier one's read from the same list."""
         now = message_time(working[-1]) if working else None
         # A rejected request is neither billed nor cached.
         usage = self._bill(self._sent_cache, working, sent, now) if accepted else CacheUsage()
         past = history[:at]
-        full_usage = self._bill(self._full_cache, past, full, message_time(past[-1]) if past else None)
+        last = self._full_from
+        extends = recorded and last is not None and last[0] is history and last[1] <= at
+        self._full_from = (history, at) if recorded else None
+        full_usage = self._bill(self._full_cache, past, full, message_time(past[-1]) if past else None, extends)
         price = self.model.input_price_per_mtok
         record: dict[str, Any] = {
             "cached_tokens": usage.cached_tokens,
@@ -97,11 +111,18 @@ class CallBilling:
         return record
 
     def _bill(
-        self, cache: PrefixCache | None, messages: Sequence[Message], prompt: int, now: float | None
+        self,
+        cache: PrefixCache | None,
+        messages: Sequence[Message],
+        prompt: int,
+        now: float | None,
+        extends_last: bool = False,
     ) -> CacheUsage:
         if cache is None:
             return CacheUsage(uncached_tokens=prompt)
-        return cache.request(messages, self.counter.message, prompt, now, sizes=self.counter.sizes)
+        return cache.request(
+            messages, self.counter.message, prompt, now, sizes=self.counter.sizes, extends_last=extends_last
+        )
 
 
 def cost_summary(calls: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -144,7 +144,7 @@ def replay(
             "request_problems": problems(working),
             "events": len(ctx.events) - events_before,
             **(
-                billing.bill(working, sent, accepted, transcript.messages, at, full)
+                billing.bill(working, sent, accepted, transcript.messages, at, full, recorded=True)
                 if agent_history is None
                 else billing.bill(
                     working, sent, accepted, [*agent_history, transcript.messages[at]], len(agent_history), full

@@ -133,10 +133,13 @@ class PrefixCache:
         prompt_tokens: int,
         now: float | None = None,
         sizes: Callable[[Iterable[Message]], Iterable[int]] | None = None,
+        extends_last: bool = False,
     ) -> CacheUsage:
         """Bill one accepted request of ``prompt_tokens`` (its messages plus request framing, which
         is never cached) and remember what it cached. ``size`` gives a message's tokens; ``sizes``,
-        if given, the same for many messages at once (faster; default ``map(size, ...)``)."""
+        if given, the same for many messages at once (faster; default ``map(size, ...)``).
+        ``extends_last``: the caller knows ``messages`` starts with all of the previous request's
+        (the full history, read from the recorded transcript), so that prefix is not compared."""
         rules = self.rules
         # Without a time nothing expires (see ``_alive``).
         live = list(self._chains) if now is None else [c for c in self._chains if not _expired_all(c, now)]
@@ -144,7 +147,8 @@ class PrefixCache:
         stops = self._breakpoints(messages)
         grown_from = _GrownFrom(messages)
         for chain in live:
-            k = common_prefix(chain.messages, messages)
+            extended_last = extends_last and chain is self._last
+            k = len(chain.messages) if extended_last else common_prefix(chain.messages, messages)
             end = self._readable_end(chain, k, messages, stops, now)
             if end is None:
                 continue
