@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,8 +14,10 @@ from ctxbench.layers.truncate_tool_result import TruncateToolResult
 from ctxbench.replay.provider import ModelSpec, RequestProblemCount, request_problems
 from ctxbench.strategies.base import StrategyContext
 from ctxbench.tokens.estimators import EmaEstimator, ExactEstimator, FixedRatioEstimator, message_chars
+from ctxbench.transcripts import running
 from ctxbench.transcripts.model import Message, ToolCall, Transcript
-from ctxbench.transcripts.running import RunningSum, common_prefix
+from ctxbench.transcripts.rounds import DbgptRoundsCache, dbgpt_rounds
+from ctxbench.transcripts.running import DerivedList, RunningSum, RunningSums, common_prefix, noted_changes
 from tests.strategy_histories import histories
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -166,3 +169,73 @@ def test_counter_sizes_match_per_message_counts_and_count_each_message_once() ->
     assert counter.sizes(messages[5:9]) == expected[5:9] and counter.tokenized_chars == sum(
         m.char_count for m in messages
     )
+
+
+def true_note(new: list[Message], base: list[Message]) -> DerivedList:
+    """``new`` with the note a layer would write: every position of ``base`` that differs."""
+    return DerivedList(new, base, [i for i in range(min(len(base), len(new))) if new[i] is not base[i]])
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 60))
+def test_followers_of_noted_lists_match_a_full_walk_without_comparing(seed: int, steps: int) -> None:
+    """A list that says how it was derived from the last one is followed from its note: the sums
+    and rounds are a full walk's, and the two lists are not compared again."""
+    compared: list[int] = []
+    original = running.replaced_positions
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(running, "replaced_positions", lambda *a, **k: compared.append(1) or original(*a, **k))
+        follow_noted_lists(random.Random(seed), steps, compared)
+
+
+def follow_noted_lists(rng: random.Random, steps: int, compared: list[int]) -> None:
+    chars, sums, rounds = RunningSum(message_chars), RunningSums(message_chars), DbgptRoundsCache()
+    messages: list[Message] = []
+    for n in range(steps):
+        edited = edit(rng, messages, n)
+        noted = edited is not messages and len(edited) >= len(messages)  # not a drop: a layer notes its swaps
+        messages = true_note(edited, messages) if noted else edited
+        compared.clear()
+        assert chars(messages) == sum(map(message_chars, messages))
+        assert sums(messages) == sum(map(message_chars, messages))
+        assert rounds(messages) == dbgpt_rounds(messages)
+        if noted and n:
+            assert not compared, n
+
+
+def test_a_note_about_another_list_is_not_taken() -> None:
+    a, b = [Message("user", "a"), Message("user", "b")], [Message("user", "a"), Message("user", "b")]
+    derived = true_note([Message("user", "c"), a[1]], a)
+    assert noted_changes(a, 2, derived) == [0]
+    assert noted_changes(b, 2, derived) is None  # equal messages, but another list
+    assert noted_changes(a, 2, [*derived]) is None  # a plain copy carries no note
+    assert noted_changes(a, 1, derived) == [0] and noted_changes(a, 3, derived) is None  # seen longer than noted
+    total = RunningSum(message_chars)
+    total(b)
+    assert total(derived) == sum(map(message_chars, derived))  # compared, not taken from the note
+
+
+def test_dbgpt_layers_notes_say_exactly_what_changed(monkeypatch) -> None:
+    """Every note DB-GPT's snapshot layer and Layer 1 write (the history, and Layer 1's copy of it)
+    lists exactly the positions where the new list differs from the one it was derived from."""
+    from ctxbench.build import build_estimator, build_model, build_strategy
+    from ctxbench.replay.engine import replay
+    from ctxbench.tokens.counting import TokenCounter
+    from ctxbench.tokens.tokenizers import get_tokenizer
+    from tests.test_strategy_dbgpt import composed, react_transcript
+
+    notes = []
+    original = DerivedList.__init__
+
+    def checked(self, items, base, changed):
+        original(self, items, base, changed)
+        differ = [i for i in range(min(len(base), len(self))) if self[i] is not base[i]]
+        notes.append(changed == differ)
+
+    monkeypatch.setattr(DerivedList, "__init__", checked)
+    cfg = composed("model=gpt-4-32k", "strategy.params.max_context_tokens=null")
+    model = build_model(cfg)
+    counter = TokenCounter(get_tokenizer(model.tokenizer))
+    result = replay(react_transcript(rounds=60, tid="notes"), build_strategy(cfg), build_estimator(cfg), model, counter)
+    assert result.summary["layers"].get("layer1", 0) > 10
+    assert len(notes) > 60 and all(notes)

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import compress, count, islice
+from operator import is_not
 
 from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.layers.llm_full_compression import breaker_open
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import DbgptRoundsCache, is_observation, last_result_of_turn
+from ctxbench.transcripts.running import DerivedList
 
 SLACK_CHARS = 30  # DB-GPT only cuts observations longer than max_chars + 30
 
@@ -93,11 +96,17 @@ class ObservationMicroCompact(Layer):
             self._out = messages
             return messages
         # The unchanged prefix comes from the last output (its cuts in place), then the rest.
-        out = [*self._out[:resume], *messages[resume:]] if reused else list(messages)
-        for i in self._rounds.swapped:
-            if i < resume:
-                out[i] = messages[i]
+        last = self._out
+        out = [*last[:resume], *messages[resume:]] if reused else list(messages)
+        swapped = [i for i in self._rounds.swapped if i < resume]
+        for i in swapped:
+            out[i] = messages[i]
         for i in cuts[reused:]:
             out[i] = self._cut[id(messages[i])][1]
+        if reused:
+            # The replay sizes this copy right away, and the last one the call before: say what
+            # changed since the last one (before ``resume`` only the swapped system messages).
+            tail = compress(count(resume), map(is_not, islice(last, resume, None), islice(out, resume, None)))
+            out = DerivedList(out, last, [*(i for i in swapped if out[i] is not last[i]), *tail])
         self._out = out
         return out

@@ -35,6 +35,7 @@ from ctxbench.layers.base import Layer
 from ctxbench.layers.snapshot_store import SnapshotWriter, StoredSnapshots
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import is_observation
+from ctxbench.transcripts.running import DerivedList
 
 FOLDER = "op_snapshots"
 POINTER = "\n[Full detail available at: {path}]"
@@ -106,6 +107,7 @@ class ToolResultSnapshots(Layer):
             return messages
         arrived = {id(m) for m in ctx.new_messages}
         out: list[Message] | None = None
+        replaced: list[int] = []
         # What arrived was appended at the end: a view strategy's history is not walked again.
         for i in range(max(0, len(messages) - len(arrived)), len(messages)):
             message = messages[i]
@@ -117,9 +119,16 @@ class ToolResultSnapshots(Layer):
             out[i] = message.with_appended(
                 POINTER.format(path=pointer), metadata={**message.metadata, "snapshot": pointer}
             )
-        if out is not None and self.task_progress:
-            out = self._with_progress(out, ctx)
-        return messages if out is None else out
+            replaced.append(i)
+        if out is None:
+            return messages
+        if self.task_progress:
+            system = self._with_progress(out, ctx)
+            if system is None:  # a system message was put first: every position moved
+                return out
+            replaced = sorted({system, *replaced})
+        # The replay sizes this history again right away (status, Layer 1): say what changed.
+        return DerivedList(out, messages, replaced)
 
     # --- snapshots -------------------------------------------------------------------
     def _snapshot(self, messages: list[Message], i: int, ctx: StrategyContext) -> str:
@@ -146,7 +155,9 @@ class ToolResultSnapshots(Layer):
         return pointer
 
     # --- task progress ---------------------------------------------------------------
-    def _with_progress(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
+    def _with_progress(self, messages: list[Message], ctx: StrategyContext) -> int | None:
+        """Put the progress block into ``messages``' first system message, in place; returns its
+        position, or None when there was none and one was put first."""
         head, rest = self._progress_block(ctx)
         for i, message in enumerate(messages):
             if message.role == "system":
@@ -157,9 +168,10 @@ class ToolResultSnapshots(Layer):
                     self._head = (base, base.with_appended(f"\n\n{head}" if base.content else head))
                 metadata = {**message.metadata, PROGRESS_BASE_KEY: base.content}
                 messages[i] = self._head[1].with_appended(rest, metadata=metadata, pinned=message.pinned)
-                return messages
+                return i
         empty = Message(role="system", content="")
-        return [empty.with_appended(head).with_appended(rest, metadata={PROGRESS_BASE_KEY: ""}), *messages]
+        messages.insert(0, empty.with_appended(head).with_appended(rest, metadata={PROGRESS_BASE_KEY: ""}))
+        return None
 
     def _progress_block(self, ctx: StrategyContext) -> tuple[str, str]:
         """The progress block as its fixed head (title and task) and the rest, each line after a newline."""

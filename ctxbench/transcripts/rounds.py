@@ -74,14 +74,18 @@ class DbgptRoundsCache:
         self.systems: list[int] = []  # positions of system messages
         self.first_change = 0
         self.swapped: list[int] = []
+        self._given: Sequence[Message] | None = None  # the last list object (see ``DerivedList``)
 
     def __call__(self, messages: Sequence[Message]) -> list[list[int]]:
         from bisect import bisect_left
 
-        from ctxbench.transcripts.running import REPLACED_LIMIT, replaced_positions
+        from ctxbench.transcripts.running import REPLACED_LIMIT, noted_changes, replaced_positions
 
         seen = self._seen
-        changed = replaced_positions(seen, messages)
+        changed = noted_changes(self._given, len(seen), messages)
+        if changed is None:
+            changed = replaced_positions(seen, messages)
+        self._given = messages
         swapped = [i for i in changed if seen[i].role == "system" and messages[i].role == "system"]
         rest = [i for i in changed if i not in swapped]
         if rest:

@@ -8,11 +8,17 @@ which on a long transcript costs more than tokenizing it. These helpers remember
 list they saw, find the unchanged prefix by identity (in C: ``map(operator.is_not, ...)``),
 and only walk what changed. Messages are immutable, so a value computed for an object stays
 true for that object.
+
+A layer that builds its output from a list it was given knows what it changed; it can say so
+(``DerivedList``), and a follower whose last list is that list takes the changes from the note
+instead of comparing the two lists again (DB-GPT's history and Layer 1's copy of it are several
+hundred messages, compared by two followers each, every call).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
 from itertools import compress, count, islice
 from operator import is_not
 
@@ -20,6 +26,32 @@ from ctxbench.transcripts.model import Message
 
 REPLACED_LIMIT = 16  # more changed positions than this: treat as a shift and re-walk from the first
 SKIPPED_REPLACEMENTS = 3  # replaced messages a dropped run may follow (see cut_dropped_runs)
+
+
+class DerivedList(list[Message]):
+    """A list with a note on how it was derived: ``base`` (a list object) as it was then, with
+    the objects at ``changed`` replaced (ascending positions below ``base_len``, all of them) and
+    anything after ``base_len`` appended. Like every list a layer returns, neither this list nor
+    ``base`` (up to ``base_len``) is modified in place afterwards: appending is all the replay
+    does to its lists."""
+
+    __slots__ = ("note",)
+
+    def __init__(self, items: Iterable[Message], base: Sequence[Message], changed: list[int]) -> None:
+        super().__init__(items)
+        if isinstance(base, DerivedList):
+            base.note = None  # one link only: a chain of notes would keep every earlier list alive
+        self.note: tuple[Sequence[Message], int, list[int]] | None = (base, len(base), changed)
+
+
+def noted_changes(given: Sequence[Message] | None, given_len: int, messages: Sequence[Message]) -> list[int] | None:
+    """``replaced_positions(given[:given_len], messages)`` from ``messages``' note, when it was
+    derived from ``given`` (the very object, seen at ``given_len`` or shorter); None otherwise."""
+    note = messages.note if type(messages) is DerivedList else None
+    if note is None or note[0] is not given or note[1] < given_len:
+        return None
+    changed = note[2]
+    return changed[: min(bisect_left(changed, min(given_len, len(messages))), REPLACED_LIMIT + 1)]
 
 
 def common_prefix(seen: Sequence[object], current: Sequence[object]) -> int:
@@ -87,13 +119,18 @@ class RunningSum:
 
     def __init__(self, value: Callable[[Message], int]) -> None:
         self.value = value
-        self._seen: list[Message] = []
+        self._seen: list[Message] = []  # a copy of the last list, kept in line with each new one
         self._values: list[int] = []
         self._total = 0
+        self._given: Sequence[Message] | None = None  # the last list object itself (see ``DerivedList``)
+        self._given_len = 0
 
     def __call__(self, messages: Sequence[Message], changed: list[int] | None = None) -> int:
         """The sum over ``messages``; ``changed``: ``replaced_positions(last list, messages)`` if known."""
         seen, values, value = self._seen, self._values, self.value
+        if changed is None:
+            changed = noted_changes(self._given, self._given_len, messages)
+        self._given, self._given_len = messages, len(messages)
         changed = cut_dropped_runs(seen, messages, self._cut, changed)
         if len(changed) > REPLACED_LIMIT:
             first = changed[0]
@@ -153,7 +190,9 @@ class RunningSums:
 
     def __call__(self, messages: Sequence[Message]) -> int:
         self._clock += 1
-        best, best_changed = self._grown(messages)
+        best, best_changed = self._noted(messages)
+        if best < 0:
+            best, best_changed = self._grown(messages)
         if best >= 0:
             self._used[best] = self._clock
             return self._sums[best](messages, best_changed)
@@ -177,6 +216,18 @@ class RunningSums:
                 self._sums[best] = RunningSum(self.value)
         self._used[best] = self._clock
         return self._sums[best](messages, best_changed)
+
+    def _noted(self, messages: Sequence[Message]) -> tuple[int, list[int] | None]:
+        """The follower whose last list ``messages`` was derived from with a few replacements, by
+        its note (``DerivedList``), without comparing them. Returns (follower, replaced positions)
+        or (-1, None)."""
+        if type(messages) is not DerivedList:
+            return -1, None
+        for index, running in enumerate(self._sums):
+            changed = noted_changes(running._given, running._given_len, messages)
+            if changed is not None and len(changed) <= REPLACED_LIMIT:
+                return index, changed
+        return -1, None
 
     def _grown(self, messages: Sequence[Message]) -> tuple[int, list[int] | None]:
         """The common case without comparing every follower's list in full: a follower whose
