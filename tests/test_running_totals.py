@@ -179,8 +179,8 @@ def true_note(new: list[Message], base: list[Message]) -> DerivedList:
 @settings(max_examples=100, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 60))
 def test_followers_of_noted_lists_match_a_full_walk_without_comparing(seed: int, steps: int) -> None:
-    """A list that says how it was derived from the last one is followed from its note: the sums
-    and rounds are a full walk's, and the two lists are not compared again."""
+    """A list that says how it was derived from the last one is followed from its note: the sums,
+    rounds and request problems are a full walk's, and the two lists are not compared again."""
     compared: list[int] = []
     original = running.replaced_positions
     with pytest.MonkeyPatch.context() as patch:
@@ -190,6 +190,7 @@ def test_followers_of_noted_lists_match_a_full_walk_without_comparing(seed: int,
 
 def follow_noted_lists(rng: random.Random, steps: int, compared: list[int]) -> None:
     chars, sums, rounds = RunningSum(message_chars), RunningSums(message_chars), DbgptRoundsCache()
+    problems = RequestProblemCount()
     messages: list[Message] = []
     for n in range(steps):
         edited = edit(rng, messages, n)
@@ -199,6 +200,7 @@ def follow_noted_lists(rng: random.Random, steps: int, compared: list[int]) -> N
         assert chars(messages) == sum(map(message_chars, messages))
         assert sums(messages) == sum(map(message_chars, messages))
         assert rounds(messages) == dbgpt_rounds(messages)
+        assert problems(messages) == len(request_problems(messages))
         if noted and n:
             assert not compared, n
 

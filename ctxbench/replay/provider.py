@@ -12,7 +12,7 @@ from ctxbench.replay.prefix_cache import CacheRules
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.reasoning import tool_loop_reasoning
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.running import REPLACED_LIMIT, cut_dropped_runs
+from ctxbench.transcripts.running import REPLACED_LIMIT, cut_dropped_runs, noted_changes
 
 
 def model_from_config(data: dict[str, Any]) -> ModelSpec:
@@ -102,10 +102,13 @@ class RequestProblemCount:
     def __init__(self) -> None:
         self._seen: list[Message] = []
         self._states: list[tuple[int, dict[str, int]]] = [(0, {})]  # before message k: (problems, open calls)
+        self._given: Sequence[Message] | None = None  # the last list object (see ``DerivedList``)
 
     def __call__(self, messages: Sequence[Message]) -> int:
         seen, states = self._seen, self._states
-        changed = cut_dropped_runs(seen, messages, self._cut)
+        noted = noted_changes(self._given, len(seen), messages)
+        self._given = messages
+        changed = cut_dropped_runs(seen, messages, self._cut, noted)
         start = min(len(seen), len(messages))
         if len(changed) > REPLACED_LIMIT:
             start = changed[0]
