@@ -186,6 +186,9 @@ class Strategy:
         """The snapshots this strategy writes under ``workdir``, or None if it keeps none."""
         return None
 
+    def finish(self) -> None:
+        """The replay ended: write out anything kept back (DB-GPT's snapshot store)."""
+
 
 class Layer(ABC):
     """One compaction step. Layers know nothing of thresholds: a strategy pipeline
@@ -201,3 +204,6 @@ class Layer(ABC):
     def snapshots(self, workdir: Path | None) -> SnapshotSource | None:
         """The snapshots this layer writes under ``workdir``, or None if it keeps none."""
         return None
+
+    def finish(self) -> None:
+        """The replay ended: write out anything kept back."""

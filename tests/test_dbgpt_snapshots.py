@@ -28,6 +28,7 @@ def _feed(layer, history, ctx, calls):
         working = layer.apply(working + ctx.new_messages, ctx)
         working.append(history[at])
         start = at + 1
+    layer.finish()  # the replay ended: the store's lines kept back are written
     return working
 
 
@@ -170,12 +171,14 @@ def test_a_rerun_of_the_cell_replaces_the_store(tmp_path) -> None:
 def test_reader_follows_a_growing_store_and_skips_an_unfinished_line(tmp_path) -> None:
     writer = SnapshotWriter(tmp_path, "op_snapshots")
     writer.write("op_snapshots/step_001_a.json", {"step": 1, "observation": "one"})
+    writer.flush()
     store = store_path(tmp_path, "op_snapshots/step_001_a.json")
     assert store == tmp_path / "op_snapshots.jsonl"
     reader = SnapshotReader(store)
     assert reader.get("op_snapshots/step_001_a.json") == {"step": 1, "observation": "one"}
     assert reader.get("op_snapshots/step_002_b.json") is None
     writer.write("op_snapshots/step_002_b.json", {"step": 2, "observation": "two"})  # later in the replay
+    writer.flush()
     half = snapshot_line("op_snapshots/step_003_c.json", {"step": 3})[:-5]
     with open(store, "ab") as handle:  # a run cut short mid-line
         handle.write(half)
@@ -249,3 +252,25 @@ def test_file_name_is_dbgpt_safe_action():
     assert file_name(3, "code interpreter/run") == "step_003_code_interpreter_run.json"
     assert file_name(4, "a..b  c") == "step_004_a__b__c.json"
     assert file_name(5, "read.file") == "step_005_read_file.json"
+
+
+def test_the_writer_keeps_lines_back_until_flushed_and_the_replay_writes_them_all(tmp_path) -> None:
+    """Lines after the first are appended together (one append per line was most of the store's
+    cost); the judge's reads and the end of a replay write out what was kept back."""
+    from ctxbench.transcripts.rounds import is_observation
+    from tests.test_strategy_dbgpt import _replay, react_transcript
+
+    writer = SnapshotWriter(tmp_path, "op_snapshots")
+    store = tmp_path / "op_snapshots.jsonl"
+    store.write_text("an earlier run's line\n")
+    for step in (1, 2, 3):
+        writer.write(f"op_snapshots/step_00{step}_a.json", {"step": step})
+    assert list(stored(tmp_path)) == ["op_snapshots/step_001_a.json"]  # the first line truncated the store
+    writer.flush()
+    assert [r["step"] for r in stored(tmp_path).values()] == [1, 2, 3]
+
+    _replay(tmp_path / "cell")  # every observation that arrived before the last call was snapshotted
+    transcript = react_transcript()
+    arrived = [m for m in transcript.messages[: transcript.call_indices[-1]] if is_observation(m)]
+    steps = [record["step"] for record in stored(tmp_path / "cell").values()]
+    assert len(arrived) > 10 and steps == list(range(1, len(arrived) + 1))

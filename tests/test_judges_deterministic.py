@@ -124,7 +124,8 @@ def test_pointers_into_the_cells_snapshot_store_are_followed_as_it_grows(tmp_pat
 
     writer = SnapshotWriter(tmp_path, "op_snapshots")
     writer.write("op_snapshots/step_001_bash.json", {"observation": "nothing here"})
-    judge = DeterministicJudge(StoredSnapshots(tmp_path))
+    # As the snapshot layer hands it to the judge: the writer's lines kept back are written before a read.
+    judge = DeterministicJudge(StoredSnapshots(tmp_path, before_read=writer.flush))
     first = [Message("user", "Observation: ok\n[Full detail available at: op_snapshots/step_001_bash.json]")]
     assert judge.judge(PROBE, first).status == "lost"
     later = [*first, Message("user", "... [truncated, full detail at: op_snapshots/step_002_bash.json]")]

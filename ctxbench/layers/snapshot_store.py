@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +55,37 @@ def snapshot_line(path: str, record: dict[str, Any]) -> bytes:
         return (json.dumps(entry) + "\n").encode()
 
 
+FLUSH_BYTES = 256 * 1024  # lines a writer keeps back before it appends them
+
+
 class SnapshotWriter:
-    """Appends snapshot lines to ``<workdir>/<folder>.jsonl``; the first write truncates it."""
+    """Appends snapshot lines to ``<workdir>/<folder>.jsonl``; the first append truncates it.
+
+    Lines after the first are kept back and appended together, ``FLUSH_BYTES`` at a time: an
+    append per line cost about 6 ms of kernel time on the 1M-token transcript's 374 snapshots
+    (2.7% of its dbgpt replay). ``flush`` appends what was kept back: the owner calls it before
+    the store is read (the judge reads it mid-replay) and when the replay ends."""
 
     def __init__(self, workdir: str | Path, folder: str) -> None:
         self.path = os.path.join(workdir, folder + STORE_SUFFIX)
         self._flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC  # then O_APPEND
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
 
     def write(self, path: str, record: dict[str, Any]) -> None:
-        data = memoryview(snapshot_line(path, record))
+        line = snapshot_line(path, record)
+        self._pending.append(line)
+        self._pending_bytes += len(line)
+        # The first line is appended at once: it truncates an earlier run's store right away.
+        if self._pending_bytes >= FLUSH_BYTES or self._flags & os.O_TRUNC:
+            self.flush()
+
+    def flush(self) -> None:
+        """Append the lines kept back (the first append truncates the store)."""
+        if not self._pending:
+            return
+        data = memoryview(b"".join(self._pending))
+        self._pending, self._pending_bytes = [], 0
         fd = os.open(self.path, self._flags, 0o666)
         self._flags = os.O_WRONLY | os.O_APPEND
         try:
@@ -121,14 +144,18 @@ class StoredSnapshots:
     """The ``ctxbench.core.SnapshotSource`` of a cell: DB-GPT pointers, looked up in the cell's
     snapshot stores (``<root>/<folder>.jsonl``), else as files relative to ``root``."""
 
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, before_read: Callable[[], None] | None = None) -> None:
+        """``before_read``: called before each read (the writer's ``flush``, during a replay)."""
         self.root = Path(root)
         self._stores: dict[Path, SnapshotReader] = {}
+        self._before_read = before_read
 
     def pointers(self, text: str) -> list[str]:
         return [p.strip() for p in POINTER_PATTERN.findall(text)]
 
     def read(self, pointer: str) -> Any | None:
+        if self._before_read is not None:
+            self._before_read()
         store = store_path(self.root, pointer)
         if store is not None and store.is_file():
             if store not in self._stores:

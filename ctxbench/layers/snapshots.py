@@ -100,7 +100,12 @@ class ToolResultSnapshots(Layer):
 
     def snapshots(self, workdir: Path | None) -> StoredSnapshots | None:
         """The cell's snapshots, for the judge to follow this layer's pointers."""
-        return StoredSnapshots(workdir) if self.enabled and workdir is not None else None
+        return StoredSnapshots(workdir, before_read=self.finish) if self.enabled and workdir is not None else None
+
+    def finish(self) -> None:
+        """Write out the snapshot lines the store kept back (the replay ended, or a judge reads)."""
+        if self._store is not None:
+            self._store.flush()
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         if not self.enabled:

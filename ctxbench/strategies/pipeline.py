@@ -183,6 +183,12 @@ class LayeredStrategy(Strategy):
                 return source
         return None
 
+    def finish(self) -> None:
+        for layer in [*self.prepare_layers, *(s.layer for s in self.proactive), *(s.layer for s in self.reactive)]:
+            finish = getattr(layer, "finish", None)  # a layer need not derive from Layer
+            if finish is not None:
+                finish()
+
     def prepare(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         for layer in self.prepare_layers:
             messages = layer.apply(messages, ctx)

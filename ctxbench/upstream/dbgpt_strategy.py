@@ -249,6 +249,10 @@ class UpstreamDbgpt(Strategy):
             messages = layer.apply(messages, ctx)
         return messages
 
+    def finish(self) -> None:
+        for layer in self.prepare_layers:
+            layer.finish()  # the snapshot store's lines kept back
+
     def snapshots(self, workdir: Any) -> Any:
         for layer in self.prepare_layers:
             source = layer.snapshots(workdir)
