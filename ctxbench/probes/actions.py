@@ -70,7 +70,8 @@ def probe_text(message: Message) -> str:
     return message.content + "".join(f"\n{c.name} {decoded_arguments(c.arguments)}" for c in message.tool_calls)
 
 
-def _args(arguments: str) -> dict[str, Any]:
+def call_arguments(arguments: str) -> dict[str, Any]:
+    """A tool call's arguments as an object ({} when they are not a JSON object)."""
     try:
         data = json.loads(arguments)
     except ValueError:
@@ -226,7 +227,9 @@ def agent_actions(transcript: Transcript) -> list[Action]:
                 open_file = seen[-1].strip()
             continue
         for call in m.tool_calls:
-            actions += _tool_call(i, call.name, _args(call.arguments), results.get((i, call.id), ""), open_file)
+            actions += _tool_call(
+                i, call.name, call_arguments(call.arguments), results.get((i, call.id), ""), open_file
+            )
         if text_actions:
             blocks = FENCE.findall(m.content)
             if blocks:

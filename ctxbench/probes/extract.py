@@ -12,13 +12,12 @@ The reading of agent actions lives in ``ctxbench.probes.actions``; boilerplate i
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.probes.actions import Action, agent_actions, observation_indices, probe_text
+from ctxbench.probes.actions import Action, agent_actions, call_arguments, observation_indices, probe_text
 from ctxbench.probes.boilerplate import Boilerplate, is_framework_message, sentences
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
 from ctxbench.transcripts.tool_schemas import tool_schemas
@@ -201,15 +200,11 @@ def tool_vocabulary(transcript: Transcript) -> set[str]:
     for message in transcript.messages:
         for call in message.tool_calls:
             words.add(call.name)
-            try:
-                args = json.loads(call.arguments)
-            except ValueError:
-                continue
-            if isinstance(args, dict):
-                words.update(k for k in args if isinstance(k, str))
-                command = args.get("command")
-                if isinstance(command, str) and command.isidentifier():  # an editor subcommand
-                    words.add(command)
+            args = call_arguments(call.arguments)
+            words.update(args)
+            command = args.get("command")
+            if isinstance(command, str) and command.isidentifier():  # an editor subcommand
+                words.add(command)
     return words
 
 

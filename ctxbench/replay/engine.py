@@ -98,8 +98,8 @@ def replay(
             agent_history.extend(new)
             due = condensations.advance(at)
             if due:
-                agent_history, removed, summary = condensations.view(agent_history)
-                uncompacted += (counter.message(summary) if summary else 0) - sum(counter.sizes(removed))
+                agent_history, change = condensations.view_counted(agent_history, counter.sizes)
+                uncompacted += change
                 history = condensations.view(history)[0]
                 ctx.emit(condensation_event(due))
 

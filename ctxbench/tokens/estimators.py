@@ -94,6 +94,8 @@ class EmaEstimator(Estimator):
     ``cpt <- alpha * chars/prompt_tokens + (1 - alpha) * cpt``; the first sample is taken
     as is; samples outside ``[min_cpt, max_cpt]`` are rejected (reference.md 1b)."""
 
+    counts_tools = True
+
     def __init__(
         self, alpha: float = 0.3, initial_cpt: float = 4.0, min_cpt: float = 1.0, max_cpt: float = 8.0
     ) -> None:
@@ -102,7 +104,6 @@ class EmaEstimator(Estimator):
         self.samples = 0
         self.rejected = 0
         self.name = f"ema:{self.alpha:g}"
-        self.counts_tools = True
         # Total chars of the working context, walked only after its unchanged prefix: a call
         # sizes the context 3-4 times (status, engine, calibration) and it mostly just grows.
         self._chars = RunningSum(message_chars)
@@ -146,12 +147,13 @@ class AnchoredEstimator(Estimator):
     count (``observe`` after each accepted call).
     """
 
+    counts_tools = True
+
     def __init__(
         self, alpha: float = 0.3, initial_cpt: float = 4.0, min_cpt: float = 1.0, max_cpt: float = 8.0
     ) -> None:
         self.ema = EmaEstimator(alpha, initial_cpt, min_cpt, max_cpt)
         self.name = f"anchored:{self.ema.alpha:g}"
-        self.counts_tools = True
         self._anchor: list[Message] = []  # the context the last report was for
         self._anchor_tokens: int | None = None
         self.marginal_cpt: float | None = None

@@ -134,8 +134,8 @@ def _measure_one(transcript: Transcript, tok: Tokenizer, reasoning: str | None) 
     held: list[Message] = []  # the history the agent holds, when it condensed
     for i, message in enumerate(transcript.messages):
         if condensations and condensations.advance(i):
-            held, removed, summary = condensations.view(held)
-            total += (counter.message(summary) if summary else 0) - sum(counter.sizes(removed))
+            held, change = condensations.view_counted(held, counter.sizes)
+            total += change
         if message.role == "assistant":
             reported = reported_prompt(message)
             if reported:

@@ -13,7 +13,7 @@ a forgotten message with a compacted copy; the copy is the strategy's own and st
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +89,13 @@ class CondensationReplay:
             kept.insert(min(self.summary_offset, len(kept)), summary)
             return kept, removed, summary
         return kept, removed, None
+
+    def view_counted(
+        self, history: Sequence[Message], sizes: Callable[[Iterable[Message]], list[int]]
+    ) -> tuple[list[Message], int]:
+        """``view(history)`` and how many tokens it changed the history by, counted with ``sizes``."""
+        kept, removed, summary = self.view(history)
+        return kept, sum(sizes([summary] if summary is not None else [])) - sum(sizes(removed))
 
 
 def condensation_event(events: Sequence[Condensation]) -> dict[str, Any]:

@@ -49,7 +49,7 @@ FUNCTION_CALLING_SUPPORTED_MODELS: tuple[str, ...] = (
     "gemini-2.5-pro",
     "gpt-4.1",
 )
-CHECKED_VERSIONS = ("0.34.0", "0.35.0", "0.35.1", "0.35.2", "0.36.0", "0.36.1", "0.37.0")
+# Tags checked to share the list, the templates and the rule: 0.34.0, 0.35.0-0.35.2, 0.36.0, 0.36.1, 0.37.0.
 CHECKED_RANGE = ((0, 34), (0, 37))  # major.minor, both ends included
 
 
@@ -63,13 +63,7 @@ def version_checked(version: str | None) -> bool:
     return CHECKED_RANGE[0] <= major_minor <= CHECKED_RANGE[1]
 
 
-def supported_models(version: str | None) -> tuple[str, ...]:
-    """The supported-model list of a checked OpenHands version (``version_checked``): they share one."""
-    del version  # one list for 0.34.0-0.37.0; add a table here when a checked version differs
-    return FUNCTION_CALLING_SUPPORTED_MODELS
-
-
-def function_calling_active(model: str, native_tool_calling: bool | None, version: str | None = None) -> bool:
+def function_calling_active(model: str, native_tool_calling: bool | None) -> bool:
     """``LLM._function_calling_active`` as OpenHands sets it (llm.py, 0.35.0): the model, the last part
     of its path or a substring match in the supported list, unless ``llm_config.native_tool_calling``
     says otherwise (True: litellm's ``supports_function_calling``; False: off). litellm's answer here
@@ -80,14 +74,14 @@ def function_calling_active(model: str, native_tool_calling: bool | None, versio
         import litellm  # only for runs that set native_tool_calling (slow to import)
 
         return bool(litellm.supports_function_calling(model=model))
-    models = supported_models(version)
+    models = FUNCTION_CALLING_SUPPORTED_MODELS
     return model in models or model.split("/")[-1] in models or any(m in model for m in models)
 
 
 def rendering(model: str, native_tool_calling: bool | None, version: str | None = None) -> str | None:
     """How a run sent its tools: None for native ``tools`` (JSON), else the mock-FC rendering; None
     also for a version whose rules are not checked here (see the module's note)."""
-    if not version_checked(version) or function_calling_active(model, native_tool_calling, version):
+    if not version_checked(version) or function_calling_active(model, native_tool_calling):
         return None
     return MOCK_FNCALL if "openhands-lm" not in model else MOCK_FNCALL_NO_EXAMPLE
 
