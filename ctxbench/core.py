@@ -186,8 +186,9 @@ class Strategy:
         """The snapshots this strategy writes under ``workdir``, or None if it keeps none."""
         return None
 
-    def finish(self) -> None:
-        """The replay ended: write out anything kept back (DB-GPT's snapshot store)."""
+    def write_files(self, workdir: Path) -> None:
+        """Write what the strategy kept for the cell's folder (DB-GPT's snapshot store), after
+        the replay, when the cell is published (``ctxbench run``); the judge reads it in memory."""
 
 
 class Layer(ABC):
@@ -205,5 +206,5 @@ class Layer(ABC):
         """The snapshots this layer writes under ``workdir``, or None if it keeps none."""
         return None
 
-    def finish(self) -> None:
-        """The replay ended: write out anything kept back."""
+    def write_files(self, workdir: Path) -> None:
+        """Write what the layer kept for the cell's folder (see ``Strategy.write_files``)."""

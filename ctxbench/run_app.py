@@ -265,6 +265,9 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
                 observers=[observer] if observer else [],
                 on_progress=calls_bar.update,
             )
+        write_files = getattr(strategy, "write_files", None)  # a strategy need not derive from Strategy
+        if write_files is not None:
+            write_files(work)  # published with the cell (DB-GPT's snapshot store)
         judge_cfg = to_plain(cfg.get("judge")) or {}
         metrics = {**result.summary, **llm_cell_metrics(summariser, observer, result, judge_cfg)}
         extra = {}

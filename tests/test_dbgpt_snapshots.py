@@ -8,7 +8,7 @@ import pytest
 
 from ctxbench.errors import InputError
 from ctxbench.layers.observation_micro import ObservationMicroCompact
-from ctxbench.layers.snapshot_store import SnapshotReader, SnapshotWriter, snapshot_line, store_path
+from ctxbench.layers.snapshot_store import SnapshotReader, SnapshotStore, snapshot_line, store_path
 from ctxbench.layers.snapshots import ToolResultSnapshots, file_name, react_fields
 from ctxbench.transcripts.model import Message
 from tests.dbgpt_histories import TASK, make_ctx, react_history, tool_history
@@ -21,14 +21,16 @@ def stored(folder) -> dict:
 
 
 def _feed(layer, history, ctx, calls):
-    """Replay ``history`` call by call the way the engine does: new messages, then the layer."""
+    """Replay ``history`` call by call the way the engine does: new messages, then the layer;
+    then publish the cell's files as ``ctxbench run`` does."""
     working, start = [], 0
     for at in calls:
         ctx.new_messages = history[start:at]
         working = layer.apply(working + ctx.new_messages, ctx)
         working.append(history[at])
         start = at + 1
-    layer.finish()  # the replay ended: the store's lines kept back are written
+    if ctx.workdir is not None:
+        layer.write_files(ctx.workdir)  # the cell is published: the store is written
     return working
 
 
@@ -169,16 +171,17 @@ def test_a_rerun_of_the_cell_replaces_the_store(tmp_path) -> None:
 
 
 def test_reader_follows_a_growing_store_and_skips_an_unfinished_line(tmp_path) -> None:
-    writer = SnapshotWriter(tmp_path, "op_snapshots")
-    writer.write("op_snapshots/step_001_a.json", {"step": 1, "observation": "one"})
-    writer.flush()
+    """A store read from disk (a published cell, or one written by another process) may grow."""
+    memory = SnapshotStore("op_snapshots")
+    memory.add("op_snapshots/step_001_a.json", {"step": 1, "observation": "one"})
+    memory.write(tmp_path)
     store = store_path(tmp_path, "op_snapshots/step_001_a.json")
     assert store == tmp_path / "op_snapshots.jsonl"
     reader = SnapshotReader(store)
     assert reader.get("op_snapshots/step_001_a.json") == {"step": 1, "observation": "one"}
     assert reader.get("op_snapshots/step_002_b.json") is None
-    writer.write("op_snapshots/step_002_b.json", {"step": 2, "observation": "two"})  # later in the replay
-    writer.flush()
+    with open(store, "ab") as handle:  # another line, written later
+        handle.write(snapshot_line("op_snapshots/step_002_b.json", {"step": 2, "observation": "two"}))
     half = snapshot_line("op_snapshots/step_003_c.json", {"step": 3})[:-5]
     with open(store, "ab") as handle:  # a run cut short mid-line
         handle.write(half)
@@ -254,23 +257,22 @@ def test_file_name_is_dbgpt_safe_action():
     assert file_name(5, "read.file") == "step_005_read_file.json"
 
 
-def test_the_writer_keeps_lines_back_until_flushed_and_the_replay_writes_them_all(tmp_path) -> None:
-    """Lines after the first are appended together (one append per line was most of the store's
-    cost); the judge's reads and the end of a replay write out what was kept back."""
+def test_the_store_is_kept_in_memory_during_the_replay_and_written_whole_with_the_cell(tmp_path) -> None:
+    """Nothing is serialised or written while the replay runs (the judge reads the records in
+    memory); ``write_files`` writes every record, in order, replacing an earlier run's store."""
     from ctxbench.transcripts.rounds import is_observation
     from tests.test_strategy_dbgpt import _replay, react_transcript
 
-    writer = SnapshotWriter(tmp_path, "op_snapshots")
-    store = tmp_path / "op_snapshots.jsonl"
-    store.write_text("an earlier run's line\n")
-    for step in (1, 2, 3):
-        writer.write(f"op_snapshots/step_00{step}_a.json", {"step": step})
-    assert list(stored(tmp_path)) == ["op_snapshots/step_001_a.json"]  # the first line truncated the store
-    writer.flush()
-    assert [r["step"] for r in stored(tmp_path).values()] == [1, 2, 3]
-
-    _replay(tmp_path / "cell")  # every observation that arrived before the last call was snapshotted
+    cell = tmp_path / "cell"
+    cell.mkdir()
+    (cell / "op_snapshots.jsonl").write_text("an earlier run's line\n")
+    strategy, result = _replay(cell)
+    assert (cell / "op_snapshots.jsonl").read_text() == "an earlier run's line\n"  # untouched by the replay
+    source = strategy.snapshots(cell)
+    assert source.read("/root/.dbgpt/workspace/op_snapshots/react40/step_001_sql_query.json")["step"] == 1
+    strategy.write_files(cell)
     transcript = react_transcript()
     arrived = [m for m in transcript.messages[: transcript.call_indices[-1]] if is_observation(m)]
-    steps = [record["step"] for record in stored(tmp_path / "cell").values()]
+    steps = [record["step"] for record in stored(cell).values()]
     assert len(arrived) > 10 and steps == list(range(1, len(arrived) + 1))
+    assert result.calls  # the replay itself ran

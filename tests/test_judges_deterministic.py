@@ -118,19 +118,20 @@ def test_relative_snapshot_pointers_resolve_against_the_run_folder(tmp_path):
 
 
 def test_pointers_into_the_cells_snapshot_store_are_followed_as_it_grows(tmp_path):
-    """DB-GPT's snapshots are lines of <cell>/op_snapshots.jsonl; the judge runs mid-replay,
-    so a snapshot written after its first lookup must still be found."""
-    from ctxbench.layers.snapshot_store import SnapshotWriter
+    """DB-GPT's snapshots are kept in memory while the replay runs (written to
+    <cell>/op_snapshots.jsonl when the cell is published); the judge runs mid-replay, so a
+    snapshot added after its first lookup must still be found."""
+    from ctxbench.layers.snapshot_store import SnapshotStore
 
-    writer = SnapshotWriter(tmp_path, "op_snapshots")
-    writer.write("op_snapshots/step_001_bash.json", {"observation": "nothing here"})
-    # As the snapshot layer hands it to the judge: the writer's lines kept back are written before a read.
-    judge = DeterministicJudge(StoredSnapshots(tmp_path, before_read=writer.flush))
+    memory = SnapshotStore("op_snapshots")
+    memory.add("op_snapshots/step_001_bash.json", {"observation": "nothing here"})
+    # As the snapshot layer hands it to the judge: the replay's records, in memory.
+    judge = DeterministicJudge(StoredSnapshots(tmp_path, memory=memory))
     first = [Message("user", "Observation: ok\n[Full detail available at: op_snapshots/step_001_bash.json]")]
     assert judge.judge(PROBE, first).status == "lost"
     later = [*first, Message("user", "... [truncated, full detail at: op_snapshots/step_002_bash.json]")]
     assert judge.judge(PROBE, later).status == "lost"  # not written yet: looked up again next time
-    writer.write("op_snapshots/step_002_bash.json", {"observation": "The server listens on port 47213"})
+    memory.add("op_snapshots/step_002_bash.json", {"observation": "The server listens on port 47213"})
     verdict = judge.judge(PROBE, later)
     assert verdict.status == "recoverable" and verdict.evidence == "op_snapshots/step_002_bash.json"
-    assert not (tmp_path / "op_snapshots").exists()  # found in the store, not in a file
+    assert not list(tmp_path.iterdir())  # found in memory: nothing is written during the replay

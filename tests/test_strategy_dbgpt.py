@@ -118,17 +118,17 @@ def test_estimator_is_dbgpt_counting():
 
 def _replay(tmp_path: Path, *overrides: str):
     cfg = composed("model=gpt-4-32k", "strategy.params.max_context_tokens=null", *overrides)
-    model = build_model(cfg)
+    model, strategy = build_model(cfg), build_strategy(cfg)
     result = replay(
         react_transcript(),
-        build_strategy(cfg),
+        strategy,
         build_estimator(cfg),
         model,
         TokenCounter(get_tokenizer(model.tokenizer)),
         workdir=tmp_path,
         summariser=ExtractiveSummariser(),
     )
-    return build_strategy(cfg), result
+    return strategy, result
 
 
 def test_status_events_follow_every_count_and_layer(tmp_path):

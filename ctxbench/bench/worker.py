@@ -211,6 +211,13 @@ def measure(task: dict[str, Any]) -> dict[str, Any]:
         out["seconds"] = time.perf_counter() - start
         out["cpu_seconds"] = time.process_time() - cpu_start  # robust when other jobs share the cores
         peak_replay = rss_kib("VmHWM")
+        # What the strategy writes into the cell when it is published (DB-GPT's snapshot store), as
+        # `ctxbench run` does after the replay: timed apart, like the cell's other files.
+        write_files = getattr(parts.get("strategy"), "write_files", None)
+        if write_files is not None:
+            files_start = time.process_time()
+            write_files(Path(tmp))
+            out["files_cpu_seconds"] = time.process_time() - files_start
     peak = max(peak_load, peak_replay)
     size = text_bytes(transcript)
     out.update(

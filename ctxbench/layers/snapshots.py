@@ -9,9 +9,10 @@ observation. The path is also kept in ``metadata["snapshot"]`` so Layer 1 keeps 
 pointer when it truncates.
 
 Here the records go, under the same paths (``op_snapshots/step_003_sql_query.json``), into
-one line each of ``<ctx.workdir>/op_snapshots.jsonl``, named after the folder (see
-``ctxbench.layers.snapshot_store`` for why not a file each). Nothing is written when
-``ctx.workdir`` is None; the prompt text is the same. The pointer is relative to the cell
+one line each of ``<cell>/op_snapshots.jsonl``, named after the folder, written when the cell
+is published (``write_files``; see ``ctxbench.layers.snapshot_store`` for why not a file each,
+and why not during the replay). Nothing is kept when ``ctx.workdir`` is None; the prompt text
+is the same. The pointer is relative to the cell
 folder, so token counts do not depend on where results are stored. Timestamps are derived
 from the step (or the transcript's own timestamp), never from the clock, so runs reproduce.
 
@@ -32,7 +33,7 @@ from typing import Any
 
 from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer
-from ctxbench.layers.snapshot_store import SnapshotWriter, StoredSnapshots
+from ctxbench.layers.snapshot_store import SnapshotStore, StoredSnapshots
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import is_observation
 from ctxbench.transcripts.running import DerivedList
@@ -95,17 +96,18 @@ class ToolResultSnapshots(Layer):
         self.name = name
         self.step = 0  # successful actions so far; the strategy (and this layer) serves one conversation
         self.progress: list[str] = []  # one progress line per completed step, "\n✅ 3. action (file)"
-        self._store: SnapshotWriter | None = None  # the cell's snapshot store, once written to
+        self._store = SnapshotStore(folder)  # the records, written to the cell when it is published
         self._head: tuple[Message, Message] | None = None  # (system message, it + the block's fixed head)
 
     def snapshots(self, workdir: Path | None) -> StoredSnapshots | None:
         """The cell's snapshots, for the judge to follow this layer's pointers."""
-        return StoredSnapshots(workdir, before_read=self.finish) if self.enabled and workdir is not None else None
+        return StoredSnapshots(workdir, memory=self._store) if self.enabled and workdir is not None else None
 
-    def finish(self) -> None:
-        """Write out the snapshot lines the store kept back (the replay ended, or a judge reads)."""
-        if self._store is not None:
-            self._store.flush()
+    def write_files(self, workdir: Path) -> None:
+        """Write the snapshot store into the cell's folder (the cell is being published)."""
+        if len(self._store):
+            workdir.mkdir(parents=True, exist_ok=True)
+            self._store.write(workdir)
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         if not self.enabled:
@@ -152,10 +154,7 @@ class ToolResultSnapshots(Layer):
         else:
             pointer = f"{self.folder}/{name}"
         if ctx.workdir is not None:
-            if self._store is None:
-                ctx.workdir.mkdir(parents=True, exist_ok=True)
-                self._store = SnapshotWriter(ctx.workdir, self.folder)
-            self._store.write(pointer, record)
+            self._store.add(pointer, record)
         self.progress.append(f"\n✅ {self.step}. {record['action']} ({name})")
         return pointer
 

@@ -169,9 +169,6 @@ def replay(
         if on_progress is not None:
             on_progress(1)
 
-    finish = getattr(strategy, "finish", None)  # a strategy need not derive from Strategy
-    if finish is not None:
-        finish()
     if view and working is not history and transcript.call_indices:
         working = [*working, transcript.messages[transcript.call_indices[-1]]]  # the last prompt and its reply
     for observer in observers:

@@ -183,11 +183,11 @@ class LayeredStrategy(Strategy):
                 return source
         return None
 
-    def finish(self) -> None:
+    def write_files(self, workdir: Path) -> None:
         for layer in [*self.prepare_layers, *(s.layer for s in self.proactive), *(s.layer for s in self.reactive)]:
-            finish = getattr(layer, "finish", None)  # a layer need not derive from Layer
-            if finish is not None:
-                finish()
+            write = getattr(layer, "write_files", None)  # a layer need not derive from Layer
+            if write is not None:
+                write(workdir)
 
     def prepare(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         for layer in self.prepare_layers:

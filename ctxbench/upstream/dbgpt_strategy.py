@@ -18,6 +18,7 @@ them, are listed in ``ctxbench.upstream.differences``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ctxbench.core import ContextOverflowError, Layer, Strategy, StrategyContext
@@ -249,9 +250,9 @@ class UpstreamDbgpt(Strategy):
             messages = layer.apply(messages, ctx)
         return messages
 
-    def finish(self) -> None:
+    def write_files(self, workdir: Path) -> None:
         for layer in self.prepare_layers:
-            layer.finish()  # the snapshot store's lines kept back
+            layer.write_files(workdir)  # the snapshot store
 
     def snapshots(self, workdir: Any) -> Any:
         for layer in self.prepare_layers:
