@@ -76,13 +76,14 @@ def build_estimator(cfg: DictConfig) -> Estimator:
     return estimator
 
 
-def build_summariser(cfg: DictConfig, workdir: Path) -> Any:
-    """The summariser LLM-summary layers call (None until ctxbench.llm provides one)."""
+def build_summariser(cfg: DictConfig, workdir: Path, stream: str = "") -> Any:
+    """The summariser LLM-summary layers call (None until ctxbench.llm provides one); ``stream``
+    (the transcript's id) keys its injected faults, so each transcript fails at its own calls."""
     try:
         from ctxbench.llm import build_summariser as build
     except ImportError:
         return None
-    return build(to_plain(cfg.get("llm")) or {}, workdir)
+    return build(to_plain(cfg.get("llm")) or {}, workdir, stream)
 
 
 def build_probe_observer(
@@ -104,13 +105,20 @@ def build_probe_observer(
     if not probes:
         return None
     return ProbeObserver(
-        probes, build_judge(cfg, judge_cfg, workdir, snapshots), CheckpointPolicy(**judge_cfg.get("checkpoints", {}))
+        probes,
+        build_judge(cfg, judge_cfg, workdir, snapshots, stream=transcript.id),
+        CheckpointPolicy(**judge_cfg.get("checkpoints", {})),
     )
 
 
 def build_judge(
-    cfg: DictConfig, judge_cfg: dict[str, Any], workdir: Path | None, snapshots: SnapshotSource | None = None
+    cfg: DictConfig,
+    judge_cfg: dict[str, Any],
+    workdir: Path | None,
+    snapshots: SnapshotSource | None = None,
+    stream: str = "",
 ) -> Any:
+    """The configured judge; ``stream`` (the transcript's id) keys its LLM clients' injected faults."""
     kind = judge_cfg.get("kind", "deterministic")
     if kind == "deterministic":
         return DeterministicJudge(snapshots)
@@ -129,8 +137,8 @@ def build_judge(
     llm = to_plain(cfg.get("llm")) or {}
     if not isinstance(llm.get("answerer"), dict) or not isinstance(llm.get("judge"), dict):
         raise ConfigError("judge=llm needs llm.answerer and llm.judge model settings (e.g. llm=local or llm=openai)")
-    answerer = build_client(llm["answerer"], workdir, role="answerer")
-    grader = build_client(llm["judge"], workdir, role="judge")
+    answerer = build_client(llm["answerer"], workdir, role="answerer", stream=stream)
+    grader = build_client(llm["judge"], workdir, role="judge", stream=stream)
     max_chars = judge_cfg.get("max_context_chars")
     beside: dict[str, Any] = {}
     for name in judge_cfg.get("beside") or ():
@@ -144,7 +152,7 @@ def build_judge(
                 raise ConfigError("judge.repeat: give what the repeat judge changes, e.g. {temperature: 0.7}")
             params = {**(llm["judge"].get("params") or {}), **(repeat.get("params") or {})}
             repeat_cfg = {**llm["judge"], **repeat, "params": params}
-            again = build_client(repeat_cfg, workdir, role="judge", cassette_name="judge_repeat")
+            again = build_client(repeat_cfg, workdir, role="judge", cassette_name="judge_repeat", stream=stream)
             beside[name] = LLMJudge(answerer, again, max_context_chars=max_chars, controls=False)
         else:
             raise ConfigError(f"judge.beside: unknown judge {name!r}; use 'deterministic' or 'repeat'")

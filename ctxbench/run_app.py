@@ -249,7 +249,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         cell_started = time.perf_counter()
         strategy, estimator = build_strategy(cfg), build_estimator(cfg)
         observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), boilerplate)
-        summariser = build_summariser(cfg, work)
+        summariser = build_summariser(cfg, work, transcript.id)
         calls_bar = tqdm(
             total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not progress, leave=False
         )

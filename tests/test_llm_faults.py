@@ -115,3 +115,57 @@ def test_role_client_faults_act_before_any_request(tmp_path):
     judge = client(malformed_rate=1.0)
     assert judge.complete([{"role": "user", "content": "q"}])
     assert judge.usage[-1]["fault"] == "malformed" and judge.usage[-1]["role"] == "judge"
+
+
+def test_each_stream_draws_its_own_faults_and_the_empty_stream_keeps_the_old_draws():
+    rates = {"seed": 7, "error_rate": 0.3, "timeout_rate": 0.2}
+    config = FaultConfig.from_dict(rates)
+    plain = [config.draw(n) for n in range(80)]
+    one = [config.in_stream("transcript-a").draw(n) for n in range(80)]
+    other = [config.in_stream("transcript-b").draw(n) for n in range(80)]
+    assert one != other and one != plain
+    assert one == outcomes_kinds(build_summariser({"faults": rates}, None, stream="transcript-a"), 80)
+    assert [FaultConfig.from_dict(rates).in_stream("").draw(n) for n in range(80)] == plain
+    with pytest.raises(ConfigError, match="unknown key 'stream'"):  # set by the run, not by a config
+        FaultConfig.from_dict({**rates, "stream": "x"})
+
+
+def outcomes_kinds(summariser, calls: int) -> list[str | None]:
+    """The drawn kind behind each call's outcome (None: the call went through)."""
+    return [None if seen == "ok" else seen for seen in outcomes(summariser, calls)]
+
+
+def test_transcripts_of_one_run_fail_at_their_own_calls(tmp_path):
+    """A real run with llm=faults: with the call number alone every transcript failed at the same
+    summary calls; now each transcript's failures follow its own draws."""
+    import json
+    import subprocess
+
+    from tests.conftest import CTXBENCH, ROOT
+
+    out = tmp_path / "results"
+    done = subprocess.run(
+        [
+            *CTXBENCH,
+            "run",
+            "strategy=anchored_summary",
+            "llm=faults",
+            "llm.faults.fail_first_n=0",
+            "llm.faults.error_rate=0.5",
+            "model.context_window=16000",
+            f"output.root={out}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    patterns = {}
+    for events in out.rglob("events.jsonl"):
+        rows = [json.loads(line) for line in events.read_text().splitlines()]
+        summaries = [e for e in rows if e.get("role") == "summariser" or e["type"].endswith("summary")]
+        patterns[events.parent.name] = [e["type"] for e in summaries[:12]]
+    failing = {name: p for name, p in patterns.items() if "llm.failure" in p}
+    assert len(failing) >= 2, patterns
+    assert len({tuple(p) for p in failing.values()}) >= 2, failing

@@ -33,22 +33,27 @@ def build_cassette(spec: Any, workdir: Path | None, role: str) -> Cassette:
 
 
 def build_client(
-    role_cfg: dict[str, Any], workdir: Path | None, role: str = "judge", cassette_name: str | None = None
+    role_cfg: dict[str, Any],
+    workdir: Path | None,
+    role: str = "judge",
+    cassette_name: str | None = None,
+    stream: str = "",
 ) -> LLMClient:
     """An LLMClient for one role (summariser, answerer, judge) from its config mapping; its cassette
-    is ``<dir>/<cassette_name or role>.jsonl``."""
+    is ``<dir>/<cassette_name or role>.jsonl``; ``stream`` (the transcript) keys its injected faults."""
     if not isinstance(role_cfg, dict):
         raise ConfigError(f"llm.{role}: expected a mapping with at least 'model', got {role_cfg!r}")
     data = dict(role_cfg)
     cassette = build_cassette(data.pop("cassette", None), workdir, cassette_name or role)
-    faults = FaultConfig.from_dict(data.pop("faults", None), f"llm.{role}.faults")
+    faults = FaultConfig.from_dict(data.pop("faults", None), f"llm.{role}.faults").in_stream(stream)
     return LLMClient(RoleConfig.from_dict(data, role), cassette=cassette, faults=faults)
 
 
-def build_summariser(llm_cfg: dict[str, Any] | None, workdir: Path | None) -> Summariser:
+def build_summariser(llm_cfg: dict[str, Any] | None, workdir: Path | None, stream: str = "") -> Summariser:
     """``{"summariser": "extractive"}`` -> ExtractiveSummariser; ``{"summariser": {model, api_base,
     cassette, ...}, "faults": {...}}`` -> LLMSummariser on a recorded client, wrapped by the fault
-    injector when faults are configured (top-level ``faults`` or ``summariser.faults``)."""
+    injector when faults are configured (top-level ``faults`` or ``summariser.faults``), drawn for
+    ``stream`` (the transcript's id)."""
     cfg = dict(llm_cfg or {})
     spec = cfg.get("summariser", "extractive")
     fault_spec = cfg.get("faults")
@@ -64,5 +69,5 @@ def build_summariser(llm_cfg: dict[str, Any] | None, workdir: Path | None) -> Su
             inner = LLMSummariser(build_client(spec, workdir, role="summariser"))
     else:
         raise ConfigError(f"llm.summariser: {spec!r} is not 'extractive' or a mapping with 'model'")
-    faults = FaultConfig.from_dict(fault_spec, "llm.faults")
+    faults = FaultConfig.from_dict(fault_spec, "llm.faults").in_stream(stream)
     return FaultInjectingSummariser(inner, faults) if faults.active else inner

@@ -1,10 +1,12 @@
 """A fault injector (a fake, used only for failures a real server cannot be made to produce on
-demand): deterministically from the seed and the call number, a call fails with a chosen kind."""
+demand): deterministically from the seed, the stream (the transcript) and the call number, a call
+fails with a chosen kind. Each transcript draws its own faults: with the call number alone, every
+transcript of a run failed at the same calls."""
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ctxbench.errors import ConfigError
@@ -34,11 +36,14 @@ class FaultConfig:
     malformed_rate: float = 0.0
     overflow_rate: float = 0.0
     fail_first_n: int = 0  # the first N calls fail with "error" (e.g. to trip a circuit breaker)
+    # Whose calls these are (the transcript's id; set by the run, not by a config): drawn into the
+    # hash, so each transcript fails at its own calls. "" keys by the seed and call number only.
+    stream: str = ""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None, where: str = "llm.faults") -> FaultConfig:
         data = dict(data or {})
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"stream"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")
@@ -52,11 +57,16 @@ class FaultConfig:
     def active(self) -> bool:
         return self.fail_first_n > 0 or any(getattr(self, f"{k}_rate") > 0 for k in _RATE_KINDS)
 
+    def in_stream(self, stream: str) -> FaultConfig:
+        """The same faults drawn for ``stream`` (a transcript id): its own pattern of failures."""
+        return replace(self, stream=stream)
+
     def draw(self, call_number: int) -> str | None:
         """The fault kind for call ``call_number`` (0-based), or None for a normal call."""
         if call_number < self.fail_first_n:
             return "error"
-        digest = hashlib.sha256(f"{self.seed}:{call_number}".encode()).digest()
+        key = f"{self.seed}:{self.stream}:{call_number}" if self.stream else f"{self.seed}:{call_number}"
+        digest = hashlib.sha256(key.encode()).digest()
         u = int.from_bytes(digest[:8], "big") / 2**64
         edge = 0.0
         for kind in _RATE_KINDS:
