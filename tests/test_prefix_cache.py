@@ -2,6 +2,8 @@
 use in the replay (cost with caching, the full-history baseline, O(total text))."""
 
 import dataclasses
+import random
+from itertools import accumulate
 
 import pytest
 
@@ -287,3 +289,61 @@ def test_the_recorded_full_history_bills_as_when_every_prefix_is_compared(rules)
         working = history[max(0, at - 6) : at]  # a window: the sent cache is compared as before
         expected = compared.bill(working, COUNTER.prompt(working), True, list(history), at, full)
         assert taken.bill(working, COUNTER.prompt(working), True, history, at, full, recorded=True) == expected
+
+
+class EagerCounts(PrefixCache):
+    """The reference for the counts the cache keeps: every request's running counts and total
+    summed in full from its own messages, as soon as it is cached."""
+
+    def _new_chain(self, best, shared, messages, size, sizes, extended, last_k):
+        chain = super()._new_chain(best, shared, messages, size, sizes, extended, last_k)
+        chain.cum = list(accumulate(map(size, chain.messages), initial=self.prefix_tokens))
+        chain.total = chain.cum[-1]
+        return chain
+
+
+def agent_requests(seed: int, calls: int = 40) -> list[list[Message]]:
+    """Requests as DB-GPT's view sends them: a system prompt rebuilt every call, a few old
+    observations cut, new messages appended, sometimes a run of rounds pruned or many messages
+    rewritten at once, sometimes a short request, sometimes the same system prompt again."""
+    rng = random.Random(seed)
+    head = Message("system", "You are a data agent. " * 40)
+    history = conversation(calls * 2, words=20)[1:]
+    cut: dict[int, Message] = {}
+    requests, end = [], 40
+    for call in range(calls):
+        end += rng.choice((1, 2, 2, 3))
+        for i in rng.sample(range(end - 4), rng.choice((0, 1, 2, 3))):
+            cut[i] = history[i].replace(content=f"[cut {call}]")
+        body = [cut.get(i, history[i]) for i in range(end)]
+        shape = rng.random()
+        if shape < 0.15:
+            start = rng.randrange(2, 20)
+            body = body[:start] + body[start + rng.randrange(18, 30) :]  # a pruned run: everything after shifts
+        elif shape < 0.25:
+            body = [m.replace(content=m.content[:40]) for m in body[:20]] + body[20:]  # many rewritten
+        elif shape < 0.3:
+            body = body[: rng.randrange(5, 30)]  # short: under the limit summed at once
+        if not requests or rng.random() < 0.7:
+            system = head.with_appended(f"\nprogress: step {call}")  # else the last one's: a longer prefix shared
+        requests.append([system, *body])
+    return requests
+
+
+@pytest.mark.parametrize("rules", [OPENAI, ANTHROPIC, DEEPSEEK], ids=["openai", "anthropic", "deepseek"])
+@pytest.mark.parametrize("timed", [False, True], ids=["untimed", "ttl"])
+def test_counts_read_as_needed_bill_as_counts_summed_in_full(rules, timed):
+    """A request's running counts are extended only as far as later requests read them, and its
+    total is taken from the previous request's when they differ in a few messages: every bill must
+    be what counts summed in full at once give, on DB-GPT-like requests and with expiring entries."""
+    for seed in range(3):
+        lazy, eager = PrefixCache(rules, prefix_tokens=37), EagerCounts(rules, prefix_tokens=37)
+        partly_read = 0
+        for call, messages in enumerate(agent_requests(seed)):
+            now = call * 120.0 + (400.0 if call % 7 == 6 else 0.0) if timed else None  # a gap expires entries
+            prompt = COUNTER.prompt(messages) + 37
+            assert lazy.request(messages, COUNTER.message, prompt, now, sizes=COUNTER.sizes) == eager.request(
+                messages, COUNTER.message, prompt, now
+            ), (seed, call)
+            partly_read += sum(len(c.cum) <= len(c.messages) for c in lazy._chains)
+        assert partly_read  # the counts were not all summed at once

@@ -27,17 +27,19 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import accumulate, islice
+from itertools import accumulate, compress, count, islice
+from operator import is_not
 from typing import Any
 
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.running import common_prefix
+from ctxbench.transcripts.running import REPLACED_LIMIT, common_prefix
 
 PROVIDERS = ("openai", "anthropic", "deepseek")
 BREAKPOINTS = ("system", "last_message")
 MAX_BREAKPOINTS = 4  # Anthropic's limit per request
 CLOSING_TOKENS = 2  # a message's count includes its closing framing, which a grown copy moves past
 MAX_ENTRIES = 4  # cached request chains kept; older ones are dropped (a compaction rarely returns to them)
+SUMMED_LIMIT = 32  # up to this many messages after the shared part are summed at once (see _new_chain)
 
 
 @dataclass(frozen=True)
@@ -93,13 +95,27 @@ class CacheUsage:
 
 
 class _Chain:
-    """A request the provider processed: its messages, running token counts (``cum[i]`` =
-    tokens of ``messages[:i]``) and the cached prefix ends with their expiry (None: never)."""
+    """A request the provider processed: its messages, the tokens of all of them (``total``,
+    with the prefix every request carries), running token counts as far as they were read
+    (``cum[i]`` = tokens of ``messages[:i]`` for ``i < len(cum)``; see ``tokens``), and the cached
+    prefix ends with their expiry (None: never)."""
 
-    __slots__ = ("messages", "cum", "ends")
+    __slots__ = ("messages", "cum", "total", "ends")
 
-    def __init__(self, messages: list[Message], cum: list[int], ends: dict[int, float | None]) -> None:
-        self.messages, self.cum, self.ends = messages, cum, ends
+    def __init__(self, messages: list[Message], cum: list[int], total: int, ends: dict[int, float | None]) -> None:
+        self.messages, self.cum, self.total, self.ends = messages, cum, total, ends
+
+    def tokens(self, end: int, sizes: Callable[[Iterable[Message]], Iterable[int]]) -> int:
+        """Tokens of ``messages[:end]``. A request whose first message changed (DB-GPT's system
+        prompt, every call) is read by later ones at a few positions only (its start, its total), so
+        ``cum`` is extended only as far as a position is read."""
+        cum = self.cum
+        if end < len(cum):
+            return cum[end]
+        if end == len(self.messages):
+            return self.total
+        extend_running(cum, sizes(islice(self.messages, len(cum) - 1, end)))
+        return cum[end]
 
 
 def message_time(message: Message) -> float | None:
@@ -143,49 +159,50 @@ class PrefixCache:
         rules = self.rules
         # Without a time nothing expires (see ``_alive``).
         live = list(self._chains) if now is None else [c for c in self._chains if not _expired_all(c, now)]
+        sizes = sizes or functools.partial(map, size)
         best, shared, read_end, read = None, 0, 0, 0
+        last, last_k = self._last, None  # last_k: how many messages this request shares with the previous one
         stops = self._breakpoints(messages)
         grown_from = _GrownFrom(messages)
         for chain in live:
-            extended_last = extends_last and chain is self._last
-            k = len(chain.messages) if extended_last else common_prefix(chain.messages, messages)
+            if chain is last:
+                k = last_k = len(chain.messages) if extends_last else common_prefix(chain.messages, messages)
+            else:
+                k = common_prefix(chain.messages, messages)
             end = self._readable_end(chain, k, messages, stops, now)
             if end is None:
                 continue
-            tokens = chain.cum[end] if end < len(chain.cum) else chain.cum[-1] + size(messages[end - 1])
+            # Past the chain's end only by DeepSeek's reply, which this request carries as message ``end - 1``.
+            tokens = chain.tokens(end, sizes) if end <= len(chain.messages) else chain.total + size(messages[end - 1])
             if rules.provider != "anthropic" and end == k < min(len(chain.messages), len(messages)):
                 tokens += _shared_start(chain.messages[k], grown_from(k), size)
             if tokens > read or best is None:
                 best, shared, read_end, read = chain, k, end, tokens
-        lost = self._lost(messages, shared if best is not None and best is self._last else None)
+        if last is not None and last_k is None:
+            last_k = common_prefix(last.messages, messages)
+        lost = last.total - last.tokens(last_k, sizes) if last is not None and last_k < len(last.messages) else 0
         # A request that extends a whole cached one replaces it: its lists grow into the new chain's
         # (a request costs O(its new messages), not a copy of the whole history each time).
         extended = best is not None and shared >= len(best.messages)
-        cum = self._running_counts(best, shared, messages, sizes or functools.partial(map, size), extended)
+        chain = self._new_chain(best, shared, messages, size, sizes, extended, last_k)
         cached = min(self._billable_read(read, prompt_tokens), prompt_tokens)
         write = 0
-        ends: dict[int, float | None] = {}
         expiry = now + rules.ttl_seconds if now is not None and rules.ttl_seconds is not None else None
         if rules.provider == "anthropic":
             if best is not None and cached:
                 best.ends[read_end] = expiry  # a hit refreshes the entry's lifetime
-            ends = {e: t for e, t in (best.ends.items() if best is not None else ()) if e <= shared}
-            written = [b for b in stops if cum[b] >= rules.min_tokens and cum[b] > cached]
+            chain.ends = {e: t for e, t in (best.ends.items() if best is not None else ()) if e <= shared}
+            at_stops = [(b, chain.tokens(b, sizes)) for b in stops]
+            written = [(b, t) for b, t in at_stops if t >= rules.min_tokens and t > cached]
             if written:
-                write = min(cum[written[-1]], prompt_tokens) - cached
-                ends.update(dict.fromkeys(written, expiry))
+                write = min(written[-1][1], prompt_tokens) - cached
+                chain.ends.update(dict.fromkeys((b for b, _ in written), expiry))
         else:
-            ends = {len(messages): expiry}
+            chain.ends = {len(messages): expiry}
             if rules.cache_reply:
-                ends[len(messages) + 1] = expiry  # the reply, if the next request carries it unchanged
+                chain.ends[len(messages) + 1] = expiry  # the reply, if the next request carries it unchanged
         uncached = max(0, prompt_tokens - cached - write)
-        if extended:
-            assert best is not None
-            kept = best.messages
-            kept.extend(islice(messages, len(kept), None))
-        else:
-            kept = list(messages)
-        self._remember(_Chain(kept, cum, ends), best, extended)
+        self._remember(chain, best, extended)
         return CacheUsage(cached, write, uncached, lost)
 
     def _breakpoints(self, messages: Sequence[Message]) -> list[int]:
@@ -230,30 +247,64 @@ class PrefixCache:
         base = rules.min_tokens if rules.provider == "openai" else 0
         return read - (read - base) % rules.step_tokens
 
-    def _running_counts(
+    def _new_chain(
         self,
         best: _Chain | None,
         shared: int,
         messages: Sequence[Message],
+        size: Callable[[Message], int],
         sizes: Callable[[Iterable[Message]], Iterable[int]],
-        extended: bool = False,
-    ) -> list[int]:
-        """``cum`` for the new request: the shared part copied (or, when the request ``extended``
-        all of ``best``, best's own list extended in place), only the rest looked up."""
-        cum = [self.prefix_tokens] if best is None else best.cum if extended else best.cum[: shared + 1]
-        rest = accumulate(sizes(islice(messages, len(cum) - 1, None)), initial=cum[-1])
-        next(rest)  # the initial value: already the last of ``cum``
-        cum.extend(rest)
-        return cum
+        extended: bool,
+        last_k: int | None,
+    ) -> _Chain:
+        """The chain of the new request: the running counts of the shared part copied as far as
+        they were read (or, when the request ``extended`` all of ``best``, best's own lists grown
+        in place), and its total: when many messages follow the shared part, from the previous
+        request's if it can (``_total_from_last``), else by a plain sum, leaving ``cum`` to be
+        extended when it is read (``_Chain.tokens``)."""
+        if extended:
+            assert best is not None
+            kept = best.messages
+            total = best.total + sum(sizes(islice(messages, len(kept), None)))
+            kept.extend(islice(messages, len(kept), None))
+            return _Chain(kept, best.cum, total, {})
+        if best is None:
+            cum = [self.prefix_tokens]
+        else:
+            best.tokens(shared, sizes)  # the shared part's running counts: the new chain starts with them
+            cum = best.cum[: shared + 1]
+        if len(messages) - shared <= SUMMED_LIMIT:
+            extend_running(cum, sizes(islice(messages, shared, None)))  # few: later requests will read them
+            return _Chain(list(messages), cum, cum[-1], {})
+        total = self._total_from_last(messages, size, sizes, last_k)
+        if total is None:
+            total = cum[-1] + sum(sizes(islice(messages, shared, None)))
+        return _Chain(list(messages), cum, total, {})
 
-    def _lost(self, messages: Sequence[Message], shared: int | None = None) -> int:
-        """Tokens of the previous request that this one does not start with (``shared``: how
-        many messages it starts with, if known)."""
+    def _total_from_last(
+        self,
+        messages: Sequence[Message],
+        size: Callable[[Message], int],
+        sizes: Callable[[Iterable[Message]], Iterable[int]],
+        last_k: int | None,
+    ) -> int | None:
+        """Tokens of a request from the previous request's total, when this one is that one (its
+        first ``last_k`` messages the same) with a few messages replaced and more appended
+        (DB-GPT's system prompt and its cut observations, every call): comparing the two lists by
+        identity in C costs less than looking up every message's count again. None otherwise."""
         last = self._last
-        if last is None:
-            return 0
-        k = common_prefix(last.messages, messages) if shared is None else shared
-        return last.cum[-1] - last.cum[k] if k < len(last.messages) else 0
+        if last is None or last_k is None or len(messages) < len(last.messages):
+            return None
+        old = last.messages
+        if last_k < len(old):
+            after = islice(old, last_k + 1, None), islice(messages, last_k + 1, None)
+            changed = [last_k, *islice(compress(count(last_k + 1), map(is_not, *after)), REPLACED_LIMIT)]
+            if len(changed) > REPLACED_LIMIT:
+                return None
+            replaced = sum(size(messages[i]) - size(old[i]) for i in changed)
+        else:
+            replaced = 0
+        return last.total + replaced + sum(sizes(islice(messages, len(old), None)))
 
     def _remember(self, chain: _Chain, best: _Chain | None, extended: bool) -> None:
         """Keep the new request; the chain it fully extends is replaced (its prefixes are in the new one)."""
@@ -293,6 +344,13 @@ def _shared_start(old: Message, new_grown_from: set[int], size: Callable[[Messag
     while node is not None and id(node) not in new_grown_from:
         node = node.appended_to
     return max(0, size(node) - CLOSING_TOKENS) if node is not None else 0
+
+
+def extend_running(cum: list[int], counts: Iterable[int]) -> None:
+    """Append the running sums of ``counts`` to ``cum`` (from its last value)."""
+    rest = accumulate(counts, initial=cum[-1])
+    next(rest)  # the initial value: already the last of ``cum``
+    cum.extend(rest)
 
 
 def _alive(expiry: float | None, now: float | None) -> bool:
