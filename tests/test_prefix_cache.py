@@ -123,6 +123,14 @@ def test_deepseek_caches_the_reply_with_the_request_in_64_token_units():
     assert usage.cached_tokens == with_reply - with_reply % 64
 
 
+def test_only_deepseek_caches_the_reply():
+    history = conversation(6)
+    for rules, cached in [(OPENAI, tokens(history[:2])), (DEEPSEEK, tokens(history[:3]))]:
+        cache = PrefixCache(dataclasses.replace(rules, step_tokens=1))
+        send(cache, history[:2])
+        assert send(cache, history[:4]).cached_tokens == cached  # history[2] is the first request's reply
+
+
 def test_rules_are_checked():
     with pytest.raises(ValueError, match="provider"):
         CacheRules("azure", read_price_per_mtok=1.0)

@@ -66,8 +66,8 @@ class CallBilling:
         self._sent_cache = PrefixCache(self.rules, tools_tokens) if self.rules else None
         self._full_cache = PrefixCache(self.rules, tools_tokens) if self.rules else None
         self._summariser_calls = 0
-        # The full history of the last call: (the list it was read from, its length).
-        self._full_from: tuple[Sequence[Message], int] | None = None
+        # The full history of the last call: (the list it was read from, its length, a copy of that part).
+        self._full_from: tuple[Sequence[Message], int, list[Message]] | None = None
 
     def bill(
         self,
@@ -86,10 +86,16 @@ class CallBilling:
         now = message_time(working[-1]) if working else None
         # A rejected request is neither billed nor cached.
         usage = self._bill(self._sent_cache, working, sent, now) if accepted else CacheUsage()
-        past = history[:at]
         last = self._full_from
         extends = recorded and last is not None and last[0] is history and last[1] <= at
-        self._full_from = (history, at) if recorded else None
+        if extends:
+            # The last call's list, grown: a fresh copy of the whole history would touch every
+            # message object again, each call (its reference counts), for nothing.
+            past = last[2]
+            past.extend(history[len(past) : at])
+        else:
+            past = history[:at]
+        self._full_from = (history, at, past) if recorded else None
         full_usage = self._bill(self._full_cache, past, full, message_time(past[-1]) if past else None, extends)
         price = self.model.input_price_per_mtok
         record: dict[str, Any] = {

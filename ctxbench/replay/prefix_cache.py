@@ -164,11 +164,15 @@ class PrefixCache:
         last, last_k = self._last, None  # last_k: how many messages this request shares with the previous one
         stops = self._breakpoints(messages)
         grown_from = _GrownFrom(messages)
+        first = messages[0] if messages else None
         for chain in live:
-            if chain is last:
-                k = last_k = len(chain.messages) if extends_last else common_prefix(chain.messages, messages)
+            if chain is last and extends_last:
+                k = last_k = len(chain.messages)
             else:
-                k = common_prefix(chain.messages, messages)
+                # The first message differs from every cached one's when a view rewrites it each call.
+                k = 0 if chain.messages and chain.messages[0] is not first else common_prefix(chain.messages, messages)
+                if chain is last:
+                    last_k = k
             end = self._readable_end(chain, k, messages, stops, now)
             if end is None:
                 continue
@@ -230,12 +234,13 @@ class PrefixCache:
                 if e <= k and _alive(expiry, now) and any(b - rules.lookback_blocks <= e <= b for b in stops)
             ]
             return max(ok) if ok else None
-        (end, expiry), *reply = chain.ends.items()
-        if not _alive(expiry, now):
+        ends = chain.ends
+        end, expiry = next(iter(ends.items()))
+        if expiry is not None and now is not None and now > expiry:
             return None
-        if reply and k == end < len(messages) and messages[k].role == "assistant":
+        if k == end < len(messages) and len(ends) > 1 and messages[k].role == "assistant":
             return k + 1  # DeepSeek: the previous request plus its reply, which this request repeats
-        return min(k, end)
+        return k if k < end else end
 
     def _billable_read(self, read: int, prompt_tokens: int) -> int:
         """Cached tokens as the provider counts them: nothing under the minimum, whole steps."""
