@@ -355,3 +355,18 @@ def test_counts_read_as_needed_bill_as_counts_summed_in_full(rules, timed):
             ), (seed, call)
             partly_read += sum(len(c.cum) <= len(c.messages) for c in lazy._chains)
         assert partly_read  # the counts were not all summed at once
+
+
+def test_anthropic_reads_only_ends_within_the_lookback_of_a_breakpoint():
+    """A chain grown call after call holds an end per call (more than the lookback window around
+    the breakpoints: looked up by position); a request reads the longest one within
+    ``lookback_blocks`` before one of its breakpoints, never one further back."""
+    rules = dataclasses.replace(ANTHROPIC, lookback_blocks=2, ttl_seconds=None)
+    history = conversation(12)
+    filler = [Message("user", f"new question {i}") for i in range(4)]
+    cache = PrefixCache(rules)
+    for end in range(3, 19, 2):
+        send(cache, history[:end])
+    assert len(cache._last.ends) > (2 + 1) * 2
+    assert send(cache, [*history[:9], *filler]).cached_tokens == 0  # 9 is 4 blocks before the last breakpoint
+    assert send(cache, [*history[:11], filler[0]]).cached_tokens == tokens(history[:11])

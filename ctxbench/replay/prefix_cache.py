@@ -195,7 +195,11 @@ class PrefixCache:
         if rules.provider == "anthropic":
             if best is not None and cached:
                 best.ends[read_end] = expiry  # a hit refreshes the entry's lifetime
-            chain.ends = {e: t for e, t in (best.ends.items() if best is not None else ()) if e <= shared}
+            earlier = best.ends if best is not None else {}
+            # Copied whole in C when the request extends the chain (which holds an end per call before it).
+            if earlier and max(earlier) > shared:
+                earlier = {e: t for e, t in earlier.items() if e <= shared}
+            chain.ends = dict(earlier)
             at_stops = [(b, chain.tokens(b, sizes)) for b in stops]
             written = [(b, t) for b, t in at_stops if t >= rules.min_tokens and t > cached]
             if written:
@@ -228,11 +232,14 @@ class PrefixCache:
         """The longest prefix of ``chain`` that this request can read (message count), or None."""
         rules = self.rules
         if rules.provider == "anthropic":
-            ok = [
-                e
-                for e, expiry in chain.ends.items()
-                if e <= k and _alive(expiry, now) and any(b - rules.lookback_blocks <= e <= b for b in stops)
-            ]
+            ends, lookback = chain.ends, rules.lookback_blocks
+            if len(ends) > (lookback + 1) * len(stops):
+                # A chain grown call after call keeps an end per call: look up the few positions a
+                # breakpoint can read instead of testing every end (O(calls) per request).
+                near = {e for b in stops for e in range(max(0, b - lookback), min(b, k) + 1) if e in ends}
+            else:
+                near = {e for e in ends if e <= k and any(b - lookback <= e <= b for b in stops)}
+            ok = [e for e in near if _alive(ends[e], now)]
             return max(ok) if ok else None
         ends = chain.ends
         end, expiry = next(iter(ends.items()))
