@@ -114,7 +114,7 @@ class _Chain:
             return cum[end]
         if end == len(self.messages):
             return self.total
-        extend_running(cum, sizes(islice(self.messages, len(cum) - 1, end)))
+        extend_running(cum, sizes(self.messages[len(cum) - 1 : end]))
         return cum[end]
 
 
@@ -277,8 +277,10 @@ class PrefixCache:
         if extended:
             assert best is not None
             kept = best.messages
-            total = best.total + sum(sizes(islice(messages, len(kept), None)))
-            kept.extend(islice(messages, len(kept), None))
+            # Slices, not islice: skipping the kept part would touch every message again, each call.
+            new = messages[len(kept) :]
+            total = best.total + sum(sizes(new))
+            kept.extend(new)
             return _Chain(kept, best.cum, total, {})
         if best is None:
             cum = [self.prefix_tokens]
@@ -286,11 +288,11 @@ class PrefixCache:
             best.tokens(shared, sizes)  # the shared part's running counts: the new chain starts with them
             cum = best.cum[: shared + 1]
         if len(messages) - shared <= SUMMED_LIMIT:
-            extend_running(cum, sizes(islice(messages, shared, None)))  # few: later requests will read them
+            extend_running(cum, sizes(messages[shared:]))  # few: later requests will read them
             return _Chain(list(messages), cum, cum[-1], {})
         total = self._total_from_last(messages, size, sizes, last_k)
         if total is None:
-            total = cum[-1] + sum(sizes(islice(messages, shared, None)))
+            total = cum[-1] + sum(sizes(messages[shared:]))
         return _Chain(list(messages), cum, total, {})
 
     def _total_from_last(
@@ -309,14 +311,14 @@ class PrefixCache:
             return None
         old = last.messages
         if last_k < len(old):
-            after = islice(old, last_k + 1, None), islice(messages, last_k + 1, None)
+            after = old[last_k + 1 :], messages[last_k + 1 :]
             changed = [last_k, *islice(compress(count(last_k + 1), map(is_not, *after)), REPLACED_LIMIT)]
             if len(changed) > REPLACED_LIMIT:
                 return None
             replaced = sum(size(messages[i]) - size(old[i]) for i in changed)
         else:
             replaced = 0
-        return last.total + replaced + sum(sizes(islice(messages, len(old), None)))
+        return last.total + replaced + sum(sizes(messages[len(old) :]))
 
     def _remember(self, chain: _Chain, best: _Chain | None, extended: bool) -> None:
         """Keep the new request; the chain it fully extends is replaced (its prefixes are in the new one)."""
