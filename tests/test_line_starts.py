@@ -11,8 +11,19 @@ from hypothesis import strategies as st
 from ctxbench.data import BUNDLED
 from ctxbench.errors import ConfigError
 from ctxbench.layers.snapshots import POINTER
+from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.dbgpt import DbgptEstimator
-from ctxbench.tokens.line_starts import LINE_START, SPACE_AFTER_WORD, PieceCounter, last_line_start, line_pieces
+from ctxbench.tokens.line_starts import (
+    LINE_START,
+    SLASH_AFTER_WORD,
+    SPACE_AFTER_WORD,
+    PieceCounter,
+    last_cut,
+    last_line_start,
+    last_word_start,
+    line_pieces,
+    starts_pre_token,
+)
 from ctxbench.tokens.tokenizers import available_tokenizers, get_tokenizer
 from ctxbench.transcripts.canonical import read_transcripts
 from ctxbench.transcripts.model import Message, ToolCall
@@ -188,3 +199,124 @@ def test_dbgpt_counts_real_tool_calls_from_their_arguments() -> None:
             taken += _count_with_one_call(tokenizer, message, tokenizer.count_content(message)) is not None
             assert estimator.message(message) == tokenizer.count(message_text(message))
     assert taken > 100
+
+
+# Pointers, paths and words: the cut points of every kind, between the characters that make them fail.
+path_texts = st.lists(
+    st.sampled_from([*TRICKY, " ", " ", "/", "/", "x", "1", "_", ".", "[", "]", "-", ":", "\n"]), max_size=40
+).map("".join)
+
+
+@pytest.mark.parametrize("name", SPLITTING)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=path_texts)
+def test_a_slash_after_a_letter_or_digit_starts_a_pre_token(name: str, text: str) -> None:
+    count = get_tokenizer(name).count
+    for match in SLASH_AFTER_WORD.finditer(text):
+        cut = match.start()
+        assert count(text) == count(text[:cut]) + count(text[cut:]), (text[:cut], text[cut:])
+
+
+def test_the_slash_must_follow_a_letter_or_digit() -> None:
+    """o200k's punctuation pre-token runs on into "/": after punctuation a "/" is no cut point."""
+    count = get_tokenizer("o200k_base").count
+    text = "x;//x"
+    assert count(text) != count("x;") + count("//x")
+    assert SLASH_AFTER_WORD.search(text) is None
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=path_texts, low=st.integers(0, 45))
+def test_the_last_cut_is_the_last_match_of_any_kind(text: str, low: int) -> None:
+    words = [m.start() for p in (SPACE_AFTER_WORD, SLASH_AFTER_WORD) for m in p.finditer(text)]
+    assert last_word_start(text, low) == max((w for w in words if w >= low), default=-1)
+    within = max(1, len(text) - low)  # the window holds the space, the slash or the line's "\n"
+    lines = [m.end() for m in LINE_START.finditer(text) if m.start() >= len(text) - within]
+    expected = [c for c in [*words, *lines] if c > 0 and c >= len(text) - within]
+    assert last_cut(text, within) == max(expected, default=None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=path_texts, suffix=path_texts)
+def test_a_suffix_is_counted_apart_only_where_a_pre_token_starts(text: str, suffix: str) -> None:
+    joined = text + suffix
+    cuts = {m.start() for p in (SPACE_AFTER_WORD, SLASH_AFTER_WORD) for m in p.finditer(joined)}
+    assert starts_pre_token(text, suffix) == (not text or not suffix or len(text) in cuts)
+
+
+@pytest.mark.parametrize("name", SPLITTING)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=st.lists(st.tuples(path_texts, path_texts), min_size=1, max_size=5))
+def test_pointers_and_cut_notices_appended_through_one_counter_count_exactly(
+    name: str, batch: list[tuple[str, str]]
+) -> None:
+    """One counter (remembered lines, heads and pieces) over many appends, as in a replay: every
+    grown text must count as a fresh count of it, pointers and Layer 1's notices included."""
+    count = get_tokenizer(name).count
+    pieces = PieceCounter(count)
+    pointer = POINTER.format(path="/root/.dbgpt/workspace/op_snapshots/conv-1/step_007_read_file.json")
+    for text, suffix in [*batch, *batch]:
+        for tail in (suffix, f"{suffix}{pointer}", f"... [truncated, full detail at: /a1/b{suffix}]"):
+            assert pieces.appended(text, count(text), tail) == count(text + tail), (text, tail)
+        assert pieces(text + suffix) == count(text + suffix)
+
+
+class _CheckedDbgptEstimator(DbgptEstimator):
+    """DB-GPT's estimator that also counts every message's text afresh and keeps any mismatch."""
+
+    def __init__(self, model: str) -> None:
+        super().__init__(model)
+        self.mismatches: list[tuple[str, int, int]] = []
+        self.seen: set[str] = set()
+
+    def message(self, message: Message) -> int:
+        from ctxbench.tokens.dbgpt import message_text
+
+        fast = super().message(message)
+        assert self.tokenizer is not None
+        fresh = self.tokenizer.count(message_text(message))
+        if fast != fresh:
+            self.mismatches.append((message_text(message)[-200:], fast, fresh))
+        if message.appended_to is not None:
+            self.seen.add("cut" if "layer1" in message.metadata.get("compacted_by", ()) else "grown")
+        if message.tool_calls:
+            self.seen.add("calls")
+        return fast
+
+
+class _CheckedCounter(TokenCounter):
+    """The provider's counter, checked against a fresh count of a copy that was not grown."""
+
+    mismatches: list[tuple[str, int, int]]
+
+    def message(self, message: Message) -> int:
+        fast = super().message(message)
+        fresh = self.tokenizer.count_message(message.replace())
+        if fast != fresh:
+            self.mismatches.append((message.content[-200:], fast, fresh))
+        return fast
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "llama-3.1-70b"])
+def test_dbgpt_replays_of_bundled_data_count_every_prompt_as_a_fresh_count(tmp_path, model: str) -> None:
+    """The fast paths (pointers, progress blocks, Layer 1's cut notices, tool calls) against a full
+    count of each text, in real DB-GPT replays of bundled transcripts in which Layer 1 cuts."""
+    from hydra import compose, initialize_config_dir
+
+    from ctxbench.build import build_model, build_strategy
+    from ctxbench.replay.engine import replay
+    from tests.conftest import ROOT
+
+    with initialize_config_dir(config_dir=str(ROOT / "ctxbench" / "configs"), version_base="1.3"):
+        cfg = compose("config", overrides=["strategy=dbgpt", f"model={model}", "model.context_window=16000"])
+    spec = build_model(cfg)
+    estimator = _CheckedDbgptEstimator(model)
+    counter = _CheckedCounter(get_tokenizer(spec.tokenizer))
+    counter.mismatches = []
+    cut = 0
+    for name in ("coding_090k.jsonl", "sql_060k.jsonl", "research_130k.jsonl"):
+        transcript = next(iter(read_transcripts(BUNDLED / name)))
+        result = replay(transcript, build_strategy(cfg), estimator, spec, counter, workdir=tmp_path / name)
+        cut += result.summary["layers"].get("layer1", 0)
+    assert estimator.mismatches == [] and counter.mismatches == []
+    assert cut > 0 and estimator.seen == {"cut", "grown", "calls"}

@@ -36,9 +36,12 @@ def is_observation_like(messages: Sequence[Message], i: int) -> bool:
     return is_observation(message) or (message.role == "tool" and last_result_of_turn(messages, i))
 
 
-def truncated(content: str, max_chars: int, snapshot: str | None) -> str:
-    suffix = f"... [truncated, full detail at: {snapshot}]" if snapshot else "... [truncated]"
-    return content[:max_chars] + suffix
+def truncated(content: str, max_chars: int, snapshot: str | None) -> tuple[str, str]:
+    """The cut observation as its kept start (with ``...``) and the notice after it: the notice
+    starts with a space after a non-space character, so a tokenizer counts it apart
+    (``ctxbench.tokens.line_starts``), its constant words and folders remembered."""
+    notice = f" [truncated, full detail at: {snapshot}]" if snapshot else " [truncated]"
+    return f"{content[:max_chars]}...", notice
 
 
 class ObservationMicroCompact(Layer):
@@ -86,10 +89,11 @@ class ObservationMicroCompact(Layer):
                     continue
                 cached = self._cut.get(id(message))
                 if cached is None or cached[0] is not message:
-                    content = truncated(message.content, self.max_chars, message.metadata.get("snapshot"))
-                    if content == message.content:  # already cut on an earlier call
+                    kept, notice = truncated(message.content, self.max_chars, message.metadata.get("snapshot"))
+                    if kept + notice == message.content:  # already cut on an earlier call
                         continue
-                    cached = self._cut[id(message)] = (message, compacted(message, content, self.name))
+                    cut = compacted(message, kept, self.name).with_appended(notice)
+                    cached = self._cut[id(message)] = (message, cut)
                 cuts.append(i)
         self._done, self._cuts = cutoff, cuts
         if not cuts:

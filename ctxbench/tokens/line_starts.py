@@ -13,8 +13,12 @@ This lets a tokenizer count ``content + suffix`` from the content's known count 
 line, and count a block of lines (DB-GPT's task-progress block, rebuilt every step) line by
 line with the unchanged lines remembered. The same identity holds at a space that follows a
 non-whitespace character (``SPACE_AFTER_WORD``): DB-GPT's ``name arguments`` text is counted
-from the arguments' own count. Tokenizers opt in (``Tokenizer.splits_at_line_starts``);
-``tests/test_line_starts.py`` checks both identities on adversarial text for each of them.
+from the arguments' own count. It holds too at a ``/`` that follows an ASCII letter or digit
+(``SLASH_AFTER_WORD``). So appended text is counted from the content's last word (the text
+after its last cut point of any kind), and a new line is counted as its remembered head (up to
+its last cut point: ``[Full detail available at: /root/.dbgpt/.../conv``) and the rest (``/step_007_grep.json]``).
+Tokenizers opt in (``Tokenizer.splits_at_line_starts``); ``tests/test_line_starts.py`` checks
+each identity on adversarial text for each of them.
 """
 
 from __future__ import annotations
@@ -35,6 +39,11 @@ STARTS_LINE = re.compile(_AFTER_NEWLINE).match  # does this text, put after a "\
 # runs end before it; whitespace runs start with whitespace). Python's \S excludes every Unicode
 # White_Space character, so a match here is one for the tokenizers' regex engines as well.
 SPACE_AFTER_WORD = re.compile(r"(?<=\S) ")
+# A "/" right after a letter or digit starts a pre-token: letter and digit runs never take a "/"
+# (only a pre-token that starts with one may, and o200k's punctuation runs end with "/"s, which
+# is why the character before must be a letter or digit). ASCII only: Python's Unicode tables
+# and the tokenizers' regex engines may class a newer letter differently.
+SLASH_AFTER_WORD = re.compile(r"(?<=[0-9A-Za-z])/")
 MAX_TAIL = 4096  # look this far back for the last line start; beyond it, count in full
 MEMO_PIECE_CHARS = 2048  # only pieces this short are remembered (progress lines, a task line)
 MEMO_CHARS = 1 << 20  # remembered characters before the memo is cleared: memory stays bounded
@@ -48,6 +57,46 @@ def last_line_start(text: str, within: int = MAX_TAIL) -> int | None:
             return nl + 1
         pos = nl
     return None
+
+
+def last_word_start(text: str, low: int = 0) -> int:
+    """The last position after ``low`` (and after 0) at which a pre-token starts by
+    ``SPACE_AFTER_WORD`` or ``SLASH_AFTER_WORD``, or -1."""
+    high = len(text)
+    while (space := text.rfind(" ", low, high)) > 0 and text[space - 1].isspace():
+        high = space  # a run of spaces: only its first one follows a non-space character
+    low = max(low, space + 1)
+    high = len(text)
+    while (slash := text.rfind("/", low, high)) > 0:
+        before = text[slash - 1]
+        if before.isascii() and before.isalnum():
+            return slash
+        high = slash
+    return space if space > 0 else -1
+
+
+def starts_pre_token(text: str, suffix: str) -> bool:
+    """Whether a pre-token starts where ``suffix`` follows ``text`` (by ``SPACE_AFTER_WORD`` or
+    ``SLASH_AFTER_WORD``): then ``count(text + suffix) == count(text) + count(suffix)``."""
+    if not text or not suffix:
+        return not text or not suffix
+    before, first = text[-1], suffix[0]
+    if first == " ":
+        return not before.isspace()
+    return first == "/" and before.isascii() and before.isalnum()
+
+
+def last_cut(text: str, within: int = MAX_TAIL) -> int | None:
+    """The last pre-token start of any kind (line start, ``SPACE_AFTER_WORD``,
+    ``SLASH_AFTER_WORD``) in the final ``within`` characters of ``text``, or None. Each is
+    decided by the text before it or by what follows within ``text``: whatever is appended
+    after ``text``, a pre-token still starts there."""
+    low = max(0, len(text) - within)
+    word = last_word_start(text, low)
+    line = last_line_start(text, len(text) - max(low, word))
+    if line is not None and line > word:
+        return line
+    return word if word > 0 else None
 
 
 def line_pieces(text: str) -> list[str]:
@@ -92,17 +141,22 @@ class PieceCounter:
             else:
                 counts = found  # type: ignore[assignment]  # no None left
             tokens = self._memo.get(last)
-            return sum(counts) + (self._remember(self._memo, last, last) if tokens is None else tokens)
+            return sum(counts) + (self._new_line(last) if tokens is None else tokens)
         memo = self._memo
         total = 0
-        for piece in line_pieces(text):
+        pieces = line_pieces(text)
+        last = pieces.pop()
+        for piece in pieces:
             tokens = memo.get(piece)
             total += self._remember(memo, piece, piece) if tokens is None else tokens
-        return total
+        tokens = memo.get(last)
+        return total + (self._new_line(last) if tokens is None else tokens)
 
-    def _remember(self, memo: dict[str, int], key: str, piece: str) -> int:
-        """Count ``piece`` and, if it is short, remember it under ``key`` in ``memo``."""
-        tokens = self._count(piece)
+    def _remember(self, memo: dict[str, int], key: str, piece: str, tokens: int | None = None) -> int:
+        """Count ``piece`` (unless its ``tokens`` are given) and, if it is short, remember it
+        under ``key`` in ``memo``."""
+        if tokens is None:
+            tokens = self._count(piece)
         if len(piece) <= MEMO_PIECE_CHARS:
             if self._memo_chars + len(piece) > MEMO_CHARS:
                 self._memo.clear()
@@ -112,13 +166,25 @@ class PieceCounter:
             self._memo_chars += len(piece)
         return tokens
 
+    def _new_line(self, line: str) -> int:
+        """Count a line not remembered (no line start in it) as its head up to its last word
+        start, remembered (a pointer's constant words and folders), and the rest."""
+        cut = last_word_start(line)
+        if cut <= 0:
+            return self._remember(self._memo, line, line)
+        head = line[:cut]
+        tokens = self._memo.get(head)
+        if tokens is None:
+            tokens = self._remember(self._memo, head, head)
+        return self._remember(self._memo, line, line, tokens + self._count(line[cut:]))
+
     def appended(self, text: str, text_tokens: int, suffix: str) -> int:
-        """Tokens of ``text + suffix`` given ``text_tokens == count(text)``: only the text's
-        last line is counted again, together with the suffix."""
-        if not text:
-            return self(suffix)
-        cut = last_line_start(text)
+        """Tokens of ``text + suffix`` given ``text_tokens == count(text)``: only the text after
+        its last pre-token start (its last word) is counted again, together with the suffix."""
+        if not text or starts_pre_token(text, suffix):
+            return text_tokens + self(suffix)
+        cut = last_cut(text)
         if cut is None:
             return self._count(text + suffix)
-        tail = text[cut:]
-        return text_tokens - self(tail) + self(tail + suffix)  # tail has no line start: one remembered piece
+        tail = text[cut:]  # no pre-token starts inside: one remembered piece
+        return text_tokens - self(tail) + self(tail + suffix)
