@@ -320,3 +320,31 @@ def test_dbgpt_replays_of_bundled_data_count_every_prompt_as_a_fresh_count(tmp_p
         cut += result.summary["layers"].get("layer1", 0)
     assert estimator.mismatches == [] and counter.mismatches == []
     assert cut > 0 and estimator.seen == {"cut", "grown", "calls"}
+
+
+@pytest.mark.parametrize("name", SPLITTING)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=path_texts, within=st.integers(1, 45))
+def test_a_text_counted_with_its_head_remembered_counts_exactly(name: str, text: str, within: int) -> None:
+    """A tool result's count keeps its start's count; the start cut off later (Layer 1) reuses it."""
+    count = get_tokenizer(name).count
+    pieces = PieceCounter(count)
+    assert pieces.with_head(text, within) == count(text)
+    kept = f"{text[:within]}..."
+    assert pieces.with_head(kept, within) == count(kept)
+
+
+def test_a_tool_result_cut_to_its_start_is_counted_from_the_remembered_head() -> None:
+    tokenizer = get_tokenizer("o200k_base")
+    result = Message(role="tool", content="first line of output\n" + "word " * 80, tool_call_id="c1")
+    tokenizer.count_content(result)
+    kept = result.replace(content=result.content[:200] + "...")
+    pieces = tokenizer.pieces()
+    calls: list[str] = []
+    inner = pieces._count
+    pieces._count = lambda text: calls.append(text) or inner(text)  # records what is tokenized
+    try:
+        assert tokenizer.count_content(kept) == tokenizer.count(kept.content)
+    finally:
+        pieces._count = inner
+    assert calls == [" word..."]

@@ -187,4 +187,18 @@ class PieceCounter:
         if cut is None:
             return self._count(text + suffix)
         tail = text[cut:]  # no pre-token starts inside: one remembered piece
-        return text_tokens - self(tail) + self(tail + suffix)
+        tail_tokens = self._memo.get(tail)
+        return text_tokens - (self(tail) if tail_tokens is None else tail_tokens) + self(tail + suffix)
+
+    def with_head(self, text: str, within: int) -> int:
+        """Tokens of ``text`` counted as its head, up to its last pre-token start in the first
+        ``within`` characters, remembered, and the rest: the start of an observation, kept
+        later by itself (DB-GPT's Layer 1 keeps its first 200 characters), is then known."""
+        cut = last_cut(text[:within]) if len(text) > within else None
+        if cut is None:
+            return self._count(text)
+        head = text[:cut]
+        tokens = self._memo.get(head)
+        if tokens is None:
+            tokens = self._remember(self._memo, head, head)
+        return tokens + self._count(text[cut:])

@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 
 HF_PREFIX = "hf:"
 FALLBACK_SEP = "|"
+# DB-GPT's Layer 1 keeps this many characters of an old observation (its default
+# truncated_observation_max_chars): a tool result's count remembers its start's count.
+OBSERVATION_HEAD_CHARS = 200
 # Texts this long are counted from tiktoken's token buffer (4 bytes a token) instead of its list
 # of Python ints (about 40): no transient list the size of a long tool result. Shorter texts keep
 # the list, whose call costs less.
@@ -111,7 +114,13 @@ class Tokenizer(ABC):
         if cached is None:
             base = message.appended_to
             if base is None:
-                cached = self.count(message.content)
+                if message.role == "tool" and self.splits_at_line_starts:
+                    # The start of a tool result (a pre-token boundary near 200 characters in) is
+                    # counted apart and remembered: when DB-GPT's Layer 1 cuts it to that start,
+                    # only the few characters after that boundary are tokenized again.
+                    cached = self.pieces().with_head(message.content, OBSERVATION_HEAD_CHARS)
+                else:
+                    cached = self.count(message.content)
             else:
                 suffix = message.content[len(base.content) :]
                 cached = self.count_appended(base.content, self.count_content(base), suffix)
@@ -123,9 +132,13 @@ class Tokenizer(ABC):
         text's last line when the split pattern allows it, else counted in full."""
         if not self.splits_at_line_starts:
             return self.count(text + suffix)
+        return self.pieces().appended(text, text_tokens, suffix)
+
+    def pieces(self) -> PieceCounter:
+        """This tokenizer's counter of text pieces (with its remembered counts)."""
         if self._pieces is None:
             self._pieces = PieceCounter(self.count)
-        return self._pieces.appended(text, text_tokens, suffix)
+        return self._pieces
 
     def count_message(self, message: Message) -> int:
         """Tokens a message costs inside a prompt: framing, content, tool calls, tool name."""
