@@ -348,3 +348,12 @@ def test_a_tool_result_cut_to_its_start_is_counted_from_the_remembered_head() ->
     finally:
         pieces._count = inner
     assert calls == [" word..."]
+
+
+@pytest.mark.parametrize("name", SPLITTING)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.lists(st.sampled_from([*TRICKY, "\ud800", "\udfff", "x"]), max_size=30).map("".join))
+def test_the_quick_piece_count_is_the_count(name: str, text: str) -> None:
+    """The pieces are counted without the tokenizer's wrappers; lone surrogates still count as they do."""
+    tokenizer = get_tokenizer(name)
+    assert tokenizer.piece_count()(text) == tokenizer.count(text)

@@ -163,6 +163,9 @@ class RankTokenizer(Tokenizer):
     def count(self, text: str) -> int:
         return self._count(self._prepare(text)) if text else 0
 
+    def piece_count(self) -> Callable[[str], int]:
+        return self.count if self._normalize else self._count
+
     def count_template(self, text: str) -> int:
         return len(self._encoding.encode(self._prepare(text), allowed_special="all"))
 

@@ -101,7 +101,8 @@ def _count_with_one_call(tokenizer: Tokenizer, message: Message, content_tokens:
     if space is None:
         return None
     head = arguments[: space.start()]
-    tokens = tokenizer.count(name) + tokenizer.count(f" {head}") + arguments_tokens - tokenizer.count(head)
+    count = tokenizer.pieces().remembered  # names and argument heads recur: "read_file", '{"path":'
+    tokens = count(name) + count(f" {head}") + arguments_tokens - count(head)
     if message.content:  # a line start follows the "\\n": the name starts a line
         tokens += tokenizer.count_appended(message.content, content_tokens, "\n")
     return tokens

@@ -190,6 +190,11 @@ class PieceCounter:
         tail_tokens = self._memo.get(tail)
         return text_tokens - (self(tail) if tail_tokens is None else tail_tokens) + self(tail + suffix)
 
+    def remembered(self, piece: str) -> int:
+        """Tokens of a short piece that recurs (a tool name, the start of its arguments), remembered."""
+        tokens = self._memo.get(piece)
+        return self._remember(self._memo, piece, piece) if tokens is None else tokens
+
     def with_head(self, text: str, within: int) -> int:
         """Tokens of ``text`` counted as its head, up to its last pre-token start in the first
         ``within`` characters, remembered, and the rest: the start of an observation, kept
