@@ -357,3 +357,13 @@ def test_the_quick_piece_count_is_the_count(name: str, text: str) -> None:
     """The pieces are counted without the tokenizer's wrappers; lone surrogates still count as they do."""
     tokenizer = get_tokenizer(name)
     assert tokenizer.piece_count()(text) == tokenizer.count(text)
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_a_first_line_that_starts_no_line_is_not_remembered_as_one(name: str) -> None:
+    """Remembered lines skip the check that each line starts a line; a text's first line is not
+    checked (it follows no line break), so it must not be taken later for a line that does."""
+    count = get_tokenizer(name).count
+    pieces = PieceCounter(count)
+    for text in ["/x\nab", "ab\n/x\ncd", "ab\n/x", "  \nab", "ab\n  \ncd", "x;\n//\nab", "ab\nx;\n//"]:
+        assert pieces(text) == count(text), text

@@ -32,7 +32,6 @@ from itertools import islice
 # Python's \s covers every Unicode White_Space character (and a few more), so this is safe.
 _AFTER_NEWLINE = r"[^\S\r\n]+\S|[^\s/]"  # what may follow "\n" at a line start
 LINE_START = re.compile(rf"\n(?={_AFTER_NEWLINE})")
-_OTHER_BREAK = re.compile(rf"\n(?!{_AFTER_NEWLINE})").search  # a line break that is not a line start
 STARTS_LINE = re.compile(_AFTER_NEWLINE).match  # does this text, put after a "\n", start a line there?
 # A space right after a non-whitespace character starts a pre-token too: no alternative of those
 # patterns matches a non-whitespace character followed by a space (letters, digits and punctuation
@@ -121,27 +120,52 @@ class PieceCounter:
     def __init__(self, count: Callable[[str], int]) -> None:
         self._count = count
         self._memo: dict[str, int] = {}
-        # line -> count(line + "\n"): the pieces of text in which every line break is a line start
-        # (DB-GPT's progress block, rebuilt every step), looked up without building the pieces.
+        # line -> count(line + "\n") for lines that start a line (each follows a line break that is
+        # a line start: DB-GPT's progress block, rebuilt every step), looked up without cutting
+        # the text into pieces; first lines that do not start a line are kept apart.
         self._lines: dict[str, int] = {}
+        self._firsts: dict[str, int] = {}
         self._memo_chars = 0
 
     def __call__(self, text: str) -> int:
         lines = text.split("\n")
-        if len(lines) == 1 or _OTHER_BREAK(text) is None:
-            # Every line break is a line start: the pieces are the lines, each but the last with
-            # its "\n"; their remembered counts are looked up in C (map), only misses in Python.
-            last = lines.pop()
-            found = list(map(self._lines.get, lines))
-            if None in found:
-                counts = [
-                    self._remember(self._lines, line, line + "\n") if tokens is None else tokens
-                    for line, tokens in zip(lines, found, strict=True)
-                ]
-            else:
-                counts = found  # type: ignore[assignment]  # no None left
+        last = lines.pop()
+        if lines:
+            counts = self._line_counts(lines, last)
+            if counts is None:
+                return self._pieces_sum(text)
             tokens = self._memo.get(last)
             return sum(counts) + (self._new_line(last) if tokens is None else tokens)
+        tokens = self._memo.get(last)
+        return self._new_line(last) if tokens is None else tokens
+
+    def _line_counts(self, lines: list[str], last: str) -> list[int] | None:
+        """``count(line + "\n")`` of each line, when every line break is a line start (each line
+        after the first, and ``last``, starts a line), else None. Remembered counts are looked
+        up in C (map); ``_lines`` only holds lines that start a line, so only the others are
+        checked (DB-GPT's progress block: 52 lines, one or two new each step)."""
+        if STARTS_LINE(last) is None:
+            return None
+        found = list(map(self._lines.get, lines))
+        if None not in found:
+            return found  # type: ignore[return-value]  # no None left
+        i = found.index(None)
+        while True:
+            line = lines[i]
+            if STARTS_LINE(line) is not None:
+                found[i] = self._remember(self._lines, line, line + "\n")
+            elif i > 0:
+                return None  # a line break that is not a line start
+            else:  # the first line follows no line break: it need not start a line
+                tokens = self._firsts.get(line)
+                found[i] = self._remember(self._firsts, line, line + "\n") if tokens is None else tokens
+            try:
+                i = found.index(None, i + 1)
+            except ValueError:
+                return found  # type: ignore[return-value]  # no None left
+
+    def _pieces_sum(self, text: str) -> int:
+        """The general case: the text cut at its line starts, each piece remembered."""
         memo = self._memo
         total = 0
         pieces = line_pieces(text)
@@ -161,6 +185,7 @@ class PieceCounter:
             if self._memo_chars + len(piece) > MEMO_CHARS:
                 self._memo.clear()
                 self._lines.clear()
+                self._firsts.clear()
                 self._memo_chars = 0
             memo[key] = tokens
             self._memo_chars += len(piece)
