@@ -241,3 +241,44 @@ def test_dbgpt_layers_notes_say_exactly_what_changed(monkeypatch) -> None:
     result = replay(react_transcript(rounds=60, tid="notes"), build_strategy(cfg), build_estimator(cfg), model, counter)
     assert result.summary["layers"].get("layer1", 0) > 10
     assert len(notes) > 60 and all(notes)
+
+
+def note_is_true(out: DerivedList) -> bool:
+    """Each note of ``out`` lists exactly the positions where it differs from the list it names."""
+    notes = [note for note in (out.note, out.prior) if note is not None]
+    return bool(notes) and all(
+        changed == [i for i in range(min(base_len, len(out))) if out[i] is not base[i]]
+        for base, base_len, changed in notes
+    )
+
+
+def test_a_list_derived_twice_in_one_call_is_followed_from_the_prior_note() -> None:
+    """Two layers of one call (truncate, then compact) each copy the list: a follower that saw
+    the list before both takes the changes of both from the second copy's ``prior`` note."""
+    rng = random.Random(3)
+    before = [random_message(rng, n) for n in range(30)]
+    first = DerivedList(before, before, [4])
+    first[4] = Message("tool", "cut", tool_call_id="c1")
+    second = DerivedList(first, first, [2, 9])
+    second[2], second[9] = Message("user", "x"), Message("user", "y")
+    assert first.note is None and second.note is not None and second.prior is not None
+    assert noted_changes(before, len(before), second) == [2, 4, 9]
+    assert noted_changes(first, len(first), second) == [2, 9]
+    assert note_is_true(second)
+
+
+def test_a_list_passed_again_is_followed_without_comparing(monkeypatch) -> None:
+    """The engine appends to the list it passed (a rewrite strategy's prompt becomes its history):
+    the same list object again is followed from where it was seen."""
+    compared: list[int] = []
+    original = running.replaced_positions
+    monkeypatch.setattr(running, "replaced_positions", lambda *a, **k: compared.append(1) or original(*a, **k))
+    rng = random.Random(11)
+    messages = [random_message(rng, n) for n in range(20)]
+    total, seen = RunningSum(message_chars), running.SeenPrefix()
+    for n in range(20, 40):
+        assert total(messages) == sum(map(message_chars, messages))
+        assert seen.unchanged(messages) == (len(messages) - 1 if n > 20 else 0)
+        seen.remember(messages)
+        messages.append(random_message(rng, n))
+    assert compared == [] or compared == [1]  # the first call only (nothing seen yet)

@@ -12,7 +12,9 @@ true for that object.
 A layer that builds its output from a list it was given knows what it changed; it can say so
 (``DerivedList``), and a follower whose last list is that list takes the changes from the note
 instead of comparing the two lists again (DB-GPT's history and Layer 1's copy of it are several
-hundred messages, compared by two followers each, every call).
+hundred messages, compared by two followers each, every call). A list passed again is taken as
+unchanged up to where it was seen: the replay only ever appends to a list it passed on (a rewrite
+strategy's prompt becomes its next history), and layers build new lists.
 """
 
 from __future__ import annotations
@@ -33,22 +35,42 @@ class DerivedList(list[Message]):
     the objects at ``changed`` replaced (ascending positions below ``base_len``, all of them) and
     anything after ``base_len`` appended. Like every list a layer returns, neither this list nor
     ``base`` (up to ``base_len``) is modified in place afterwards: appending is all the replay
-    does to its lists."""
+    does to its lists.
 
-    __slots__ = ("note",)
+    When ``base`` was itself derived (an earlier layer of the same call changed the list first),
+    a second note (``prior``) says how this list differs from ``base``'s own base, so a follower
+    that last saw the list before either layer (the provider, the request check) still takes the
+    changes from a note. The notes of ``base`` are dropped: a chain of notes would keep every
+    earlier list alive."""
+
+    __slots__ = ("note", "prior")
 
     def __init__(self, items: Iterable[Message], base: Sequence[Message], changed: list[int]) -> None:
         super().__init__(items)
-        if isinstance(base, DerivedList):
-            base.note = None  # one link only: a chain of notes would keep every earlier list alive
         self.note: tuple[Sequence[Message], int, list[int]] | None = (base, len(base), changed)
+        self.prior: tuple[Sequence[Message], int, list[int]] | None = None
+        if isinstance(base, DerivedList):
+            if base.note is not None:
+                first, first_len, first_changed = base.note
+                merged = sorted({*first_changed, *(i for i in changed if i < first_len)})
+                self.prior = (first, first_len, merged)
+            base.note = base.prior = None
 
 
 def noted_changes(given: Sequence[Message] | None, given_len: int, messages: Sequence[Message]) -> list[int] | None:
-    """``replaced_positions(given[:given_len], messages)`` from ``messages``' note, when it was
-    derived from ``given`` (the very object, seen at ``given_len`` or shorter); None otherwise."""
-    note = messages.note if type(messages) is DerivedList else None
-    if note is None or note[0] is not given or note[1] < given_len:
+    """``replaced_positions(given[:given_len], messages)`` without comparing them: none when
+    ``messages`` is ``given`` itself (seen at ``given_len`` or shorter: it can only have grown since),
+    else from one of ``messages``' notes when it was derived from ``given`` (likewise); None otherwise."""
+    if messages is given:
+        return [] if len(messages) >= given_len else None
+    if type(messages) is not DerivedList:
+        return None
+    note = messages.note
+    if note is None or note[0] is not given:
+        note = messages.prior
+        if note is None or note[0] is not given:
+            return None
+    if note[1] < given_len:
         return None
     changed = note[2]
     return changed[: min(bisect_left(changed, min(given_len, len(messages))), REPLACED_LIMIT + 1)]
@@ -159,16 +181,24 @@ class RunningSum:
 
 class SeenPrefix:
     """Remembers the last list a layer returned, so the next call can skip the messages it
-    already examined: ``unchanged(messages)`` is how many leading ones are the same objects."""
+    already examined: ``unchanged(messages)`` is how many leading ones are the same objects.
+    The list itself is kept (lists are never modified in place, only appended to: see
+    ``DerivedList``), and the next one is compared with it only when it is neither that list
+    grown nor noted as derived from it."""
 
     def __init__(self) -> None:
-        self._seen: list[Message] = []
+        self._seen: Sequence[Message] = []
+        self._len = 0
 
     def unchanged(self, messages: Sequence[Message]) -> int:
-        return common_prefix(self._seen, messages)
+        seen, seen_len = self._seen, self._len
+        changed = noted_changes(seen, seen_len, messages)
+        if changed is None:
+            return min(seen_len, common_prefix(seen, messages))
+        return changed[0] if changed else min(seen_len, len(messages))
 
     def remember(self, messages: Sequence[Message]) -> None:
-        self._seen = list(messages)
+        self._seen, self._len = messages, len(messages)
 
 
 class RunningSums:
@@ -218,11 +248,9 @@ class RunningSums:
         return self._sums[best](messages, best_changed)
 
     def _noted(self, messages: Sequence[Message]) -> tuple[int, list[int] | None]:
-        """The follower whose last list ``messages`` was derived from with a few replacements, by
-        its note (``DerivedList``), without comparing them. Returns (follower, replaced positions)
-        or (-1, None)."""
-        if type(messages) is not DerivedList:
-            return -1, None
+        """The follower whose last list ``messages`` is (grown), or was derived from with a few
+        replacements by its note (``DerivedList``), without comparing them. Returns (follower,
+        replaced positions) or (-1, None)."""
         for index, running in enumerate(self._sums):
             changed = noted_changes(running._given, running._given_len, messages)
             if changed is not None and len(changed) <= REPLACED_LIMIT:
