@@ -252,6 +252,30 @@ def note_is_true(out: DerivedList) -> bool:
     )
 
 
+@settings(max_examples=40, deadline=None)
+@given(history=histories(), text_observations=st.booleans())
+def test_masking_and_five_layer_notes_say_exactly_what_changed(history, text_observations: bool) -> None:
+    """Replay-style, each layer's output feeds the next call: every list a layer returns that
+    differs from its input is noted, and the note lists every replaced position (compared with
+    ``replaced_positions`` on the lists themselves)."""
+    messages = history.messages
+    if text_observations:
+        messages = [
+            Message("user", "Observation: " + m.content) if m.role == "tool" else m.replace(tool_calls=())
+            for m in messages
+        ]
+    for name, make in LAYERS.items():
+        layer, context = make(), ctx()
+        working: list[Message] = []
+        for message in messages:
+            working.append(message)
+            out = layer.apply(working, context)
+            if out is not working:
+                assert type(out) is DerivedList and note_is_true(out), name
+                assert out.note is not None and out.note[2] == running.replaced_positions(working, out, len(out))
+            working = out  # the engine appends to the very list the layer returned
+
+
 def test_a_list_derived_twice_in_one_call_is_followed_from_the_prior_note() -> None:
     """Two layers of one call (truncate, then compact) each copy the list: a follower that saw
     the list before both takes the changes of both from the second copy's ``prior`` note."""
@@ -282,3 +306,44 @@ def test_a_list_passed_again_is_followed_without_comparing(monkeypatch) -> None:
         seen.remember(messages)
         messages.append(random_message(rng, n))
     assert compared == [] or compared == [1]  # the first call only (nothing seen yet)
+
+
+def unnamed_message(rng: random.Random, n: int) -> Message:
+    """Tool results without their own name (named by their call), calls whose ids repeat."""
+    if rng.random() < 0.4:
+        calls = tuple(
+            ToolCall(id=f"c{rng.randint(0, 6)}", name=rng.choice(["bash", "write_file", "read_file"]), arguments="{}")
+            for _ in range(rng.randint(1, 2))
+        )
+        return Message("assistant", "", tool_calls=calls)
+    if rng.random() < 0.7:
+        text = rng.choice(["x" * rng.randint(0, 400), "[compacted: tool output removed to free context]"])
+        return Message("tool", text, tool_call_id=f"c{rng.randint(0, 6)}", name=rng.choice(["", "", "grep"]))
+    return random_message(rng, n)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 60))
+def test_compaction_candidates_follow_the_context_as_a_full_walk_finds_them(seed: int, steps: int) -> None:
+    """The tool results and compaction candidates kept from call to call are those a walk over the
+    whole list finds, whether the list grew, was noted, renamed a result or was unrelated."""
+    from ctxbench.layers.compact_old_tool_results import tool_names
+
+    rng = random.Random(seed)
+    layer = CompactOldToolResults(context_window=3000, whitelist=("Bash", "Read File", "Grep"))
+    found = layer._results
+    messages: list[Message] = []
+    for n in range(steps):
+        if rng.random() < 0.5 or not messages:
+            messages.append(unnamed_message(rng, n))  # grown in place
+        else:
+            edited = list(messages)
+            i = rng.randrange(len(edited))
+            edited[i] = edited[i].replace(content=rng.choice(["", "y" * 300]))
+            if rng.random() < 0.2:
+                edited[rng.randrange(len(edited))] = unnamed_message(rng, n)  # may rename results
+            messages = true_note(edited, messages) if rng.random() < 0.8 else edited  # noted, or compared
+        found.follow(messages)
+        names = tool_names(messages)
+        assert found.results == list(names)
+        assert found.candidates == [i for i in names if layer._is_candidate(messages[i], names[i])]

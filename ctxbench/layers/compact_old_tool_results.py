@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
 
 from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.layers.truncate_tool_result import char_budget, window_tokens
 from ctxbench.tokens.estimators import message_chars
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.running import RunningSum
+from ctxbench.transcripts.running import REPLACED_LIMIT, DerivedList, RunningSum, noted_changes
 
 COMPACTION_PLACEHOLDER = "[compacted: tool output removed to free context]"
 DEFAULT_WHITELIST = ("Read File", "Bash", "Grep", "Glob", "Search Files", "Web Fetch", "Edit")
@@ -59,6 +60,90 @@ def tool_names(messages: Sequence[Message]) -> dict[int, str]:
     """Index of each tool result -> its tool's name (its own ``name``, else its call's name)."""
     by_call = {c.id: c.name for m in messages if m.role == "assistant" for c in m.tool_calls}
     return {i: m.name or by_call.get(m.tool_call_id or "", "") for i, m in enumerate(messages) if m.role == "tool"}
+
+
+def _naming(message: Message) -> tuple[object, ...]:
+    """What ``tool_names`` reads from a message."""
+    return message.role, message.name, message.tool_call_id, tuple((c.id, c.name) for c in message.tool_calls)
+
+
+class CandidateResults:
+    """The tool results of the replay's working context (ascending positions) and, among them, the
+    compaction candidates (``candidate(message, tool name)``), kept from call to call: the list
+    grows, and the layers replace a few results (compacted, truncated) without renaming them. A
+    list that is neither the last one grown nor noted as derived from it (``DerivedList``), or
+    that changes what names a result, is walked again in full (``tool_names``)."""
+
+    def __init__(self, candidate: Callable[[Message, str], bool]) -> None:
+        self.candidate = candidate
+        self.results: list[int] = []
+        self.candidates: list[int] = []
+        self._by_call: dict[str, str] = {}
+        self._unnamed: set[str] = set()  # call ids that results were looked up by without a call
+        self._seen: Sequence[Message] = []
+        self._len = 0
+
+    def follow(self, messages: Sequence[Message]) -> None:
+        seen = self._seen
+        changed = noted_changes(seen, self._len, messages)
+        if (
+            changed is None
+            or len(changed) > REPLACED_LIMIT
+            or any(_naming(seen[i]) != _naming(messages[i]) for i in changed)
+            or not self._extend(messages)
+        ):
+            self._walk(messages)
+            return
+        for i in changed:  # same name, new content: may no longer (or now) be a candidate
+            if messages[i].role == "tool":
+                self._recheck(messages, i)
+        self.remember(messages)
+
+    def remember(self, messages: Sequence[Message]) -> None:
+        """``messages`` is the list followed last (with ``candidates`` already updated)."""
+        self._seen, self._len = messages, len(messages)
+
+    def _walk(self, messages: Sequence[Message]) -> None:
+        names = tool_names(messages)
+        self.results = list(names)
+        self.candidates = [i for i in self.results if self.candidate(messages[i], names[i])]
+        self._by_call = {c.id: c.name for m in messages if m.role == "assistant" for c in m.tool_calls}
+        by_call = self._by_call
+        self._unnamed = {
+            m.tool_call_id or "" for i in names if not (m := messages[i]).name and (m.tool_call_id or "") not in by_call
+        }
+        self.remember(messages)
+
+    def _extend(self, messages: Sequence[Message]) -> bool:
+        """Walk the appended messages; False if one renames an earlier result (walk all again)."""
+        by_call, unnamed = self._by_call, self._unnamed
+        for i in range(self._len, len(messages)):
+            message = messages[i]
+            if message.role == "assistant":
+                for c in message.tool_calls:
+                    if c.id in unnamed or by_call.get(c.id, c.name) != c.name:
+                        return False
+                    by_call[c.id] = c.name
+            elif message.role == "tool":
+                key = message.tool_call_id or ""
+                name = message.name or by_call.get(key, "")
+                if not message.name and key not in by_call:
+                    unnamed.add(key)
+                self.results.append(i)
+                if self.candidate(message, name):
+                    self.candidates.append(i)
+        return True
+
+    def _recheck(self, messages: Sequence[Message], i: int) -> None:
+        message = messages[i]
+        name = message.name or self._by_call.get(message.tool_call_id or "", "")
+        at = bisect_left(self.candidates, i)
+        present = at < len(self.candidates) and self.candidates[at] == i
+        if self.candidate(message, name) != present:
+            if present:
+                del self.candidates[at]
+            else:
+                self.candidates.insert(at, i)
 
 
 def estimate_chars(message: Message, chars_per_token: float = 4.0, tool_chars_per_token: float = 2.0) -> int:
@@ -96,6 +181,12 @@ class CompactOldToolResults(Layer):
         self._chars_key = f"openclaw_chars:{chars_per_token}:{tool_result_chars_per_token}"
         self._eligible: dict[str, bool] = {}  # per tool name: matching words is the hot spot on long histories
         self._total = RunningSum(self.chars)  # the context's estimated chars, walked only where it changed
+        self._placeholder = estimate_chars(
+            Message("tool", COMPACTION_PLACEHOLDER), chars_per_token, tool_result_chars_per_token
+        )
+        self._min_each = 2 * len(COMPACTION_PLACEHOLDER) if min_compaction_savings_ratio > 0 else 1
+        # The tool results and the candidates among them, walked only where the context changed.
+        self._results = CandidateResults(self._is_candidate)
 
     def budget(self, ctx: StrategyContext) -> int:
         return char_budget(window_tokens(ctx, self.context_window), self.chars_per_token, self.headroom)
@@ -115,6 +206,15 @@ class CompactOldToolResults(Layer):
             known = self._eligible[tool] = not keep and any(tool_matches(tool, e) for e in self.whitelist)
         return known
 
+    def _is_candidate(self, message: Message, tool: str) -> bool:
+        """Compactable when nothing else protects it: a whitelisted result, not a placeholder
+        already, that saves enough."""
+        return (
+            self.eligible(tool)
+            and message.content != COMPACTION_PLACEHOLDER
+            and self.chars(message) - self._placeholder >= self._min_each
+        )
+
     def _protected(self, messages: Sequence[Message], results: list[int]) -> set[int]:
         protected = set(results[len(results) - self.protect_recent :]) if self.protect_recent else set()
         if self.protect_trailing:  # results after the last assistant message: not yet seen by the model
@@ -127,36 +227,35 @@ class CompactOldToolResults(Layer):
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         budget = self.budget(ctx)
         total = self._total(messages)
+        found = self._results
+        found.follow(messages)  # every call, so that it only walks what arrived since the last one
         if total <= budget:
             return messages
-        names = tool_names(messages)
-        protected = self._protected(messages, sorted(names))
-        placeholder = self.chars(Message(role="tool", content=COMPACTION_PLACEHOLDER))
-        min_each = 2 * len(COMPACTION_PLACEHOLDER) if self.min_savings_ratio > 0 else 1
-        candidates = [
-            (i, self.chars(messages[i]) - placeholder)
-            for i in sorted(names)  # oldest first
-            if i not in protected and self.eligible(names[i]) and messages[i].content != COMPACTION_PLACEHOLDER
-        ]
-        candidates = [(i, saving) for i, saving in candidates if saving >= min_each]
+        protected = self._protected(messages, found.results)
+        candidates = [i for i in found.candidates if i not in protected]  # oldest first
         needed = total - budget
         if self.min_savings_ratio > 0:
             min_pass = int(budget * self.min_savings_ratio)
-            if sum(saving for _, saving in candidates) < min_pass:
+            if sum(self.chars(messages[i]) - self._placeholder for i in candidates) < min_pass:
                 ctx.emit({"type": "five_layer.compact", "skipped": "below_min_savings", "budget_chars": budget})
                 return messages
             needed = max(needed, min_pass)
         out = list(messages)
         freed = 0
         done: list[int] = []
-        for i, saving in candidates:
+        for i in candidates:
             out[i] = compacted(messages[i], COMPACTION_PLACEHOLDER, self.name)
-            freed += saving
+            freed += self.chars(messages[i]) - self._placeholder
             done.append(i)
             if freed >= needed:
                 break
         if not done:
             return messages
+        # A copy that says what changed: the followers (running sums, the request check) take it from the note.
+        out = DerivedList(out, messages, done)
+        for i in reversed(done):  # placeholders now: no longer candidates
+            del found.candidates[bisect_left(found.candidates, i)]
+        found.remember(out)
         ctx.emit(
             {
                 "type": "five_layer.compact",

@@ -20,7 +20,7 @@ from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import is_observation
-from ctxbench.transcripts.running import SeenPrefix
+from ctxbench.transcripts.running import DerivedList, SeenPrefix
 
 # SWE-agent's text, verbatim (sweagent/agent/history_processors.py, LastNObservations).
 SWE_AGENT_PLACEHOLDER = "Old environment output: ({lines} lines omitted)"
@@ -82,7 +82,8 @@ class MaskObservations(Layer):
         if first_user is None or first_user >= same:
             first_user = next((i for i in range(same, len(messages)) if messages[i].role == "user"), None)
         kept = bisect_left(self._obs, same)
-        observations = self._obs[:kept]
+        # The last call's list, grown in place when nothing before it changed (it is replaced below).
+        observations = self._obs if kept == len(self._obs) else self._obs[:kept]
         observations.extend(
             i for i in range(same, len(messages)) if i != first_user and self._is_observation(messages[i])
         )
@@ -111,7 +112,8 @@ class MaskObservations(Layer):
             replaced.append(i)
             masked += 1
             lines_omitted += lines
-        result = messages if out is None else out
+        # A copy that says what changed: the followers (running sums, the request check) take it from the note.
+        result = messages if out is None else DerivedList(out, messages, replaced)
         settled, still = max(settled, last_removed), observations
         if replaced and self.text_observations:
             # A masked text observation no longer reads "Observation: ..." and stops counting as one.
@@ -121,7 +123,7 @@ class MaskObservations(Layer):
                 still = [i for i in observations if i not in gone]
         self._seen.remember(result)
         self._first_user, self._obs, self._settled = first_user, still, settled
-        if out is None:
+        if result is messages:
             return messages
         ctx.emit(
             {
@@ -132,4 +134,4 @@ class MaskObservations(Layer):
                 "window": self.n,
             }
         )
-        return out
+        return result

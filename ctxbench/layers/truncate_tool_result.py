@@ -12,7 +12,7 @@ from __future__ import annotations
 from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.running import SeenPrefix
+from ctxbench.transcripts.running import DerivedList, SeenPrefix
 
 TRUNCATION_NOTICE = "[truncated: output exceeded context limit]"
 TRUNCATION_SUFFIX = "\n" + TRUNCATION_NOTICE
@@ -70,6 +70,7 @@ class TruncateToolResult(Layer):
         budget = self.budget(ctx)
         out: list[Message] | None = None
         cut_chars = truncated = 0
+        changed: list[int] = []
         start = self._checked.unchanged(messages) if budget == self._checked_budget else 0
         for i in range(start, len(messages)):
             message = messages[i]
@@ -81,6 +82,9 @@ class TruncateToolResult(Layer):
             cut_chars += len(message.content) - len(text)
             truncated += 1
             out[i] = compacted(message, text, self.name)
+            changed.append(i)
+        if out is not None:  # a copy that says what changed: the followers take it from the note
+            out = DerivedList(out, messages, changed)
         self._checked.remember(messages if out is None else out)
         self._checked_budget = budget
         if out is None:
