@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from ctxbench.layers.mask_observations import MaskObservations
+from ctxbench.layers.mask_observations import MaskObservations, line_count
 from ctxbench.replay.provider import ModelSpec, request_problems
 from ctxbench.strategies.base import StrategyContext
 from ctxbench.tokens.estimators import ExactEstimator
@@ -134,3 +136,8 @@ def test_bad_parameters_are_rejected() -> None:
         MaskObservations(n=-1)
     with pytest.raises(ValueError, match="polling"):
         MaskObservations(polling=0)
+
+
+@given(st.text(alphabet=st.sampled_from(["a", "é", " ", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028"])))
+def test_line_count_is_splitlines(text: str) -> None:
+    assert line_count(text) == len(text.splitlines())
