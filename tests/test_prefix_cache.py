@@ -370,3 +370,54 @@ def test_anthropic_reads_only_ends_within_the_lookback_of_a_breakpoint():
     assert len(cache._last.ends) > (2 + 1) * 2
     assert send(cache, [*history[:9], *filler]).cached_tokens == 0  # 9 is 4 blocks before the last breakpoint
     assert send(cache, [*history[:11], filler[0]]).cached_tokens == tokens(history[:11])
+
+
+def rewrite_requests(seed: int, calls: int = 50):
+    """Requests as a rewrite strategy sends them: its last prompt grown in place, or a copy that a
+    layer (or two) noted as derived from it with a few messages replaced (``DerivedList``), or an
+    unnoted copy with a run of rounds dropped or a message replaced."""
+    from ctxbench.transcripts.running import DerivedList
+
+    rng = random.Random(seed)
+    working = conversation(6, words=40)
+    for call in range(calls):
+        working.extend(conversation(rng.choice((1, 1, 2)), words=30)[1:])  # the engine appends in place
+        for _ in range(rng.choice((0, 1, 1, 2))):  # each a layer of the call
+            shape = rng.random()
+            picks = sorted(rng.sample(range(len(working)), min(len(working), rng.choice((1, 2, 3)))))
+            if shape < 0.7:
+                out = list(working)
+                for i in picks:
+                    out[i] = out[i].replace(content=f"[masked {call}]")
+                working = DerivedList(out, working, picks) if shape < 0.6 else out
+            elif len(working) > 12:
+                start = rng.randrange(1, len(working) - 8)
+                working = working[:start] + working[start + rng.randrange(2, 6) :]  # a dropped run: no note
+        yield working
+
+
+@pytest.mark.parametrize("rules", [OPENAI, ANTHROPIC, DEEPSEEK], ids=["openai", "anthropic", "deepseek"])
+@pytest.mark.parametrize("timed", [False, True], ids=["untimed", "ttl"])
+def test_requests_noted_as_derived_bill_as_when_every_prefix_is_compared(rules, timed, monkeypatch):
+    """A request that is the last one grown, or noted as derived from it, is matched with the cached
+    chains from the note and from what each chain shared with the last request, without comparing
+    the lists: every bill must be what comparing every chain with a plain copy of it gives."""
+    import ctxbench.replay.prefix_cache as prefix_cache
+
+    compared: list[int] = []
+    original = prefix_cache.common_prefix
+    monkeypatch.setattr(prefix_cache, "common_prefix", lambda a, b: compared.append(1) or original(a, b))
+    for seed in range(4):
+        noted, plain = PrefixCache(rules, prefix_tokens=11), PrefixCache(rules, prefix_tokens=11)
+        without_notes = with_notes = 0
+        for call, messages in enumerate(rewrite_requests(seed)):
+            now = call * 100.0 + (400.0 if call % 9 == 8 else 0.0) if timed else None
+            prompt = COUNTER.prompt(messages) + 11
+            compared.clear()
+            expected = plain.request(list(messages), COUNTER.message, prompt, now, sizes=COUNTER.sizes)
+            without_notes += len(compared)
+            compared.clear()
+            assert noted.request(messages, COUNTER.message, prompt, now, sizes=COUNTER.sizes) == expected, (seed, call)
+            with_notes += len(compared)
+            messages.append(Message("assistant", f"reply {call}"))  # the engine appends the reply in place
+        assert with_notes < without_notes / 2, (with_notes, without_notes)

@@ -32,7 +32,7 @@ from operator import is_not
 from typing import Any
 
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.running import REPLACED_LIMIT, common_prefix
+from ctxbench.transcripts.running import REPLACED_LIMIT, common_prefix, noted_changes
 
 PROVIDERS = ("openai", "anthropic", "deepseek")
 BREAKPOINTS = ("system", "last_message")
@@ -100,10 +100,12 @@ class _Chain:
     (``cum[i]`` = tokens of ``messages[:i]`` for ``i < len(cum)``; see ``tokens``), and the cached
     prefix ends with their expiry (None: never)."""
 
-    __slots__ = ("messages", "cum", "total", "ends")
+    __slots__ = ("messages", "cum", "total", "ends", "seen")
 
     def __init__(self, messages: list[Message], cum: list[int], total: int, ends: dict[int, float | None]) -> None:
         self.messages, self.cum, self.total, self.ends = messages, cum, total, ends
+        # (a request's list, how many messages it started with of these): see ``PrefixCache._shared``.
+        self.seen: tuple[Sequence[Message], int] | None = None
 
     def tokens(self, end: int, sizes: Callable[[Iterable[Message]], Iterable[int]]) -> int:
         """Tokens of ``messages[:end]``. A request whose first message changed (DB-GPT's system
@@ -141,6 +143,7 @@ class PrefixCache:
         self.prefix_tokens = prefix_tokens
         self._chains: list[_Chain] = []
         self._last: _Chain | None = None
+        self._request: tuple[Sequence[Message], int] | None = None  # the last request's list and its length
 
     def request(
         self,
@@ -165,14 +168,20 @@ class PrefixCache:
         stops = self._breakpoints(messages)
         grown_from = _GrownFrom(messages)
         first = messages[0] if messages else None
+        since_last = self._since_last(messages)
         for chain in live:
             if chain is last and extends_last:
                 k = last_k = len(chain.messages)
             else:
                 # The first message differs from every cached one's when a view rewrites it each call.
-                k = 0 if chain.messages and chain.messages[0] is not first else common_prefix(chain.messages, messages)
+                k = (
+                    0
+                    if chain.messages and chain.messages[0] is not first
+                    else self._shared(chain, messages, since_last)
+                )
                 if chain is last:
                     last_k = k
+            chain.seen = (messages, k)
             end = self._readable_end(chain, k, messages, stops, now)
             if end is None:
                 continue
@@ -183,7 +192,7 @@ class PrefixCache:
             if tokens > read or best is None:
                 best, shared, read_end, read = chain, k, end, tokens
         if last is not None and last_k is None:
-            last_k = common_prefix(last.messages, messages)
+            last_k = self._shared(last, messages, since_last)
         lost = last.total - last.tokens(last_k, sizes) if last is not None and last_k < len(last.messages) else 0
         # A request that extends a whole cached one replaces it: its lists grow into the new chain's
         # (a request costs O(its new messages), not a copy of the whole history each time).
@@ -210,8 +219,31 @@ class PrefixCache:
             if rules.cache_reply:
                 chain.ends[len(messages) + 1] = expiry  # the reply, if the next request carries it unchanged
         uncached = max(0, prompt_tokens - cached - write)
+        chain.seen = self._request = (messages, len(messages))
         self._remember(chain, best, extended)
         return CacheUsage(cached, write, uncached, lost)
+
+    def _since_last(self, messages: Sequence[Message]) -> int | None:
+        """How many messages this request starts with of the last one, when its list says so
+        without comparing (the same list grown, or one a layer noted as derived from it:
+        ``noted_changes``); None otherwise."""
+        if self._request is None:
+            return None
+        given, given_len = self._request
+        changed = noted_changes(given, given_len, messages)
+        if changed is None:
+            return None
+        return changed[0] if changed else min(given_len, len(messages))
+
+    def _shared(self, chain: _Chain, messages: Sequence[Message], since_last: int | None) -> int:
+        """``common_prefix(chain.messages, messages)``; without comparing them when it follows from
+        what the chain shared with the last request and what this one shares with it (``since_last``)."""
+        seen = chain.seen
+        if since_last is not None and seen is not None and self._request is not None and seen[0] is self._request[0]:
+            before = seen[1]
+            if before != since_last or before == len(chain.messages):
+                return min(before, since_last)
+        return common_prefix(chain.messages, messages)
 
     def _breakpoints(self, messages: Sequence[Message]) -> list[int]:
         """Message positions after which the request puts a cache breakpoint (Anthropic)."""
