@@ -244,11 +244,12 @@ def test_dbgpt_layers_notes_say_exactly_what_changed(monkeypatch) -> None:
 
 
 def note_is_true(out: DerivedList) -> bool:
-    """Each note of ``out`` lists exactly the positions where it differs from the list it names."""
+    """Each note of ``out`` gives exactly the positions where it differs from the list it names."""
     notes = [note for note in (out.note, out.prior) if note is not None]
     return bool(notes) and all(
-        changed == [i for i in range(min(base_len, len(out))) if out[i] is not base[i]]
-        for base, base_len, changed in notes
+        noted_changes(base, base_len, out)
+        == [i for i in range(min(base_len, len(out))) if out[i] is not base[i]][: running.REPLACED_LIMIT + 1]
+        for base, base_len, _ in notes
     )
 
 
@@ -264,16 +265,28 @@ def test_masking_and_five_layer_notes_say_exactly_what_changed(history, text_obs
             Message("user", "Observation: " + m.content) if m.role == "tool" else m.replace(tool_calls=())
             for m in messages
         ]
-    for name, make in LAYERS.items():
-        layer, context = make(), ctx()
+    pipelines = {
+        **{name: (make,) for name, make in LAYERS.items()},
+        "truncate+compact": (
+            lambda: TruncateToolResult(context_window=600),
+            lambda: CompactOldToolResults(context_window=1500, whitelist=("Bash", "Read File", "Search")),
+        ),
+    }
+    for name, makers in pipelines.items():
+        layers, context = [make() for make in makers], ctx()
         working: list[Message] = []
         for message in messages:
             working.append(message)
-            out = layer.apply(working, context)
+            out = working
+            for layer in layers:  # the layers of one call, each given the last one's output
+                given, out = out, layer.apply(out, context)
+                if out is not given:
+                    assert out.note is not None and out.note[2] == running.replaced_positions(given, out, len(out))
             if out is not working:
                 assert type(out) is DerivedList and note_is_true(out), name
-                assert out.note is not None and out.note[2] == running.replaced_positions(working, out, len(out))
-            working = out  # the engine appends to the very list the layer returned
+                changed = [i for i in range(len(working)) if out[i] is not working[i]]
+                assert noted_changes(working, len(working), out) == changed[: running.REPLACED_LIMIT + 1], name
+            working = out  # the engine appends to the very list the layers returned
 
 
 def test_a_list_derived_twice_in_one_call_is_followed_from_the_prior_note() -> None:
