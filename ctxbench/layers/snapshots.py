@@ -53,12 +53,20 @@ _FIELDS = {
 }
 _LABELS = "|".join(re.escape(label) for label in sorted(_FIELDS.values(), key=len, reverse=True))
 _REACT_FIELD = re.compile(rf"^\s*({_LABELS}|Observation)\s*:\s?", re.MULTILINE)
+_BY_LABEL = {label: key for key, label in _FIELDS.items()}
+# Every label holds one of these words: a message with none of them (a tool-calling reply) has
+# no field, found by a substring search in C instead of the regex tried at every character.
+_LABEL_WORDS = ("Action", "Thought", "Phase", "Observation")
+_NO_FIELDS = dict.fromkeys(_FIELDS, "")
+_SAFE_NAMES: dict[str, str] = {}  # action -> its file-name part (a conversation repeats a few actions)
 
 
 def react_fields(text: str) -> dict[str, str]:
     """The ReAct fields of an assistant message (``Thought: ...``, ``Action: ...``, ...)."""
-    by_label = {label: key for key, label in _FIELDS.items()}
     found: dict[str, str] = {}
+    if not any(word in text for word in _LABEL_WORDS):
+        return found
+    by_label = _BY_LABEL
     matches = list(_REACT_FIELD.finditer(text))
     for n, match in enumerate(matches):
         end = matches[n + 1].start() if n + 1 < len(matches) else len(text)
@@ -70,7 +78,12 @@ def react_fields(text: str) -> dict[str, str]:
 
 def file_name(step: int, action: str) -> str:
     """DB-GPT's name (role.py): every character but letters, digits, - and _ becomes _, one for one."""
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in action) or "action"
+    safe = _SAFE_NAMES.get(action)
+    if safe is None:
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in action) or "action"
+        if len(_SAFE_NAMES) >= 4096:  # bounded: a transcript may hold many distinct actions
+            _SAFE_NAMES.clear()
+        _SAFE_NAMES[action] = safe
     return f"step_{step:03d}_{safe}.json"
 
 
@@ -98,6 +111,7 @@ class ToolResultSnapshots(Layer):
         self.progress: list[str] = []  # one progress line per completed step, "\n✅ 3. action (file)"
         self._store = SnapshotStore(folder)  # the records, written to the cell when it is published
         self._head: tuple[Message, Message] | None = None  # (system message, it + the block's fixed head)
+        self._block_head: tuple[Any, str] | None = None  # (transcript, the block's title and task)
 
     def snapshots(self, workdir: Path | None) -> StoredSnapshots | None:
         """The cell's snapshots, for the judge to follow this layer's pointers."""
@@ -179,11 +193,14 @@ class ToolResultSnapshots(Layer):
 
     def _progress_block(self, ctx: StrategyContext) -> tuple[str, str]:
         """The progress block as its fixed head (title and task) and the rest, each line after a newline."""
-        head = "## Task progress"
-        task = _first_task(ctx)
-        if task:
-            cut = task[: self.task_max_chars]
-            head += f"\nTask: {cut}{' ...' if len(cut) < len(task) else ''}"
+        if self._block_head is None or self._block_head[0] is not ctx.transcript:
+            head = "## Task progress"
+            task = _first_task(ctx)
+            if task:
+                cut = task[: self.task_max_chars]
+                head += f"\nTask: {cut}{' ...' if len(cut) < len(task) else ''}"
+            self._block_head = (ctx.transcript, head)  # the same every step of a conversation
+        head = self._block_head[1]
         shown = self.progress[-self.progress_max_steps :] if self.progress_max_steps > 0 else self.progress
         earlier = len(self.progress) - len(shown)
         notice = f"\n({earlier} earlier steps, snapshots in {self.folder}/)" if earlier else ""
@@ -216,7 +233,7 @@ def _action_of(messages: list[Message], i: int) -> dict[str, Any]:
         assistant = messages[j]
         if assistant.role != "assistant":
             continue
-        fields = {key: "" for key in _FIELDS}
+        fields = _NO_FIELDS.copy()
         fields.update(react_fields(assistant.content))
         call = next((c for c in assistant.tool_calls if c.id == observation.tool_call_id), None)
         if call is not None:
@@ -225,7 +242,7 @@ def _action_of(messages: list[Message], i: int) -> dict[str, Any]:
         elif observation.role == "tool" and observation.name:
             fields["action"] = observation.name
         return fields
-    return {key: "" for key in _FIELDS} | {"action": observation.name or ""}
+    return _NO_FIELDS | {"action": observation.name or ""}
 
 
 def _first_task(ctx: StrategyContext) -> str:
