@@ -99,18 +99,28 @@ class ObservationMicroCompact(Layer):
         if not cuts:
             self._out = messages
             return messages
-        # The unchanged prefix comes from the last output (its cuts in place), then the rest.
-        last = self._out
-        out = [*last[:resume], *messages[resume:]] if reused else list(messages)
         swapped = [i for i in self._rounds.swapped if i < resume]
+        if not reused:
+            out = list(messages)
+            for i in cuts:
+                out[i] = self._cut[id(messages[i])][1]
+            self._out = out
+            return out
+        # The unchanged prefix comes from the last output (its cuts in place), then the rest. The
+        # replay sizes this copy right away, and the last one the call before: say what changed
+        # since the last one (before ``resume`` only the swapped system messages). The rest is cut
+        # apart and compared first, so the long prefix is copied once.
+        last = self._out
+        rest = messages[resume:]
+        for i in cuts[reused:]:
+            rest[i - resume] = self._cut[id(messages[i])][1]
+        tail = compress(count(resume), map(is_not, islice(last, resume, None), rest))
+        changed = [*(i for i in swapped if messages[i] is not last[i]), *tail]
+        out = DerivedList((), last, changed)
+        out += last
+        del out[resume:]
+        out += rest
         for i in swapped:
             out[i] = messages[i]
-        for i in cuts[reused:]:
-            out[i] = self._cut[id(messages[i])][1]
-        if reused:
-            # The replay sizes this copy right away, and the last one the call before: say what
-            # changed since the last one (before ``resume`` only the swapped system messages).
-            tail = compress(count(resume), map(is_not, islice(last, resume, None), islice(out, resume, None)))
-            out = DerivedList(out, last, [*(i for i in swapped if out[i] is not last[i]), *tail])
         self._out = out
         return out

@@ -68,24 +68,26 @@ class DbgptRoundsCache:
     swapped system messages before it (they belong to no round)."""
 
     def __init__(self) -> None:
-        self._seen: list[Message] = []
+        # The last list itself, and its length then: lists are only appended to afterwards (see
+        # ``DerivedList``), so no copy is needed to know what it held.
+        self._seen: Sequence[Message] = []
+        self._seen_len = 0
         self.rounds: list[list[int]] = []
         self.ends: list[int] = []  # last index of each closed round
         self.systems: list[int] = []  # positions of system messages
         self.first_change = 0
         self.swapped: list[int] = []
-        self._given: Sequence[Message] | None = None  # the last list object (see ``DerivedList``)
+        self.kept = 0  # leading rounds kept from the last call: the same lists, their messages unchanged
 
     def __call__(self, messages: Sequence[Message]) -> list[list[int]]:
         from bisect import bisect_left
 
         from ctxbench.transcripts.running import REPLACED_LIMIT, noted_changes, replaced_positions
 
-        seen = self._seen
-        changed = noted_changes(self._given, len(seen), messages)
+        seen, seen_len = self._seen, self._seen_len
+        changed = noted_changes(seen, seen_len, messages)
         if changed is None:
-            changed = replaced_positions(seen, messages)
-        self._given = messages
+            changed = replaced_positions(seen[:seen_len] if len(seen) > seen_len else seen, messages)
         swapped = [i for i in changed if seen[i].role == "system" and messages[i].role == "system"]
         rest = [i for i in changed if i not in swapped]
         if rest:
@@ -93,14 +95,17 @@ class DbgptRoundsCache:
         elif len(changed) > REPLACED_LIMIT:
             first = changed[-1]
         else:
-            first = min(len(seen), len(messages))
+            first = min(seen_len, len(messages))
         self.first_change, self.swapped = first, [i for i in swapped if i < first]
         # A tool result closes its round only if the next message is not a tool result: a round
         # that closed at ``end`` is settled when ``end + 1`` is unchanged too.
+        # Cut back in place: callers use the rounds only until the next call.
         keep = bisect_left(self.ends, first - 1)
-        rounds, ends = self.rounds[:keep], self.ends[:keep]
+        rounds, ends, systems = self.rounds, self.ends, self.systems
+        del rounds[keep:], ends[keep:]
+        self.kept = keep
         start = ends[-1] + 1 if ends else 0
-        systems = self.systems[: bisect_left(self.systems, start)]
+        del systems[bisect_left(systems, start) :]
         current: list[int] = []
         for i in range(start, len(messages)):
             message = messages[i]
@@ -112,7 +117,7 @@ class DbgptRoundsCache:
                 rounds.append(current)
                 ends.append(i)
                 current = []
-        self.ends, self.systems = ends, systems
-        self.rounds = [*rounds, current] if current else rounds
-        self._seen = list(messages)
-        return self.rounds
+        if current:
+            rounds.append(current)
+        self._seen, self._seen_len = messages, len(messages)
+        return rounds
