@@ -1,10 +1,18 @@
 """DB-GPT Layer 2: drop old whole rounds, keep >= 3 rounds, then walk back to min_keep_tokens."""
 
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ctxbench.layers.drop_rounds import SessionMemoryCompact
 from ctxbench.layers.llm_full_compression import BREAKER_KEY
 from ctxbench.replay.provider import request_problems
+from ctxbench.tokens.estimators import FixedRatioEstimator
+from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import dbgpt_rounds
 from tests.dbgpt_histories import TASK, make_ctx, react_history, tool_history
+from tests.test_running_totals import edit
 
 
 def _thousand_token_rounds(n: int):
@@ -73,3 +81,24 @@ def test_event_and_breaker():
     }
     ctx.shared[BREAKER_KEY] = True
     assert SessionMemoryCompact(min_keep_tokens=0).apply(messages, ctx) is messages
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 50), min_tokens=st.sampled_from([0, 20, 200, 800, 2000]))
+def test_remembered_round_sums_give_a_fresh_layers_output(seed: int, steps: int, min_tokens: int) -> None:
+    """One layer following an evolving history (grown, messages replaced or dropped, Layer 1-style
+    cuts) keeps each round's tokens between calls; every output and event equals a fresh layer's."""
+    rng = random.Random(seed)
+    following = SessionMemoryCompact(min_keep_recent_rounds=3, min_keep_tokens=min_tokens)
+    estimator = FixedRatioEstimator(4.0)  # one estimator throughout: the sums are remembered for it
+    messages: list[Message] = []
+    for n in range(steps):
+        messages = edit(rng, messages, n)
+        if messages and rng.random() < 0.5:  # a recent message cut short (where the walk looks)
+            i = rng.randrange(max(0, len(messages) - 8), len(messages))
+            messages = [*messages[:i], messages[i].replace(content=messages[i].content[:5]), *messages[i + 1 :]]
+        ctx, fresh_ctx = make_ctx(messages, estimator), make_ctx(messages, estimator)
+        out = following.apply(messages, ctx)
+        expected = SessionMemoryCompact(min_keep_recent_rounds=3, min_keep_tokens=min_tokens).apply(messages, fresh_ctx)
+        assert out == expected  # equal, not the same objects: the tool-pair repair copies messages
+        assert ctx.events == fresh_ctx.events

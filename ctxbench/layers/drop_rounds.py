@@ -11,7 +11,7 @@ message (DB-GPT keeps the question in its system prompt). Deterministic, no LLM.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer
@@ -24,27 +24,21 @@ from ctxbench.transcripts.rounds import DbgptRoundsCache
 
 def keep_from(rounds: Sequence[Sequence[Message]], min_rounds: int, min_tokens: int, estimator: Estimator) -> int:
     """Index of the first round to keep (DB-GPT's ``SessionMemoryCompact`` walk)."""
-    start = len(rounds) - min_rounds
+    return keep_from_sums(
+        lambda index: sum(estimator.message(m) for m in rounds[index]), len(rounds), min_rounds, min_tokens
+    )
+
+
+def keep_from_sums(round_tokens: Callable[[int], int], count: int, min_rounds: int, min_tokens: int) -> int:
+    """``keep_from`` with ``round_tokens(index)`` the tokens of round ``index`` of ``count``."""
+    start = count - min_rounds
     kept = 0
-    for index in range(len(rounds) - 1, -1, -1):
-        kept += sum(estimator.message(m) for m in rounds[index])
+    for index in range(count - 1, -1, -1):
+        kept += round_tokens(index)
         if index < start and kept >= min_tokens:
             break
         start = min(start, index)
     return start
-
-
-class _Rounds(Sequence[Sequence[Message]]):
-    """Rounds as message lists, built only for the rounds ``keep_from`` looks at (the recent ones)."""
-
-    def __init__(self, messages: Sequence[Message], positions: list[list[int]]) -> None:
-        self.messages, self.positions = messages, positions
-
-    def __len__(self) -> int:
-        return len(self.positions)
-
-    def __getitem__(self, index):  # type: ignore[override]
-        return [self.messages[i] for i in self.positions[index]]
 
 
 class SessionMemoryCompact(Layer):
@@ -61,6 +55,10 @@ class SessionMemoryCompact(Layer):
         self.name = name
         self.ran = True  # whether the last apply ran (the pipeline reports only layers that ran)
         self._rounds = DbgptRoundsCache()  # a view strategy's history: only its end is walked again
+        # Tokens of the rounds summed so far (None: not yet), for the estimator they were summed with:
+        # a round the cache kept from the last call has the same messages, so the same sum.
+        self._sums: list[int | None] = []
+        self._estimator: Estimator | None = None
 
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         # DB-GPT's manage_context returns before its layers once the breaker tripped.
@@ -68,16 +66,32 @@ class SessionMemoryCompact(Layer):
         if not self.ran:
             return messages
         positions = self._rounds(messages)
+        estimator, sums = ctx.estimator, self._sums
+        if estimator is not self._estimator:
+            self._estimator, sums[:] = estimator, ()
+        del sums[self._rounds.kept :]  # every call of the cache: its kept rounds are relative to the last
         if len(positions) <= self.min_rounds:
             return messages
-        rounds = _Rounds(messages, positions)
-        start = keep_from(rounds, self.min_rounds, self.min_tokens, ctx.estimator)
+        sums.extend([None] * (len(positions) - len(sums)))
+
+        def round_tokens(index: int) -> int:
+            total = sums[index]
+            if total is None:
+                total = sums[index] = sum(estimator.message(messages[i]) for i in positions[index])
+            return total
+
+        start = keep_from_sums(round_tokens, len(positions), self.min_rounds, self.min_tokens)
         if start <= 0:
             return messages
         system = [messages[i] for i in self._rounds.systems]
         kept = [messages[i] for r in positions[start:] for i in r]
         ctx.emit(
-            {"type": "compaction.drop", "layer": self.name, "dropped_rounds": start, "kept_rounds": len(rounds) - start}
+            {
+                "type": "compaction.drop",
+                "layer": self.name,
+                "dropped_rounds": start,
+                "kept_rounds": len(positions) - start,
+            }
         )
         # Whole rounds keep tool pairs together; the repair only guards odd transcripts.
         return repair_tool_pairs(system + kept)
