@@ -125,6 +125,25 @@ def test_a_progress_block_rebuilt_every_step_counts_exactly() -> None:
         assert tokenizer.count_content(grown) == tokenizer.count(grown.content)
 
 
+@pytest.mark.parametrize("name", SPLITTING)
+def test_a_progress_block_with_its_changing_notice_counts_exactly(name: str) -> None:
+    """A new line is counted as its first word and its remembered rest: the notice whose number
+    changes every step, words before odd spaces, and lines without a space must keep their counts."""
+    count = get_tokenizer(name).count
+    pieces = PieceCounter(count)
+    steps = [f"✅ {n}. {a} (step_{n:03d}_{a}.json)" for n, a in enumerate(["bash", "a  b", "x\u00a0y", "q"] * 20)]
+    for n in range(len(steps)):
+        notice = [
+            f"({n} earlier steps, snapshots in op_snapshots/)",
+            f"  {n} indented",
+            f"\t  {n} tab",
+            f"{n}",
+            f"(x{n}  y)",
+        ]
+        block = "\n".join(["## Task progress", *notice, *steps[max(0, n - 50) : n + 1], "footer end"])
+        assert pieces(block) == count(block), block
+
+
 def test_appended_messages_keep_dbgpt_estimates_and_plain_replace_forgets_the_base() -> None:
     base = Message(role="tool", content="line one\n   2\tline two", tool_call_id="c1", name="bash")
     grown = base.with_appended("\n[Full detail available at: x.json]", metadata={"snapshot": "x.json"})
