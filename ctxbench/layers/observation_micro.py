@@ -80,7 +80,8 @@ class ObservationMicroCompact(Layer):
         # Rounds that ended before the first change were examined last time (up to ``_done``).
         done = min(self._done, bisect_left(self._rounds.ends, self._rounds.first_change), cutoff)
         resume = rounds[done][0] if done < len(rounds) else len(messages)
-        cuts = self._cuts[: bisect_left(self._cuts, resume)]
+        cuts = self._cuts  # cut back in place: the positions before ``resume`` stay
+        del cuts[bisect_left(cuts, resume) :]
         reused = len(cuts)
         for indices in rounds[done:cutoff]:
             for i in indices:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.running import REPLACED_LIMIT, noted_changes, replaced_positions
 
 
 def group_rounds(messages: Sequence[Message]) -> list[list[int]]:
@@ -80,10 +82,6 @@ class DbgptRoundsCache:
         self.kept = 0  # leading rounds kept from the last call: the same lists, their messages unchanged
 
     def __call__(self, messages: Sequence[Message]) -> list[list[int]]:
-        from bisect import bisect_left
-
-        from ctxbench.transcripts.running import REPLACED_LIMIT, noted_changes, replaced_positions
-
         seen, seen_len = self._seen, self._seen_len
         changed = noted_changes(seen, seen_len, messages)
         if changed is None:
