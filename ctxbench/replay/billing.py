@@ -88,14 +88,18 @@ class CallBilling:
         usage = self._bill(self._sent_cache, working, sent, now) if accepted else CacheUsage()
         last = self._full_from
         extends = recorded and last is not None and last[0] is history and last[1] <= at
+        past: Sequence[Message]
         if extends:
+            assert last is not None  # ``extends`` says so
             # The last call's list, grown: a fresh copy of the whole history would touch every
             # message object again, each call (its reference counts), for nothing.
-            past = last[2]
-            past.extend(history[len(past) : at])
+            grown = last[2]
+            grown.extend(history[len(grown) : at])
+            past = grown
         else:
             past = history[:at]
-        self._full_from = (history, at, past) if recorded else None
+        # The transcript's list is a list, so its slice is one that later calls can grow.
+        self._full_from = (history, at, past) if recorded and isinstance(past, list) else None
         full_usage = self._bill(self._full_cache, past, full, message_time(past[-1]) if past else None, extends)
         price = self.model.input_price_per_mtok
         record: dict[str, Any] = {

@@ -191,9 +191,12 @@ class PrefixCache:
                 tokens += _shared_start(chain.messages[k], grown_from(k), size)
             if tokens > read or best is None:
                 best, shared, read_end, read = chain, k, end, tokens
-        if last is not None and last_k is None:
-            last_k = self._shared(last, messages, since_last)
-        lost = last.total - last.tokens(last_k, sizes) if last is not None and last_k < len(last.messages) else 0
+        lost = 0
+        if last is not None:
+            if last_k is None:
+                last_k = self._shared(last, messages, since_last)
+            if last_k < len(last.messages):
+                lost = last.total - last.tokens(last_k, sizes)
         # A request that extends a whole cached one replaces it: its lists grow into the new chain's
         # (a request costs O(its new messages), not a copy of the whole history each time).
         extended = best is not None and shared >= len(best.messages)
@@ -322,9 +325,8 @@ class PrefixCache:
         if len(messages) - shared <= SUMMED_LIMIT:
             extend_running(cum, sizes(messages[shared:]))  # few: later requests will read them
             return _Chain(list(messages), cum, cum[-1], {})
-        total = self._total_from_last(messages, size, sizes, last_k)
-        if total is None:
-            total = cum[-1] + sum(sizes(messages[shared:]))
+        known = self._total_from_last(messages, size, sizes, last_k)
+        total = cum[-1] + sum(sizes(messages[shared:])) if known is None else known
         return _Chain(list(messages), cum, total, {})
 
     def _total_from_last(
