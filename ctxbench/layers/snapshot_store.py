@@ -90,8 +90,8 @@ class SnapshotStore:
 
 
 class SnapshotReader:
-    """Snapshots by path from a store that may still be growing (the judge reads mid-replay):
-    a path not seen yet makes it read the lines added since its last read."""
+    """Snapshots by path from a store file (a published cell's, or one another process still
+    appends to): a path not seen yet makes it read the lines added since its last read."""
 
     def __init__(self, store: str | Path) -> None:
         self.path = Path(store)

@@ -278,7 +278,7 @@ class PrefixCache:
             return max(ok) if ok else None
         ends = chain.ends
         end, expiry = next(iter(ends.items()))
-        if expiry is not None and now is not None and now > expiry:
+        if not _alive(expiry, now):
             return None
         if k == end < len(messages) and len(ends) > 1 and messages[k].role == "assistant":
             return k + 1  # DeepSeek: the previous request plus its reply, which this request repeats

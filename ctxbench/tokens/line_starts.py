@@ -78,7 +78,7 @@ def starts_pre_token(text: str, suffix: str) -> bool:
     """Whether a pre-token starts where ``suffix`` follows ``text`` (by ``SPACE_AFTER_WORD`` or
     ``SLASH_AFTER_WORD``): then ``count(text + suffix) == count(text) + count(suffix)``."""
     if not text or not suffix:
-        return not text or not suffix
+        return True
     before, first = text[-1], suffix[0]
     if first == " ":
         return not before.isspace()
@@ -171,16 +171,8 @@ class PieceCounter:
         space = line.find(" ", 1)
         if space < 0 or line[space - 1].isspace():
             return self._remember(self._lines, line, line + "\n")
-        memo = self._memo
-        rest = line[space:] + "\n"
-        tokens = memo.get(rest)
-        if tokens is None:
-            tokens = self._remember(memo, rest, rest)
-        head = line[:space]
-        head_tokens = memo.get(head)
-        if head_tokens is None:
-            head_tokens = self._remember(memo, head, head)
-        return self._remember(self._lines, line, line + "\n", tokens + head_tokens)
+        tokens = self.remembered(line[space:] + "\n") + self.remembered(line[:space])
+        return self._remember(self._lines, line, line + "\n", tokens)
 
     def _pieces_sum(self, text: str) -> int:
         """The general case: the text cut at its line starts, each piece remembered."""
@@ -215,11 +207,7 @@ class PieceCounter:
         cut = last_word_start(line)
         if cut <= 0:
             return self._remember(self._memo, line, line)
-        head = line[:cut]
-        tokens = self._memo.get(head)
-        if tokens is None:
-            tokens = self._remember(self._memo, head, head)
-        return self._remember(self._memo, line, line, tokens + self._count(line[cut:]))
+        return self._remember(self._memo, line, line, self.remembered(line[:cut]) + self._count(line[cut:]))
 
     def appended(self, text: str, text_tokens: int, suffix: str) -> int:
         """Tokens of ``text + suffix`` given ``text_tokens == count(text)``: only the text after
@@ -245,8 +233,4 @@ class PieceCounter:
         cut = last_cut(text[:within]) if len(text) > within else None
         if cut is None:
             return self._count(text)
-        head = text[:cut]
-        tokens = self._memo.get(head)
-        if tokens is None:
-            tokens = self._remember(self._memo, head, head)
-        return tokens + self._count(text[cut:])
+        return self.remembered(text[:cut]) + self._count(text[cut:])
