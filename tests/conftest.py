@@ -47,3 +47,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: needs {package}: {OPTIONAL_TOKENIZERS}")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Chromium (tests/browser.py): skipped without one, failed in CI, which installs it."""
+    from tests.browser import Browser, chromium_path
+
+    started = Browser(chromium_path())
+    yield started
+    started.close()
