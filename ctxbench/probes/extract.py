@@ -32,8 +32,8 @@ LABELS = (
 # engineer taking over needs first (reference.md section 10). Read-only commands, directories and
 # files only viewed are not facts worth a slot.
 SLOTS = {
-    "task": 1, "change": 2, "file_changed": 2, "test_result": 2, "root_cause": 1, "reproduction": 1, "error": 2,
-    "outcome": 1, "decision": 1, "identifier": 2, "constraint": 2,
+    "task": 1, "change": 2, "file_changed": 2, "test_result": 3, "root_cause": 2, "reproduction": 1, "error": 2,
+    "outcome": 1, "decision": 2, "identifier": 2, "constraint": 2,
 }  # fmt: skip
 QUESTIONS = {
     "task": "What was the original task?",

@@ -20,7 +20,8 @@ ERROR_LINE = re.compile(
     r"^\s*(?:E\s+)?(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)\b(?::\s*\S.*)?$"
     r"|^\s*(?:\S+:\d+(?::\d+)?:\s*)?(?:fatal )?error(?:\[\w+\])?:\s*\S.*$"
     r"|^\s*Error:\s*\S.*$"
-    r"|^.*\b(?:command not found|No such file or directory|Segmentation fault|core dumped|Permission denied)\b.*$"
+    r"|^.*\b(?:command not found|No such file or directory|Segmentation fault|core dumped|Permission denied|"
+    r"No module named \S+)\b.*$"
     r"|^\s*make(?:\[\d+\])?: \*\*\* .*Error \d+.*$"
     r"|^\s*(?:fatal|panic|FATAL|ERROR): \S.*$",
     re.MULTILINE,
@@ -28,8 +29,8 @@ ERROR_LINE = re.compile(
 # Warnings are noise unless nothing else went wrong.
 WARNING = re.compile(r"Warning\b|DeprecationWarning|warning:", re.IGNORECASE)
 PYTEST_SUMMARY = re.compile(
-    r"^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+)"
-    r"(?: in [\d.]+s)?.*?=*\s*$",
+    r"^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+"
+    r"(?: in [\d.]+s)?).*?=*\s*$",
     re.MULTILINE,
 )
 UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\))", re.M)
@@ -55,8 +56,25 @@ def read_output(observation: str) -> Output:
     return Output("\n".join(kept).strip("\n"), int(code.group(1)) if code else None)
 
 
+def _with_frame(text: str, start: int, line: str) -> str:
+    """An exception line with the traceback frame above it (``File ..., in f`` and its code line)
+    when they sit right above: which code raised it is half of what an error tells."""
+    above = text[:start].rstrip("\n").split("\n")[-2:]
+    code = above[-1].strip() if above else ""
+    if (
+        len(above) == 2
+        and above[0].strip().startswith("File ")
+        and above[1].startswith(" ")
+        and code
+        and not code.startswith("File ")
+    ):
+        return " ".join([above[0].strip(), above[1].strip(), line])
+    return line
+
+
 def errors(text: str) -> list[str]:
-    """Error lines, in order, without duplicates: exceptions, compiler and tool errors."""
+    """Error lines, in order, without duplicates: exceptions (with the frame that raised them),
+    compiler and tool errors."""
     seen: set[str] = set()
     out: list[str] = []
     for match in ERROR_LINE.finditer(text):
@@ -67,7 +85,7 @@ def errors(text: str) -> list[str]:
         if WARNING.search(line.split(":", 1)[0]):
             continue  # a warning class name ahead of the colon: not what went wrong
         seen.add(line)
-        out.append(line)
+        out.append(_with_frame(text, match.start(), line))
     return out
 
 

@@ -26,6 +26,9 @@ class Fact:
 
 DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.MULTILINE)
 COMMENT = re.compile(r"^(?:#|//|/\*|\*|--|;|\"\"\"|\'\'\')")
+CODE_MARK = re.compile(r"[()=\[\]{};]|\w\.\w|^(?:def|class|return|if|for|while|import|from)\b")
+TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
+ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
 HUNK = re.compile(r"^@@ [^@]* @@ ?(.*)$")
 # Lines that carry nothing on their own: brackets, keywords, comment markers.
 HOLLOW = re.compile(
@@ -35,14 +38,20 @@ ROOT_CAUSE = re.compile(
     r"\b(?:the (?:root )?(?:cause|problem|issue|bug) (?:is|was|lies|seems to be|appears to be|here is)|"
     r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
     r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|i (?:found|see|understand) the (?:issue|problem|bug)|"
-    r"(?:issue|problem|bug) (?:occurs|happens|arises) because|that'?s why)\b",
+    r"(?:issue|problem|bug) (?:occurs|happens|arises) because|that'?s (?:why|the (?:bug|problem|issue))|"
+    r"this is the (?:bug|problem|issue|root cause)|here'?s the (?:bug|problem|issue)|which (?:causes|is why))\b",
     re.IGNORECASE,
 )
 DECISION = re.compile(
-    r"\b(?:the (?:best|correct|right|simplest|cleanest|proper|minimal|safest) (?:fix|approach|solution|way)|"
+    r"\b(?:the (?:best|correct|right|simplest|cleanest|proper|minimal|safest|better) (?:fix|approach|solution|way)|"
     r"the (?:fix|solution) (?:is|should be|would be|will be) to|instead of|rather than|i(?:'ll| will) (?:go with|use)|"
-    r"i(?:'ve| have)? decided|we should (?:not )?\w+ (?:\w+ )*because)\b",
+    r"i(?:'ve| have)? decided|(?:is|gets?|getting) too (?:complex|complicated|risky|broad)|stick with|"
+    r"(?:should|will|'ll) (?:not|avoid|keep)\b[^.]*\bbecause|(?:abandon|revert|undo)\w*)\b",
     re.IGNORECASE,
+)
+# A choice between two ways: the decisions an engineer must not re-litigate.
+CHOICE = re.compile(
+    r"\b(?:instead of|rather than|too (?:complex|complicated|risky)|stick with|abandon\w*|revert\w*)\b", re.I
 )
 # A sentence ends at . ! ? before a space and a capital (or a quote, a backtick), or at a line end:
 # "the `Foo.bar()` method" stays one sentence.
@@ -61,6 +70,10 @@ STATE_CHANGE = re.compile(
     r"apply|issue|refund|make|place|reset|assign|close|open|submit_\w)_?\w*$"
 )
 ID_VALUE = re.compile(r'"(\w*_id|id)"\s*:\s*"([A-Za-z0-9_-]{4,40})"')
+
+
+def norm_words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def sentences_of(text: str) -> Iterator[str]:
@@ -114,7 +127,8 @@ def _key_line(added: list[str], removed: list[str], seen: str = "") -> tuple[str
         s = line.strip()
         if len(s) < 6 or s in old or HOLLOW.match(s) or (seen and s in seen):
             continue
-        rank = (not COMMENT.match(s), min(len(s), 120))  # code before comments, then the longer
+        # code before comments and docstring prose, then the longer
+        rank = (not COMMENT.match(s), bool(CODE_MARK.search(s)), min(len(s), 120))
         if rank > best_rank:
             best, best_rank = s, rank
     if not best:
@@ -128,10 +142,13 @@ def _key_line(added: list[str], removed: list[str], seen: str = "") -> tuple[str
 
 
 def _last_diff(messages: list[Message]) -> tuple[int, str] | None:
-    for i in range(len(messages) - 1, -1, -1):
-        if "diff --git a/" in messages[i].content and messages[i].role != "system":
-            return i, messages[i].content
-    return None
+    """The last diff the agent showed before its last call (one shown at submission, after it,
+    is in no context of the replay), else the last one."""
+    shown = [i for i, m in enumerate(messages) if m.role != "system" and "diff --git a/" in m.content]
+    last_call = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=len(messages))
+    before = [i for i in shown if i < last_call]
+    at = before[-1] if before else shown[-1] if shown else None
+    return (at, messages[at].content) if at is not None else None
 
 
 def _value_line(lines: list[str], task_words: set[str], avoid: set[str]) -> str | None:
@@ -161,8 +178,12 @@ class WorkReader:
         removed = {w for a in self.shell for w in _removed_paths(a.command)}
         self.edits = [a for a in actions if a.op == "edit" and a.ok and a.path]
         self.source_edits = [a for a in self.edits if not is_scratch(a.path or "") and _base(a.path) not in removed]
-        self.first_fix = min((a.message_index for a in self.source_edits), default=None)
         self.diff = _last_diff(messages)
+        if self.diff is not None:  # what the diff holds is the fix; other edits fixed the environment
+            in_diff = [p for p, _ in _diff_files(self.diff[1])]
+            fixes = [a for a in self.source_edits if any(_same(a.path or "", p) for p in in_diff)]
+            self.source_edits = fixes or self.source_edits
+        self.first_fix = min((a.message_index for a in self.source_edits), default=None)
 
     # -- what changed -------------------------------------------------------------------------
     def files_changed(self) -> Iterator[Fact]:
@@ -226,7 +247,17 @@ class WorkReader:
             return
         runs = [a for a in self.shell if a.message_index < self.first_fix and self._is_script_run(a)]
         after = {named(a.command): a for a in self.shell if a.message_index > self.first_fix}
-        ranked = sorted(runs, key=lambda a: (named(a.command) not in after, -a.message_index))
+        task = norm_words(self.task)
+
+        def shows_reported_error(a: Action) -> bool:  # prints the error the task reports
+            said = [norm_words(m.group(1)) for e in errors(a.result) for m in [ERROR_MESSAGE.search(e)] if m]
+            return any(len(m) >= 12 and m in task for m in said)
+
+        def failed_to_start(a: Action) -> bool:
+            return any(_environment_error(e) for e in errors(read_output(a.result).text))
+
+        # the run that shows the reported error, else the first that did not fail for the environment
+        ranked = sorted(runs, key=lambda a: (not shows_reported_error(a), failed_to_start(a), a.message_index))
         for a in ranked:
             out = read_output(a.result)
             if not out.lines:
@@ -269,7 +300,14 @@ class WorkReader:
                     )
                 )
                 break
-        if not facts and fix >= 0:  # no suite ran: the agent's own verification script after the fix
+        for a in suites:  # a suite that could not start: why the agent verified otherwise
+            errs = errors(read_output(a.result).text)
+            if errs and not test_summary(read_output(a.result).text) and _environment_error(errs[-1]):
+                facts.append(
+                    Fact("test_result", errs[-1], a.message_index + 1, f"What did `{named(a.command)}` report?")
+                )
+                break
+        if fix >= 0:  # the agent's own verification script after the fix
             runs = [a for a in self.shell if a.message_index > fix and self._is_script_run(a)]
             runs = [a for a in runs if read_output(a.result).lines and not errors(read_output(a.result).text)]
             # the last run that states a verdict ("All tests passed!"), else the last run's telling line
@@ -281,7 +319,7 @@ class WorkReader:
             if picked is not None:
                 a, line = picked
                 question = f"What did `{named(a.command)}` print after the change?"
-                facts.append(Fact("test_result", clip(line.strip(), 160), a.message_index + 1, question))
+                facts.insert(1, Fact("test_result", clip(line.strip(), 160), a.message_index + 1, question))
         yield from facts
 
     def errors_seen(self) -> Iterator[Fact]:
@@ -315,23 +353,26 @@ class WorkReader:
         )
 
     # -- what the agent said ------------------------------------------------------------------
-    def statements(self, label: str, pattern: re.Pattern[str]) -> Iterator[Fact]:
-        """Sentences of the agent's own messages matching ``pattern``, naming code, not copying the task."""
+    def statements(self, label: str, pattern: re.Pattern[str], needs_code: bool = True) -> Iterator[Fact]:
+        """What the agent said in its own messages, matching ``pattern``: the sentence and the one
+        after it (a cause is often stated in two: "The problem is in X. When ..., Y happens."),
+        verbatim; naming code the task did not already name (``needs_code``)."""
         task = self.task.lower()
         for i, m in enumerate(self.messages):
             if m.role != "assistant" or not m.content:
                 continue
             for sentence in sentences_of(m.content):
-                if len(sentence) < 25 or not pattern.search(sentence):
+                if len(sentence) < 12 or not pattern.search(sentence):
                     continue
+                sentence = _with_neighbour(m.content, sentence)
                 entities = [e.strip("`") for e in CODE_ENTITY.findall(sentence)]
-                if not any(e.lower() not in task for e in entities):
+                if needs_code and not any(e.lower() not in task for e in entities):
                     continue  # names nothing the task did not already say
                 question = {
                     "root_cause": "What did the agent find to be the cause of the problem?",
                     "decision": "What did the agent decide, and why?",
                 }[label]
-                yield Fact(label, clip(sentence, 220), i, question)
+                yield Fact(label, clip(sentence, 300), i, question)
 
     def root_causes(self) -> Iterator[Fact]:
         facts = list(self.statements("root_cause", ROOT_CAUSE))
@@ -346,7 +387,10 @@ class WorkReader:
         yield from facts
 
     def decisions(self) -> Iterator[Fact]:
-        yield from self.statements("decision", DECISION)
+        """Choices between two ways first (later ones first: they override), then the rest."""
+        facts = list(self.statements("decision", DECISION, needs_code=False))
+        facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
+        yield from facts
 
 
 def api_facts(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
@@ -399,6 +443,31 @@ def final_report(messages: list[Message], actions: list[Action]) -> Iterator[Fac
             return
 
 
+def _with_neighbour(content: str, sentence: str) -> str:
+    """The sentence with the next one of its paragraph (or, for a short one such as "This is the
+    bug!", the one before), as the message spells them."""
+    at = content.find(sentence)
+    if at < 0:
+        return sentence
+    end = at + len(sentence)
+    tail = content[end:]
+    nxt = SENTENCE_BREAK.search(tail[1:] if tail[:1] in ".!?" else tail)
+    para_end = tail.find("\n\n")
+    if len(sentence) < 40:  # reach back instead
+        head = content[:at]
+        breaks = list(SENTENCE_BREAK.finditer(head.rstrip()))
+        start = breaks[-1].end() if breaks else 0
+        if "\n\n" not in head[start:] and "```" not in head[start:]:
+            return " ".join(content[start : end + (1 if tail[:1] in ".!?" else 0)].split())
+        return sentence
+    if nxt is None:
+        return sentence
+    stop = nxt.start() + (1 if tail[:1] in ".!?" else 0)
+    if (para_end >= 0 and para_end < stop) or "```" in tail[:stop]:
+        return sentence
+    return " ".join(content[at : end + stop].split())
+
+
 def _removed_paths(command: str) -> list[str]:
     out = []
     for part in re.split(r"&&|;|\|\|", command):
@@ -419,4 +488,6 @@ def _same(a: str, b: str) -> bool:
 
 def _environment_error(line: str) -> bool:
     """The environment's trouble, not the code's: a missing module or tool."""
-    return bool(re.search(r"No module named|command not found|ModuleNotFoundError|ImportError: cannot import", line))
+    return bool(
+        re.search(r"No module named|command not found|ModuleNotFoundError|ImportError: cannot import|NumPy 2\.0", line)
+    )
