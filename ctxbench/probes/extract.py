@@ -20,7 +20,7 @@ from typing import Any
 
 from ctxbench.probes.actions import agent_actions, call_arguments, observation_indices, probe_text
 from ctxbench.probes.boilerplate import Boilerplate, is_framework_message, sentences
-from ctxbench.probes.work import Fact, WorkReader, api_facts, final_report
+from ctxbench.probes.work import Fact, WorkReader, api_facts, final_report, user_choices
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
 from ctxbench.transcripts.tool_schemas import tool_schemas
 
@@ -33,7 +33,7 @@ LABELS = (
 # files only viewed are not facts worth a slot.
 SLOTS = {
     "task": 1, "change": 2, "file_changed": 2, "test_result": 3, "root_cause": 2, "reproduction": 1, "error": 2,
-    "outcome": 1, "decision": 2, "identifier": 2, "constraint": 2,
+    "outcome": 1, "decision": 2, "identifier": 2, "constraint": 3,
 }  # fmt: skip
 QUESTIONS = {
     "task": "What was the original task?",
@@ -265,6 +265,7 @@ def _facts(transcript: Transcript, texts: list[str], task: Candidate | None) -> 
         final_report(transcript.messages, actions),
         reader.decisions(),
         api_facts(transcript.messages, actions),
+        user_choices(transcript.messages, task.message_index if task else None),
     ]
     for facts in finders:
         for fact in facts:

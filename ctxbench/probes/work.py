@@ -418,6 +418,25 @@ def api_facts(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
                 )
 
 
+# What a user chose or asked for after the task (tau-bench style conversations).
+USER_CHOICE = re.compile(
+    r"\b(?:i'?ll (?:go with|take)|i'?d (?:like|prefer)|i (?:want|choose|prefer)|let'?s go with|"
+    r"(?:yes|ok(?:ay)?),? (?:please )?(?:proceed|go ahead|do it|book|cancel|change|downgrade|upgrade))\b",
+    re.IGNORECASE,
+)
+
+
+def user_choices(messages: list[Message], first_user: int | None) -> Iterator[Fact]:
+    """Choices the user made after the task ("I'll go with the first option, Flight HAT136"): what
+    the agent acts on next."""
+    for i, m in enumerate(messages):
+        if m.role != "user" or i == first_user or m.tool_call_id or "<returncode>" in m.content:
+            continue
+        for sentence in sentences_of(m.content):
+            if 15 <= len(sentence) <= 200 and USER_CHOICE.search(sentence) and re.search(r"[A-Z0-9]{3,}|\d", sentence):
+                yield Fact("decision", sentence, i, "What did the user choose or ask for at this point?")
+
+
 def final_report(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
     """What the agent reported when it finished: its finish/submit message, else its last words to the user."""
     answers = [a for a in actions if a.op == "answer" and a.value.strip()]
