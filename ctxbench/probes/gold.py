@@ -4,8 +4,9 @@ Per transcript the gold lists the facts an engineer taking over would need (``ne
 the fact in words, verbatim ``keys``) and labels of extracted probes (``probes``: informative,
 trivial, wrong or duplicate, by the rubric of the folder's README). Two figures:
 
-- needed-fact recall: a fact is covered when a probe's gold holds one of its keys (or is a
-  specific part of one: a path inside "diff --git a/x b/x");
+- needed-fact recall: a fact is covered when a probe holds one of its keys: its gold (or a
+  specific part of one: a path inside "diff --git a/x b/x"), or its question, which names the
+  fact's context (the command whose output the gold is);
 - informative precision: the share of the extractor's probes labelled informative, over the
   probes that carry a label (unlabelled ones are listed, so a changed extractor gets relabelled).
 """
@@ -38,6 +39,12 @@ def holds(answer: str, key: str) -> bool:
     a, k = norm(answer), norm(key)
     specific = len(a) >= 10 or ("/" in a and len(a) >= 6)
     return bool(k) and (k in a or (specific and len(a) >= len(k) / 4 and a in k))
+
+
+def covers(probe: Probe, key: str) -> bool:
+    """A probe holds a fact's key in its gold, or in its question (``What did `python repro.py`
+    print before the fix?`` holds the reproduction's command; its gold what it printed)."""
+    return holds(probe.answer, key) or norm(key) in norm(probe.question)
 
 
 @dataclass
@@ -113,11 +120,11 @@ def score(gold: list[dict[str, Any]], selected: dict[str, list[Probe]], uncapped
         result.probes += len(probes)
         for fact in entry["needed"]:
             result.needed[fact["type"]] += 1
-            if any(holds(p.answer, k) for p in probes for k in fact["keys"]):
+            if any(covers(p, k) for p in probes for k in fact["keys"]):
                 result.covered[fact["type"]] += 1
             else:
                 result.misses.append({"transcript": tid, **fact})
-            if any(holds(p.answer, k) for p in uncapped[tid] for k in fact["keys"]):
+            if any(covers(p, k) for p in uncapped[tid] for k in fact["keys"]):
                 result.covered_uncapped[fact["type"]] += 1
         labels = {(lab["type"], norm(lab["answer"])): lab["label"] for lab in entry.get("probes", [])}
         for p in probes:
