@@ -89,7 +89,7 @@ def errors(text: str) -> list[str]:
     return out
 
 
-def test_summary(text: str) -> str | None:
+def suite_summary(text: str) -> str | None:
     """The suite's result line: pytest's counts, unittest's "Ran N tests ... OK/FAILED (...)",
     cargo/go/jest summaries. The last one printed wins (a re-run's)."""
     found: list[tuple[int, str]] = []

@@ -19,7 +19,7 @@ READ_ONLY = {
 TEST_RUNNER = re.compile(
     r"(?:^|[\s/;&|(])(?:py\.?test|pytest|tox|nox|runtests\.py|manage\.py\s+test|unittest|nosetests|"
     r"go\s+test|cargo\s+test|npm\s+(?:run\s+)?test|yarn\s+test|jest|mocha|mvn\s+test|gradle\w*\s+test|"
-    r"make\s+(?:test|check)|ctest|phpunit|rspec|bundle\s+exec\s+rspec)\b"
+    r"make\s+(?:test|check)|ctest|phpunit|rspec|bundle\s+exec\s+rspec)\b(?!\.\w)"
 )
 # Names agents give throwaway scripts (reproductions, checks, debugging).
 SCRATCH_NAME = re.compile(

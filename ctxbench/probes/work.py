@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ctxbench.probes.actions import Action
-from ctxbench.probes.outputs import errors, read_output, test_summary
+from ctxbench.probes.outputs import errors, read_output, suite_summary
 from ctxbench.probes.shell import is_read_only, is_scratch, runs_tests, script_run
 from ctxbench.transcripts.model import Message
 
@@ -280,16 +280,18 @@ class WorkReader:
         facts: list[Fact] = []
         fix = self.first_fix if self.first_fix is not None else -1
         suites = [a for a in self.shell if runs_tests(a.command)]
-        for a in reversed(suites):  # the last run of a suite after the fix: the verification
-            summary = test_summary(read_output(a.result).text)
-            if summary and a.message_index > fix:
-                when = "after the change" if fix >= 0 else "when the agent ran it"
-                facts.append(
-                    Fact("test_result", summary, a.message_index + 1, f"What did `{named(a.command)}` report {when}?")
-                )
-                break
+        last_runs: dict[str, Action] = {}
+        for a in suites:  # the last run of each suite command after the fix: the verification
+            if a.message_index >= fix and suite_summary(read_output(a.result).text):
+                last_runs[named(a.command)] = a
+        # the runs that name test files or tests first (what the fix is checked by), then the later
+        when = "after the change" if fix >= 0 else "when the agent ran it"
+        for a in sorted(last_runs.values(), key=lambda a: (not TEST_TARGET.search(a.command), -a.message_index)):
+            summary = suite_summary(read_output(a.result).text) or ""
+            question = f"What did `{named(a.command)}` report {when}?"
+            facts.append(Fact("test_result", summary, a.message_index + 1, question))
         for a in suites:  # the first run before the fix: what was failing
-            summary = test_summary(read_output(a.result).text)
+            summary = suite_summary(read_output(a.result).text)
             if summary and 0 <= a.message_index < fix:
                 facts.append(
                     Fact(
@@ -302,7 +304,7 @@ class WorkReader:
                 break
         for a in suites:  # a suite that could not start: why the agent verified otherwise
             errs = errors(read_output(a.result).text)
-            if errs and not test_summary(read_output(a.result).text) and _environment_error(errs[-1]):
+            if errs and not suite_summary(read_output(a.result).text) and _environment_error(errs[-1]):
                 facts.append(
                     Fact("test_result", errs[-1], a.message_index + 1, f"What did `{named(a.command)}` report?")
                 )
