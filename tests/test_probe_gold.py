@@ -40,9 +40,18 @@ def test_needed_fact_recall_on_the_dev_part(shared_transcripts):
     assert score.recall("file_changed") >= 0.85 and score.recall("task") >= 0.8, score.table()
 
 
+def test_informative_precision_and_every_probe_labelled(shared_transcripts):
+    """Every probe the extractor selects carries a verdict (a changed extractor gets relabelled),
+    and the informative share does not fall below what was measured."""
+    for part, floor in (("dev", 0.66), ("untuned", 0.62)):
+        score = score_folder(GOLD, shared_transcripts, part)
+        assert not score.unlabelled, (part, score.unlabelled)
+        assert score.precision() >= floor, (part, score.table())
+
+
 def test_untuned_part_reported_apart(shared_transcripts):
     """Labelled before the extractor changed and never used to tune it."""
     score = score_folder(GOLD, shared_transcripts, "untuned")
     print(score.table())
     assert sum(score.needed.values()) >= 80
-    assert score.recall() >= 0.35, score.table()
+    assert score.recall() >= 0.37, score.table()
