@@ -2,8 +2,8 @@
 classes, not those under TYPE_CHECKING, which never run) and report every cycle between modules and
 between subpackages (ctxbench.layers importing ctxbench.strategies and back is a cycle even when no
 two modules close it), and any ctxbench import of ctxbench.core, which must stand alone. Exit 1 on
-any; CI runs it through tests/test_import_graph.py. ``--pending IMPORTER=IMPORTED`` leaves out one known edge that an open
-issue removes (the test names the issue). Usage:
+any; CI runs it through tests/test_import_graph.py. ``--pending IMPORTER=IMPORTED`` leaves out one
+known edge that an open issue removes (the test names the issue). Usage:
 python scripts/check_imports.py [--pending IMPORTER=IMPORTED ...] [package_dir]"""
 
 from __future__ import annotations
