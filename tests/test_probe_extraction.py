@@ -262,7 +262,8 @@ def test_outputs_errors_with_their_frame_and_test_summaries():
     )
     assert out.exit_code == 1
     assert errors(out.text) == [
-        "File \"/t/schema.py\", line 10, in _invoke value = data[name] TypeError: 'NoneType' object is not subscriptable"
+        'File "/t/schema.py", line 10, in _invoke value = data[name] '
+        "TypeError: 'NoneType' object is not subscriptable"
     ]
     assert errors("bash: ponyc: command not found\n[The command completed with exit code 127.]") == [
         "bash: ponyc: command not found"

@@ -122,7 +122,7 @@ def _key_line(added: list[str], removed: list[str], seen: str = "") -> tuple[str
     before (not among the removed lines, not in text the agent saw earlier), with the removed line
     it most resembles."""
     old = {ln.strip() for ln in removed}
-    best, best_rank = "", (False, 0)
+    best, best_rank = "", (False, False, 0)
     for line in added:
         s = line.strip()
         if len(s) < 6 or s in old or HOLLOW.match(s) or (seen and s in seen):
@@ -287,9 +287,9 @@ class WorkReader:
         # the runs that name test files or tests first (what the fix is checked by), then the later
         when = "after the change" if fix >= 0 else "when the agent ran it"
         for a in sorted(last_runs.values(), key=lambda a: (not TEST_TARGET.search(a.command), -a.message_index)):
-            summary = suite_summary(read_output(a.result).text) or ""
+            done = suite_summary(read_output(a.result).text) or ""
             question = f"What did `{named(a.command)}` report {when}?"
-            facts.append(Fact("test_result", summary, a.message_index + 1, question))
+            facts.append(Fact("test_result", done, a.message_index + 1, question))
         for a in suites:  # the first run before the fix: what was failing
             summary = suite_summary(read_output(a.result).text)
             if summary and 0 <= a.message_index < fix:
@@ -379,12 +379,10 @@ class WorkReader:
     def root_causes(self) -> Iterator[Fact]:
         facts = list(self.statements("root_cause", ROOT_CAUSE))
         # the statement made closest before the fix is the one the fix rests on
-        if self.first_fix is not None:
+        fix = self.first_fix
+        if fix is not None:
             facts.sort(
-                key=lambda f: (
-                    f.message_index > self.first_fix,
-                    -f.message_index if f.message_index <= self.first_fix else f.message_index,
-                )
+                key=lambda f: (f.message_index > fix, -f.message_index if f.message_index <= fix else f.message_index)
             )
         yield from facts
 
