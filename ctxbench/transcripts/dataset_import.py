@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 import warnings
@@ -136,6 +137,12 @@ def _arrow_error(exc: BaseException, place: str) -> InputError:
     return InputError(place, None, f"cannot read the dataset ({one_line(exc)})")
 
 
+def safe_file_name(name: str) -> str:
+    """A dataset's own split or folder name as one file name inside ``--out``: no folder part, no
+    leading dot (names come from the dataset's metadata, which may be hostile)."""
+    return re.sub(r"[^A-Za-z0-9._@+=-]+", "_", name).lstrip(".")[:200] or "dataset"
+
+
 def _free_target(out_dir: Path, name: str, prefix: str, totals: ImportTotals) -> tuple[Path, str]:
     """``out_dir/name.jsonl``, or ``name-2.jsonl``... when another source of this run took it (ids follow)."""
     target, k = out_dir / f"{name}.jsonl", 1
@@ -156,13 +163,19 @@ def import_dataset(
     try:
         spec = parse_spec(given)
         splits = open_splits(spec)
-    except InputError as exc:
+    except Exception as exc:  # noqa: BLE001 - a corrupt file inside datasets/pyarrow: one line, go on
         totals.failed += 1
-        print(f"FAILED  {exc}")
+        print(f"FAILED  {exc if isinstance(exc, InputError) else _arrow_error(exc, given)}")
         return
     for split, ds, total in splits:
         place = given if split is None or spec.split else f"{given}:{split}"
-        name = f"{spec.label}.{split}" if split else spec.label
+        if isinstance(ds, InputError):  # a split the metadata lists that cannot be opened
+            totals.failed += 1
+            print(f"FAILED  {ds}")
+            if strict:
+                return
+            continue
+        name = safe_file_name(f"{spec.label}.{split}" if split else spec.label)
         target, id_prefix = _free_target(
             out_dir, name, f"{spec.short_name}:{split}" if split else spec.short_name, totals
         )
