@@ -148,10 +148,12 @@ def cell_line(cell_name: str, metrics: dict[str, Any], seconds: float | None) ->
 
 def llm_cell_metrics(summariser: Any, observer: Any, result: Any, judge_cfg: dict[str, Any]) -> dict[str, Any]:
     """The cell's cost split (agent, compaction, judge) and its LLM side: calls, cache hits, retries,
-    failures by role and kind, degradation and judge checks (ctxbench.llm.accounting). ``cost_usd``
-    counts every LLM call, the judge's too; ``cost_savings_vs_none`` stays the strategy's own."""
+    failures by role and kind, degradation (ctxbench.llm.accounting) and judge checks
+    (ctxbench.judges.llm). ``cost_usd`` counts every LLM call, the judge's too;
+    ``cost_savings_vs_none`` stays the strategy's own."""
     from ctxbench.build import judge_usage
-    from ctxbench.llm.accounting import judge_control_metrics, llm_metrics
+    from ctxbench.judges.llm import judge_control_metrics
+    from ctxbench.llm.accounting import llm_metrics
 
     judge = observer.judge if observer is not None else None
     metrics = {**compaction_cost(summariser, result.summary)}

@@ -11,8 +11,8 @@ from tqdm import tqdm
 from ctxbench.atomic import write_bytes_atomic, write_error, write_text_atomic
 from ctxbench.errors import InputError
 from ctxbench.progress import show_progress
+from ctxbench.report.figures import all_plots
 from ctxbench.report.load import gather
-from ctxbench.report.plots import all_plots
 from ctxbench.report.render import close_all, write_html, write_markdown
 from ctxbench.report.tables import comparison_frame, format_table, per_transcript_frame, retention_tables
 
