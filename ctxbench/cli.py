@@ -67,7 +67,8 @@ def _usage() -> str:
     lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
     lines += ["", "`ctxbench <command> --help` shows a command's own options."]
     lines += [
-        "Exit codes: 0 done, 1 check failed (regression), 2 bad usage/config/input, 3 internal error, 130 interrupted, 143 terminated."
+        "Exit codes: 0 done, 1 check failed (regression), 2 bad usage/config/input, 3 internal error, "
+        "130 interrupted, 143 terminated."
     ]
     return "\n".join(lines)
 
