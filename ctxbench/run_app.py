@@ -452,6 +452,14 @@ def _shown(path: Path) -> str:
 QUIET_OVERRIDES = ("progress=false", "hydra.job_logging.root.level=WARNING", "hydra.hydra_logging.root.level=WARNING")
 
 
+def _output_place(args: Sequence[str]) -> str:
+    """``output.root/output.name`` as the overrides give it (for an error that names no file)."""
+    given = dict(
+        a.lstrip("+").split("=", 1) for a in args if a.lstrip("+").startswith(("output.root=", "output.name="))
+    )
+    return f"{given.get('output.root', 'results')}/{given.get('output.name', 'default')} (under it)"
+
+
 def cli(argv: Sequence[str]) -> int:
     """``ctxbench run [-q] [overrides]``. Exit codes are ctxbench's (see ctxbench.cli): a config
     Hydra cannot compose is a ConfigError (2), like every ctxbench input or config error."""
@@ -472,4 +480,8 @@ def cli(argv: Sequence[str]) -> int:
         cause = f" ({exc.__cause__})" if exc.__cause__ is not None else ""
         text = f"{exc}{cause}".split("Config search path:")[0]
         raise ConfigError(" ".join(text.split())) from None
+    except OSError as exc:  # Hydra's own writes (job log, .hydra/) on a full disk name no file: say where
+        if exc.filename is None:
+            exc.filename = _output_place(args)
+        raise
     return 2 if RUN_STATE["skipped"] else 0  # bad input (skipped dataset files); the rest ran and is kept
