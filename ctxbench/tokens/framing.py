@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ctxbench.tokens.tokenizers import Tokenizer
+    from ctxbench.tokens.base import Tokenizer
 
 
 @dataclass(frozen=True)
