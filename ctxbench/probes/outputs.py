@@ -23,7 +23,10 @@ ERROR_LINE = re.compile(
     r"|^.*\b(?:command not found|No such file or directory|Segmentation fault|core dumped|Permission denied|"
     r"No module named \S+)\b.*$"
     r"|^\s*make(?:\[\d+\])?: \*\*\* .*Error \d+.*$"
-    r"|^\s*(?:fatal|panic|FATAL|ERROR): \S.*$",
+    r"|^\s*(?:fatal|panic|FATAL|ERROR): \S.*$"
+    r"|^\s*CMake Error\b.*$|^.*\b(?:Wrong flag!|EXECUTION TIMED OUT|timed out after \d+)\b.*$"
+    r"|^.*\b(?:No replacement was performed|did not appear verbatim|Multiple occurrences of old_str)\b.*$"
+    r"|^.*\bE\d{3} \w+Error: .*$",
     re.MULTILINE,
 )
 # Warnings are noise unless nothing else went wrong.
