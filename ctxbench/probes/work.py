@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ctxbench.probes.actions import Action
-from ctxbench.probes.outputs import errors, read_output, suite_summary
+from ctxbench.probes.outputs import MAKE_RECIPE, errors, read_output, suite_summary
 from ctxbench.probes.shell import is_read_only, is_scratch, runs_tests, script_run
 from ctxbench.transcripts.model import Message
 
@@ -358,7 +358,9 @@ class WorkReader:
         for a in self.actions:
             if a.op == "shell" and is_read_only(a.command) or not a.result:
                 continue
-            for line in errors(read_output(a.result).text)[-1:]:  # the last error line is what it died of
+            found = errors(read_output(a.result).text)
+            # the last error is what it died of; a failed build's first error is why
+            for line in found[:1] if found and MAKE_RECIPE.match(found[-1]) else found[-1:]:
                 norm = re.sub(r"\d+", "N", line)
                 if norm in seen or self._noise(a, line, installs):
                     continue
