@@ -28,7 +28,7 @@ from typing import Any
 from ctxbench.errors import ConfigError
 from ctxbench.tokens import sources
 from ctxbench.tokens.line_starts import PieceCounter
-from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.model import Message, ToolCall
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,13 @@ class Tokenizer(ABC):
     # (before name, between name and arguments, after arguments): a tool call rendered as its
     # template renders it and counted as one string, so merges across the seams are exact.
     tool_call_pieces: tuple[str, str, str] | None = None
+    # A template that renders a message's tool calls (and the request's tools) as text of its own
+    # (DeepSeek V3.2's DSML): the calls are counted as that text, in one piece.
+    tool_calls_text: Callable[[Sequence[ToolCall]], str] | None = None
+    tools_text: Callable[[Sequence[dict[str, Any]]], str] | None = None
+    reasoning_end: int = 0  # tokens that close a resent reasoning part (DeepSeek thinking mode's </think>)
+    # role -> (text before, text after) when each message is counted as one text (``framing``).
+    whole_message_pieces: dict[str, tuple[str, ...]] | None = None
     # True when the split pattern makes every line start a pre-token boundary (see
     # ``ctxbench.tokens.line_starts``): appended text is then counted from the last line only.
     splits_at_line_starts: bool = False
@@ -155,6 +162,8 @@ class Tokenizer(ABC):
 
     def count_message(self, message: Message) -> int:
         """Tokens a message costs inside a prompt: framing, content, tool calls, tool name."""
+        if self.whole_message_pieces is not None:
+            return self._count_whole(message, self.whole_message_pieces)
         tokens = self.message_overhead(message.role) + self.count_content(message)
         per_call = self.per_message if self.per_tool_call is None else self.per_tool_call
         for i, call in enumerate(message.tool_calls):
@@ -167,6 +176,12 @@ class Tokenizer(ABC):
         if message.name and message.role == "tool" and self.count_tool_name:
             tokens += self.count(message.name)
         return tokens
+
+    def _count_whole(self, message: Message, pieces: dict[str, tuple[str, ...]]) -> int:
+        """A message's framing, content and tool calls counted as one text (the seams merge)."""
+        before, after = (pieces.get(message.role) or pieces.get("user") or ("", ""))[:2]
+        calls = self.tool_calls_text(message.tool_calls) if self.tool_calls_text and message.tool_calls else ""
+        return self.count_template(f"{before}{message.content}{calls}{after}")
 
 
 class TiktokenTokenizer(Tokenizer):
@@ -222,6 +237,7 @@ _FACTORIES: dict[str, TokenizerFactory] = {
     "qwen3.5": _lazy("ctxbench.tokens.bpe:qwen", "qwen3.5"),
     "mistral-tekken": _lazy("ctxbench.tokens.bpe:tekken"),
     "deepseek-v3": _lazy("ctxbench.tokens.hf:deepseek_v3"),
+    "deepseek-v3.2": _lazy("ctxbench.tokens.hf:deepseek_v32"),
     "claude-legacy": _lazy("ctxbench.tokens.hf:claude_legacy"),
 }
 _ALIASES: dict[str, str] = {
@@ -244,9 +260,10 @@ _ALIASES: dict[str, str] = {
     "qwen2.5-coder-32b": "qwen2.5",
     "qwen2.5-72b": "qwen2.5",
     "qwen3-coder-480b": "qwen3",
-    "deepseek-chat": "deepseek-v3",
+    # DeepSeek's API serves V3.2 under these names (its rendering, not V3's template: deepseek_dsml).
+    "deepseek-chat": "deepseek-v3.2",
     "deepseek-r1": "deepseek-v3",
-    "deepseek-reasoner": "deepseek-v3",
+    "deepseek-reasoner": "deepseek-v3.2",
     "mistral-large": "mistral-tekken",
     "mistral-nemo": "mistral-tekken",
     "claude-3-5-sonnet": "claude-legacy",
@@ -273,9 +290,11 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
     ("qwen3", "qwen3"),
     ("qwen2.5", "qwen2.5"),
     ("qwen2", "qwen2.5"),
+    ("deepseek-v3.2", "deepseek-v3.2"),
     ("deepseek-v3", "deepseek-v3"),
     ("deepseek-r1", "deepseek-v3"),
-    ("deepseek-chat", "deepseek-v3"),
+    ("deepseek-chat", "deepseek-v3.2"),
+    ("deepseek-reasoner", "deepseek-v3.2"),
     ("mistral-large", "mistral-tekken"),
     ("mistral-nemo", "mistral-tekken"),
     ("open-mistral-nemo", "mistral-tekken"),
