@@ -148,10 +148,12 @@ def cell_line(cell_name: str, metrics: dict[str, Any], seconds: float | None) ->
 
 def llm_cell_metrics(summariser: Any, observer: Any, result: Any, judge_cfg: dict[str, Any]) -> dict[str, Any]:
     """The cell's cost split (agent, compaction, judge) and its LLM side: calls, cache hits, retries,
-    failures by role and kind, degradation and judge checks (ctxbench.llm.accounting). ``cost_usd``
-    counts every LLM call, the judge's too; ``cost_savings_vs_none`` stays the strategy's own."""
+    failures by role and kind, degradation (ctxbench.llm.accounting) and judge checks
+    (ctxbench.judges.llm). ``cost_usd`` counts every LLM call, the judge's too;
+    ``cost_savings_vs_none`` stays the strategy's own."""
     from ctxbench.build import judge_usage
-    from ctxbench.llm.accounting import judge_control_metrics, llm_metrics
+    from ctxbench.judges.llm import judge_control_metrics
+    from ctxbench.llm.accounting import llm_metrics
 
     judge = observer.judge if observer is not None else None
     metrics = {**compaction_cost(summariser, result.summary)}
@@ -450,6 +452,14 @@ def _shown(path: Path) -> str:
 QUIET_OVERRIDES = ("progress=false", "hydra.job_logging.root.level=WARNING", "hydra.hydra_logging.root.level=WARNING")
 
 
+def _output_place(args: Sequence[str]) -> str:
+    """``output.root/output.name`` as the overrides give it (for an error that names no file)."""
+    given = dict(
+        a.lstrip("+").split("=", 1) for a in args if a.lstrip("+").startswith(("output.root=", "output.name="))
+    )
+    return f"{given.get('output.root', 'results')}/{given.get('output.name', 'default')} (under it)"
+
+
 def cli(argv: Sequence[str]) -> int:
     """``ctxbench run [-q] [overrides]``. Exit codes are ctxbench's (see ctxbench.cli): a config
     Hydra cannot compose is a ConfigError (2), like every ctxbench input or config error."""
@@ -470,4 +480,8 @@ def cli(argv: Sequence[str]) -> int:
         cause = f" ({exc.__cause__})" if exc.__cause__ is not None else ""
         text = f"{exc}{cause}".split("Config search path:")[0]
         raise ConfigError(" ".join(text.split())) from None
+    except OSError as exc:  # Hydra's own writes (job log, .hydra/) on a full disk name no file: say where
+        if exc.filename is None:
+            exc.filename = _output_place(args)
+        raise
     return 2 if RUN_STATE["skipped"] else 0  # bad input (skipped dataset files); the rest ran and is kept

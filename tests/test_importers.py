@@ -423,7 +423,8 @@ def test_forced_wrong_format_is_input_error() -> None:
 
 
 def test_round_trip_read_transcripts_and_datasets(tmp_path: Path) -> None:
-    datasets = pytest.importorskip("datasets")
+    import datasets  # a dependency of ctxbench: always installed
+
     datasets.disable_progress_bars()
     transcripts = [t for name in sorted(FIXTURE_FORMATS) for t in quiet_import(FIXTURES / name)[0]]
     out = write_transcripts(tmp_path / "all.jsonl", transcripts)

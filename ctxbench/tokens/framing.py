@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ctxbench.tokens import deepseek_dsml
 
 if TYPE_CHECKING:
-    from ctxbench.tokens.tokenizers import Tokenizer
+    from ctxbench.tokens.base import Tokenizer
     from ctxbench.transcripts.model import ToolCall
 
 

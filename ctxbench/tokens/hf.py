@@ -14,7 +14,7 @@ from typing import Any
 
 from ctxbench.errors import ConfigError
 from ctxbench.tokens import framing, sources
-from ctxbench.tokens.tokenizers import Tokenizer
+from ctxbench.tokens.base import Tokenizer
 
 log = logging.getLogger(__name__)
 
