@@ -355,8 +355,8 @@ class WorkReader:
         installs = " ".join(
             a.command for a in self.shell if re.search(r"\b(?:pip|conda|apt(?:-get)?) install\b", a.command)
         )
-        for a in self.actions:
-            if a.op == "shell" and is_read_only(a.command) or not a.result:
+        for n, a in enumerate(self.actions):
+            if a.op == "shell" and is_read_only(a.command) or not a.result or self._fixed_next(n):
                 continue
             found = errors(read_output(a.result).text)
             # the last error is what it died of; a failed build's first error is why
@@ -375,6 +375,22 @@ class WorkReader:
         ordered = [*real[:1], *[f for f in real if f in later][:1]]
         ordered += [f for f in real if f not in ordered] + env
         yield from dict.fromkeys(ordered)
+
+    def _fixed_next(self, n: int) -> bool:
+        """The agent got past the error within its next few actions: the same edit of the same file
+        went through, or the same command ran clean. A slip, not a fact to carry."""
+        a = self.actions[n]
+        for b in self.actions[n + 1 : n + 4]:
+            if a.op == "edit" and b.op == "edit" and b.ok and _same(a.path or "", b.path or ""):
+                return True
+            if (
+                a.op == "shell"
+                and b.op == "shell"
+                and b.command == a.command
+                and not errors(read_output(b.result).text)
+            ):
+                return True
+        return False
 
     def _noise(self, a: Action, line: str, installs: str) -> bool:
         missing = re.search(r"No module named '?([\w.]+)", line)
