@@ -23,10 +23,14 @@ ERROR_LINE = re.compile(
     r"|^.*\b(?:command not found|No such file or directory|Segmentation fault|core dumped|Permission denied|"
     r"No module named \S+)\b.*$"
     r"|^\s*make(?:\[\d+\])?: \*\*\* .*Error \d+.*$"
-    r"|^\s*(?:fatal|panic|FATAL|ERROR): \S.*$",
+    r"|^\s*(?:fatal|panic|FATAL|ERROR): \S.*$"
+    r"|^\s*CMake Error\b.*$|^.*\b(?:Wrong flag!|EXECUTION TIMED OUT|timed out after \d+)\b.*$"
+    r"|^.*\b(?:No replacement was performed|did not appear verbatim|Multiple occurrences of old_str)\b.*$"
+    r"|^.*\bE\d{3} \w+Error: .*$",
     re.MULTILINE,
 )
 # Warnings are noise unless nothing else went wrong.
+MAKE_RECIPE = re.compile(r"^\s*make(?:\[\d+\])?: \*\*\*")
 WARNING = re.compile(r"Warning\b|DeprecationWarning|warning:", re.IGNORECASE)
 PYTEST_SUMMARY = re.compile(
     r"^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+"
@@ -78,6 +82,8 @@ def errors(text: str) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
     for match in ERROR_LINE.finditer(text):
+        if MAKE_RECIPE.match(match.group(0)) and out:
+            continue  # make's "*** [target] Error 2" repeats that a recipe failed: the line above says why
         line = match.group(0).strip()
         line = re.sub(r"^E\s+", "", line)
         if len(line) < 8 or line in seen or line.startswith(("File ", "Traceback")):
@@ -85,6 +91,9 @@ def errors(text: str) -> list[str]:
         if WARNING.search(line.split(":", 1)[0]):
             continue  # a warning class name ahead of the colon: not what went wrong
         seen.add(line)
+        if line.startswith("CMake Error"):  # its message is on the next line
+            rest = text[match.end() :].lstrip("\n").split("\n", 1)[0].strip()
+            line = f"{line} {rest}" if rest else line
         out.append(_with_frame(text, match.start(), line))
     return out
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ctxbench.probes.actions import Action
-from ctxbench.probes.outputs import errors, read_output, suite_summary
+from ctxbench.probes.outputs import MAKE_RECIPE, errors, read_output, suite_summary
 from ctxbench.probes.shell import is_read_only, is_scratch, runs_tests, script_run
 from ctxbench.transcripts.model import Message
 
@@ -39,12 +39,18 @@ ROOT_CAUSE = re.compile(
     r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
     r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|i (?:found|see|understand) the (?:issue|problem|bug)|"
     r"(?:issue|problem|bug) (?:occurs|happens|arises) because|that'?s (?:why|the (?:bug|problem|issue))|"
-    r"this is the (?:bug|problem|issue|root cause)|here'?s the (?:bug|problem|issue)|which (?:causes|is why))\b",
+    r"this is the (?:bug|problem|issue|root cause)|here'?s the (?:bug|problem|issue)|which (?:causes|is why)|"
+    r"(?:so|now) (?:the (?:issue|problem|bug)|i see)|that'?s it|found it|this (?:leads|led) to|which (?:leads|led) to|"
+    r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through)\b",
     re.IGNORECASE,
 )
+# A statement that the problem is gone, or a step after it: not a cause.
+RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
+# Tactical steps are no decisions: installing, retrying a tool, fixing a typo, navigating.
+TACTICAL = re.compile(r"\b(?:install|pip|apt|typo|retry|view command|navigate|scroll|open the file|look at)\b", re.I)
 DECISION = re.compile(
     r"\b(?:the (?:best|correct|right|simplest|cleanest|proper|minimal|safest|better) (?:fix|approach|solution|way)|"
-    r"the (?:fix|solution) (?:is|should be|would be|will be) to|instead of|rather than|i(?:'ll| will) (?:go with|use)|"
+    r"the (?:fix|solution) (?:is|should be|would be|will be) to|instead of|rather than|i(?:'ll| will) go with|"
     r"i(?:'ve| have)? decided|(?:is|gets?|getting) too (?:complex|complicated|risky|broad)|stick with|"
     r"(?:should|will|'ll) (?:not|avoid|keep)\b[^.]*\bbecause|(?:abandon|revert|undo)\w*)\b",
     re.IGNORECASE,
@@ -65,6 +71,10 @@ VERDICT = re.compile(
     re.IGNORECASE,
 )
 SUCCESS = VERDICT
+# Lines that say nothing about the bug: a traceback's header, a version, a source listing's line.
+CONTENT_FREE = re.compile(r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*)$")
+# An output that also reports a failure: its "All checks passed!" does not hold.
+CONTRADICTED = re.compile(r"\bFAIL(?:ED|URE)?\b|✗|❌|\bError\b", re.IGNORECASE)
 STATE_CHANGE = re.compile(
     r"^(?:book|cancel|update|modify|create|delete|send|transfer|add|remove|set|exchange|return|upgrade|change|"
     r"apply|issue|refund|make|place|reset|assign|close|open|submit_\w)_?\w*$"
@@ -138,6 +148,8 @@ def _key_line(added: list[str], removed: list[str], seen: str = "") -> tuple[str
         key=lambda r: difflib.SequenceMatcher(None, r, best).ratio(),
         default="",
     )
+    if partner and difflib.SequenceMatcher(None, partner, best).ratio() < 0.5:
+        partner = ""  # not the line it replaced: the change added a line
     return clip(best, 200), clip(partner, 120)
 
 
@@ -156,7 +168,7 @@ def _value_line(lines: list[str], task_words: set[str], avoid: set[str]) -> str 
     best, score = None, 0.0
     for ln in lines:
         s = ln.strip()
-        if len(s) < 6 or s in avoid or set(s) <= set("=-_*#~ .") or len(s) > 200:
+        if len(s) < 6 or s in avoid or set(s) <= set("=-_*#~ .") or len(s) > 200 or CONTENT_FREE.match(s):
             continue
         words = set(re.findall(r"\w+", s.lower()))
         value = 3 * min(len(VALUE_WORDS.findall(s)), 2) + (0.5 if re.search(r"\d", s) else 0)
@@ -302,8 +314,11 @@ class WorkReader:
                     )
                 )
                 break
-        for a in suites:  # a suite that could not start: why the agent verified otherwise
+        ran = [a.message_index for a in suites if suite_summary(read_output(a.result).text)]
+        for a in suites:  # a suite that could not start, and none ran later: why the agent verified otherwise
             errs = errors(read_output(a.result).text)
+            if any(i > a.message_index for i in ran):
+                continue
             if errs and not suite_summary(read_output(a.result).text) and _environment_error(errs[-1]):
                 facts.append(
                     Fact("test_result", errs[-1], a.message_index + 1, f"What did `{named(a.command)}` report?")
@@ -313,7 +328,13 @@ class WorkReader:
             runs = [a for a in self.shell if a.message_index > fix and self._is_script_run(a)]
             runs = [a for a in runs if read_output(a.result).lines and not errors(read_output(a.result).text)]
             # the last run that states a verdict ("All tests passed!"), else the last run's telling line
-            verdicts = [(a, ln) for a in runs for ln in read_output(a.result).lines if VERDICT.search(ln)]
+            verdicts = [
+                (a, ln)
+                for a in runs
+                for ln in read_output(a.result).lines
+                if VERDICT.search(ln) and not CONTRADICTED.search(read_output(a.result).text)
+            ]
+            verdicts.sort(key=lambda v: bool(re.search(r"\ball\b", v[1], re.I)))  # an "all passed" line last: picked
             picked = verdicts[-1] if verdicts else None
             if picked is None and runs:
                 line = _value_line(read_output(runs[-1].result).lines, self.task_words, set())
@@ -325,26 +346,67 @@ class WorkReader:
         yield from facts
 
     def errors_seen(self) -> Iterator[Fact]:
-        """Distinct errors the runs showed: in the reproduction first, then after the fix."""
+        """Distinct errors the agent ran into (shell runs, editor and tool calls): one before the
+        fix and one after it first. Not: a missing module it installed right after, a typo in its
+        own throwaway script, an exploratory one-liner's error."""
         seen: set[str] = set()
         before: list[Fact] = []
         later: list[Fact] = []
-        for a in self.shell:
-            if is_read_only(a.command):
+        installs = " ".join(
+            a.command for a in self.shell if re.search(r"\b(?:pip|conda|apt(?:-get)?) install\b", a.command)
+        )
+        for n, a in enumerate(self.actions):
+            if a.op == "shell" and is_read_only(a.command) or not a.result or self._fixed_next(n):
                 continue
-            for line in errors(read_output(a.result).text)[-1:]:  # the last error line is what it died of
+            found = errors(read_output(a.result).text)
+            # the last error is what it died of; a failed build's first error is why
+            for line in found[:1] if found and MAKE_RECIPE.match(found[-1]) else found[-1:]:
                 norm = re.sub(r"\d+", "N", line)
-                if norm in seen:
+                if norm in seen or self._noise(a, line, installs):
                     continue
                 seen.add(norm)
-                fact = Fact("error", clip(line, 160), a.message_index + 1, f"What error did `{named(a.command)}` show?")
+                what = f"`{named(a.command)}`" if a.op == "shell" else f"the agent's `{a.tool}` call"
+                if a.op == "edit" and a.path:
+                    what = f"the agent's edit of {a.path}"
+                fact = Fact("error", clip(line, 160), a.message_index + 1, f"What error did {what} show?")
                 (before if self.first_fix is None or a.message_index < self.first_fix else later).append(fact)
         env = [f for f in before + later if _environment_error(f.answer)]
         real = [f for f in before + later if not _environment_error(f.answer)]
-        # one from before the fix and one after first, then the rest; environment trouble last
         ordered = [*real[:1], *[f for f in real if f in later][:1]]
         ordered += [f for f in real if f not in ordered] + env
-        yield from ordered
+        yield from dict.fromkeys(ordered)
+
+    def _fixed_next(self, n: int) -> bool:
+        """The agent got past the error within its next few actions: the same edit of the same file
+        went through, or the same command ran clean. A slip, not a fact to carry."""
+        a = self.actions[n]
+        for b in self.actions[n + 1 : n + 4]:
+            if a.op == "edit" and b.op == "edit" and b.ok and _same(a.path or "", b.path or ""):
+                return True
+            if (
+                a.op == "shell"
+                and b.op == "shell"
+                and b.command == a.command
+                and not errors(read_output(b.result).text)
+            ):
+                return True
+        return False
+
+    def _noise(self, a: Action, line: str, installs: str) -> bool:
+        missing = re.search(r"No module named '?([\w.]+)", line)
+        if missing and missing.group(1).split(".")[0] in installs:
+            return True  # installed right after: the environment, fixed
+        if a.op != "shell":
+            return False
+        script = script_run(a.command)
+        own = script == "-" or (script is not None and is_scratch(script))
+        typo = re.match(r"(?:\S+ )*(?:SyntaxError|IndentationError|TabError|NameError)\b", line.split(" in ")[-1])
+        bare = re.fullmatch(r"[\w.]*(?:Error|Exception)", line.strip())
+        in_source = any(_same(path, p) for p in re.findall(r'File "([^"]+)"', line) for path in self._fix_paths())
+        return own and not in_source and bool(typo or bare or script == "-")
+
+    def _fix_paths(self) -> list[str]:
+        return [a.path or "" for a in self.source_edits]
 
     def _is_script_run(self, a: Action) -> bool:
         if runs_tests(a.command) or is_read_only(a.command):
@@ -364,8 +426,12 @@ class WorkReader:
             if m.role != "assistant" or not m.content:
                 continue
             for sentence in sentences_of(m.content):
-                if len(sentence) < 12 or not pattern.search(sentence):
+                if len(sentence) < 12 or not pattern.search(sentence) or RESOLVED.search(sentence):
                     continue
+                if label == "decision" and TACTICAL.search(sentence):
+                    continue
+                if sentence.rstrip().endswith(":"):
+                    continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
                 sentence = _with_neighbour(m.content, sentence)
                 entities = [e.strip("`") for e in CODE_ENTITY.findall(sentence)]
                 if needs_code and not any(e.lower() not in task for e in entities):
@@ -377,7 +443,9 @@ class WorkReader:
                 yield Fact(label, clip(sentence, 300), i, question)
 
     def root_causes(self) -> Iterator[Fact]:
-        facts = list(self.statements("root_cause", ROOT_CAUSE))
+        # a cause is found before the fix (or in its message); after it the agent explains its checks
+        last = max((a.message_index for a in self.source_edits), default=len(self.messages))
+        facts = _distinct(f for f in self.statements("root_cause", ROOT_CAUSE) if f.message_index <= last)
         # the statement made closest before the fix is the one the fix rests on
         fix = self.first_fix
         if fix is not None:
@@ -388,7 +456,8 @@ class WorkReader:
 
     def decisions(self) -> Iterator[Fact]:
         """Choices between two ways first (later ones first: they override), then the rest."""
-        facts = list(self.statements("decision", DECISION, needs_code=False))
+        last = max((a.message_index for a in self.source_edits), default=len(self.messages))
+        facts = _distinct(f for f in self.statements("decision", DECISION, needs_code=False) if f.message_index <= last)
         facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
         yield from facts
 
@@ -460,6 +529,22 @@ def final_report(messages: list[Message], actions: list[Action]) -> Iterator[Fac
         ):
             yield Fact("outcome", clip(sentence, 200), at, "What did the agent report when it finished?")
             return
+
+
+def _distinct(facts: Iterable[Fact]) -> list[Fact]:
+    """Facts that say something new: one restating an earlier one (most of its words, within a few
+    messages) is left out."""
+    kept: list[Fact] = []
+    for fact in facts:
+        words = set(re.findall(r"\w{3,}", fact.answer.lower()))
+        if any(
+            abs(fact.message_index - k.message_index) <= 6
+            and len(words & set(re.findall(r"\w{3,}", k.answer.lower()))) >= 0.5 * max(1, len(words))
+            for k in kept
+        ):
+            continue
+        kept.append(fact)
+    return kept
 
 
 def _with_neighbour(content: str, sentence: str) -> str:
