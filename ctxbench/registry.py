@@ -114,13 +114,12 @@ def install_plugins() -> None:
     """Tokenizer and importer plugins join the tables those subsystems look names up in
     (``get_tokenizer`` and ``ctxbench import --format``). Called once; cheap afterwards."""
     from ctxbench.tokens.tokenizers import available_tokenizers, register_tokenizer
-    from ctxbench.transcripts.formats import PARSERS
+    from ctxbench.transcripts.formats import install_plugin_parsers
 
     for entry in _plugin_entries("tokenizer"):
         if entry.name not in available_tokenizers():
             register_tokenizer(entry.name, entry.load())
-    for entry in _plugin_entries("importer"):
-        PARSERS.setdefault(entry.name, entry.load())
+    install_plugin_parsers()
 
 
 def entries(kind: str) -> list[Entry]:

@@ -1,5 +1,6 @@
-"""The import graph has no cycle and ctxbench.core stands alone (issue 18): checked by
-scripts/check_imports.py, run here on ctxbench and on small packages made to fail."""
+"""The import graph has no cycle and ctxbench.core stands alone (issue 18), counting the imports
+inside functions too (issue 28: they hid three circles): checked by scripts/check_imports.py, run
+here on ctxbench and on small packages made to fail."""
 
 import importlib.util
 import subprocess
@@ -20,8 +21,23 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
     return root
 
 
+# Known edges another open issue removes, left out of the check until it lands (the check fails
+# once an edge is gone, so its mark goes with it). Issue 25 moves `calibrate --against provider`
+# (ctxbench.tokens.provider_fidelity) above ctxbench.replay; these are its edges: the module
+# circle with replay.cache_fidelity, and the importers' ratio note, which closes a
+# tokens <-> transcripts circle (tokens imports transcripts.model).
+PENDING_ISSUE_25 = frozenset(
+    {
+        ("ctxbench.tokens.provider_fidelity", "ctxbench.replay.cache_fidelity"),
+        ("ctxbench.replay.cache_fidelity", "ctxbench.tokens.provider_fidelity"),
+        ("ctxbench.transcripts.importer", "ctxbench.tokens.provider_fidelity"),
+        ("ctxbench.transcripts.dataset_import", "ctxbench.tokens.provider_fidelity"),
+    }
+)
+
+
 def test_ctxbench_has_no_import_cycle_and_core_imports_nothing_of_it():
-    assert check_imports.problems(ROOT / "ctxbench") == []
+    assert check_imports.problems(ROOT / "ctxbench", pending=PENDING_ISSUE_25) == []
 
 
 def test_the_check_finds_module_and_subpackage_cycles(tmp_path):
@@ -37,19 +53,34 @@ def test_the_check_finds_module_and_subpackage_cycles(tmp_path):
             "if TYPE_CHECKING:\n    import pkg.a\n",
             "x/three.py": "def g():\n    import pkg.a\n",
             "core.py": "from pkg.x import three\n",
+            "c.py": "import pkg.d\n",
+            "d.py": "class D:\n    def f(self):\n        from pkg import c\n",  # run later, still an edge
+            "e.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import f\n",
+            "f.py": "import pkg.e\n",
         },
     )
     found = check_imports.problems(root)
     assert "import cycle among modules: pkg.a, pkg.b" in found
+    assert "import cycle among modules: pkg.c, pkg.d" in found
     assert "import cycle among subpackages: pkg.x, pkg.y" in found  # x.one -> y.two -> x.three: no module cycle
     assert "pkg.core must import nothing of pkg, imports pkg.x, pkg.x.three" in found
-    assert len(found) == 3  # imports under TYPE_CHECKING or inside functions are not edges
+    assert len(found) == 4  # an import under TYPE_CHECKING never runs: not an edge (e, f)
+
+
+def test_a_pending_edge_is_left_out_until_it_is_gone(tmp_path):
+    root = _package(tmp_path, {"a.py": "from pkg import b\n", "b.py": "def f():\n    import pkg.a\n"})
+    assert check_imports.problems(root, pending=frozenset({("pkg.b", "pkg.a")})) == []
+    (root / "b.py").write_text("")
+    assert check_imports.problems(root, pending=frozenset({("pkg.b", "pkg.a")})) == [
+        "pending edge pkg.b -> pkg.a is gone: remove its mark"
+    ]
 
 
 def test_the_script_exits_non_zero_on_a_cycle(tmp_path):
     root = _package(tmp_path, {"a.py": "from . import b\n", "b.py": "from . import a\n"})
     script = ROOT / "scripts" / "check_imports.py"
     bad = subprocess.run([sys.executable, script, root], capture_output=True, text=True)
-    good = subprocess.run([sys.executable, script, ROOT / "ctxbench"], capture_output=True, text=True)
+    pending = [f"--pending={a}={b}" for a, b in sorted(PENDING_ISSUE_25)]
+    good = subprocess.run([sys.executable, script, *pending, ROOT / "ctxbench"], capture_output=True, text=True)
     assert (bad.returncode, good.returncode) == (1, 0), bad.stdout + good.stdout
     assert "pkg.a, pkg.b" in bad.stdout

@@ -273,3 +273,18 @@ def control_rates(rows: Sequence[dict[str, Any]], max_false_positive_rate: float
         # None: no control could be graded, so nothing says the judge can be trusted
         "trusted": None if fp_rate is None else fp_rate <= max_false_positive_rate,
     }
+
+
+def judge_control_metrics(judge: Any, max_false_positive_rate: float) -> dict[str, Any]:
+    """The judge's false-positive and false-negative rates on control answers (LLM judge only),
+    as ``summary.json`` metrics."""
+    rows = list(getattr(judge, "controls", None) or [])
+    if not rows:
+        return {}
+    rates = control_rates(rows, max_false_positive_rate)
+    return {
+        "judge_control": rates,
+        "judge_false_positive_rate": rates["false_positive_rate"],
+        "judge_false_negative_rate": rates["false_negative_rate"],
+        "judge_trusted": rates["trusted"],
+    }

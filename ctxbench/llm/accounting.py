@@ -68,19 +68,3 @@ def llm_metrics(
     }
     metrics.update(degradation_metrics(events))
     return metrics
-
-
-def judge_control_metrics(judge: Any, max_false_positive_rate: float) -> dict[str, Any]:
-    """The judge's false-positive and false-negative rates on control answers (LLM judge only)."""
-    from ctxbench.judges.llm import control_rates
-
-    rows = list(getattr(judge, "controls", None) or [])
-    if not rows:
-        return {}
-    rates = control_rates(rows, max_false_positive_rate)
-    return {
-        "judge_control": rates,
-        "judge_false_positive_rate": rates["false_positive_rate"],
-        "judge_false_negative_rate": rates["false_negative_rate"],
-        "judge_trusted": rates["trusted"],
-    }

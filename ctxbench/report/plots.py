@@ -455,31 +455,3 @@ def cost_split(cells: pd.DataFrame) -> Plot:
     if "compaction_cost_usd" not in cells:
         plot.note = "No compaction cost recorded in these results (no summariser usage): only agent cost is shown."
     return plot
-
-
-def all_plots(
-    rs: ResultSet,
-    cells: pd.DataFrame,
-    calls: pd.DataFrame,
-    transcript: str | None = None,
-    comparison: pd.DataFrame | None = None,
-) -> list[Plot]:
-    """Every plot; ``comparison``: the table the report shows (with or without intervals)."""
-    comparison = rs.comparison if comparison is None else comparison
-    return [
-        tokens_over_calls(rs, cells, calls, transcript),
-        retention_vs_savings(comparison),
-        errors_and_retries(comparison),
-        estimator_error(cells, calls, transcript),
-        *swept_heatmaps(cells),
-        cost_split(cells),
-        *cost_plots(comparison, cells, calls, transcript),
-    ]
-
-
-def cost_plots(
-    comparison: pd.DataFrame, cells: pd.DataFrame, calls: pd.DataFrame, transcript: str | None
-) -> list[Plot]:
-    from ctxbench.report.cost_plots import cache_over_calls, cost_vs_token_savings  # it imports this module
-
-    return [cost_vs_token_savings(comparison), cache_over_calls(cells, calls, transcript)]

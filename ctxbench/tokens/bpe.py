@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ctxbench.errors import ConfigError
 from ctxbench.tokens import framing, sources
-from ctxbench.tokens.tokenizers import Tokenizer, tiktoken_counter
+from ctxbench.tokens.base import Tokenizer, tiktoken_counter
 
 # Meta's Llama 3 split pattern (llama_models/llama3/tokenizer.py).
 LLAMA3_PATTERN = (

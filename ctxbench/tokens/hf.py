@@ -14,7 +14,7 @@ from typing import Any
 
 from ctxbench.errors import ConfigError
 from ctxbench.tokens import framing, sources
-from ctxbench.tokens.tokenizers import Tokenizer
+from ctxbench.tokens.base import Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,12 @@ def _from_file(path: Path) -> Any:
 
 def deepseek_v3() -> HFTokenizer:
     return HFTokenizer("deepseek-v3", _from_file(sources.deepseek_json()), framing.DEEPSEEK_V3)
+
+
+def deepseek_v32() -> HFTokenizer:
+    """The same vocabulary (litellm's file carries V3.2's added tokens: <think>, ｜DSML｜) with
+    V3.2's request rendering, which DeepSeek's API uses (``ctxbench.tokens.deepseek_dsml``)."""
+    return HFTokenizer("deepseek-v3.2", _from_file(sources.deepseek_json()), framing.DEEPSEEK_V32)
 
 
 def claude_legacy() -> HFTokenizer:

@@ -20,153 +20,25 @@ import functools
 import importlib
 import logging
 import os
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from ctxbench.errors import ConfigError
 from ctxbench.tokens import sources
-from ctxbench.tokens.line_starts import PieceCounter
-from ctxbench.transcripts.model import Message
+from ctxbench.tokens.base import BUFFER_COUNT_CHARS as BUFFER_COUNT_CHARS  # re-exported: the older import path
+from ctxbench.tokens.base import Tokenizer as Tokenizer
+from ctxbench.tokens.base import arguments_key as arguments_key
+from ctxbench.tokens.base import tiktoken_counter as tiktoken_counter
 
 log = logging.getLogger(__name__)
 
 HF_PREFIX = "hf:"
 FALLBACK_SEP = "|"
-# DB-GPT's Layer 1 keeps this many characters of an old observation (its default
-# truncated_observation_max_chars): a tool result's count remembers its start's count.
-OBSERVATION_HEAD_CHARS = 200
-# Texts this long are counted from tiktoken's token buffer (4 bytes a token) instead of its list
-# of Python ints (about 40): no transient list the size of a long tool result. Shorter texts keep
-# the list, whose call costs less.
-BUFFER_COUNT_CHARS = 4096
-
-
-def tiktoken_counter(encoding: Any) -> Callable[[str], int]:
-    """Token count of plain text with a ``tiktoken.Encoding``, special-token text as ordinary
-    text (what ``encode_ordinary`` does); the same count either way, less memory for long text."""
-    # encode_to_numpy imports numpy on its first call: do it with the tokenizer, not in the
-    # middle of the first long count (0.1 s, and OpenBLAS starting its threads).
-    import numpy  # noqa: F401
-
-    ordinary = encoding.encode_ordinary
-    # Short texts go to the Rust method encode_ordinary wraps (DB-GPT's replay counts thousands of
-    # pieces of a few words: the wrapper's frame is a fifth of such a count); the wrapper itself
-    # only when that method refuses the text (lone surrogates, which it replaces first).
-    core = getattr(getattr(encoding, "_core_bpe", None), "encode_ordinary", ordinary)
-    # No special token is allowed and none is checked for: the buffer holds encode_ordinary's ids.
-    buffered = functools.partial(encoding.encode_to_numpy, allowed_special=frozenset(), disallowed_special=())
-
-    def count(text: str) -> int:
-        if len(text) >= BUFFER_COUNT_CHARS:
-            return len(buffered(text))
-        try:
-            return len(core(text))
-        except UnicodeEncodeError:
-            return len(ordinary(text))
-
-    return count
-
-
-def arguments_key(tokenizer: str, call: int) -> str:
-    """Where ``Tokenizer.count_message`` keeps the count of a message's ``call``-th tool-call
-    arguments in its ``token_cache`` (DB-GPT's estimate counts them again inside its text)."""
-    return f"arguments:{call}:{tokenizer}"
 
 
 def litellm_tokenizer_dir() -> Path:
     """The folder in which litellm ships real tokenizer files (tiktoken ranks, HF JSON)."""
     return sources.litellm_tokenizer_dir()
-
-
-class Tokenizer(ABC):
-    """Counts text and chat messages.
-
-    ``per_message`` and ``per_request`` are the framing tokens a chat template adds around
-    each message and once per request; ``role_overhead`` (when set) gives the framing by
-    role, ``per_tool_call`` the framing around each tool call (default ``per_message``).
-    """
-
-    name: str
-    per_message: int = 3
-    per_request: int = 3
-    role_overhead: dict[str, int] | None = None
-    per_tool_call: int | None = None
-    count_tool_name: bool = True
-    # (before name, between name and arguments, after arguments): a tool call rendered as its
-    # template renders it and counted as one string, so merges across the seams are exact.
-    tool_call_pieces: tuple[str, str, str] | None = None
-    # True when the split pattern makes every line start a pre-token boundary (see
-    # ``ctxbench.tokens.line_starts``): appended text is then counted from the last line only.
-    splits_at_line_starts: bool = False
-    _pieces: PieceCounter | None = None
-
-    @abstractmethod
-    def count(self, text: str) -> int:
-        """Tokens in plain text, without any chat framing."""
-
-    def count_template(self, text: str) -> int:
-        """Tokens of chat-template text, in which special tokens count as one each."""
-        return self.count(text)
-
-    def message_overhead(self, role: str) -> int:
-        if self.role_overhead is None:
-            return self.per_message
-        return self.role_overhead.get(role, self.per_message)
-
-    def count_content(self, message: Message) -> int:
-        """Tokens of the message's content alone, cached on the message: estimators that count
-        content without framing (DB-GPT's) share this count instead of tokenizing again."""
-        key = f"content:{self.name}"
-        cached = message.token_cache.get(key)
-        if cached is None:
-            base = message.appended_to
-            if base is None:
-                if message.role == "tool" and self.splits_at_line_starts:
-                    # The start of a tool result (a pre-token boundary near 200 characters in) is
-                    # counted apart and remembered: when DB-GPT's Layer 1 cuts it to that start,
-                    # only the few characters after that boundary are tokenized again.
-                    cached = self.pieces().with_head(message.content, OBSERVATION_HEAD_CHARS)
-                else:
-                    cached = self.count(message.content)
-            else:
-                suffix = message.content[len(base.content) :]
-                cached = self.count_appended(base.content, self.count_content(base), suffix)
-            message.token_cache[key] = cached
-        return cached
-
-    def count_appended(self, text: str, text_tokens: int, suffix: str) -> int:
-        """Tokens of ``text + suffix`` given ``text_tokens``, the count of ``text``: from the
-        text's last line when the split pattern allows it, else counted in full."""
-        if not self.splits_at_line_starts:
-            return self.count(text + suffix)
-        return self.pieces().appended(text, text_tokens, suffix)
-
-    def pieces(self) -> PieceCounter:
-        """This tokenizer's counter of text pieces (with its remembered counts)."""
-        if self._pieces is None:
-            self._pieces = PieceCounter(self.piece_count())
-        return self._pieces
-
-    def piece_count(self) -> Callable[[str], int]:
-        """The quickest exact ``count`` for short pieces (no call in between when the tokenizer allows)."""
-        return self.count
-
-    def count_message(self, message: Message) -> int:
-        """Tokens a message costs inside a prompt: framing, content, tool calls, tool name."""
-        tokens = self.message_overhead(message.role) + self.count_content(message)
-        per_call = self.per_message if self.per_tool_call is None else self.per_tool_call
-        for i, call in enumerate(message.tool_calls):
-            if self.tool_call_pieces is not None:
-                before, between, after = self.tool_call_pieces
-                tokens += self.count_template(f"{before}{call.name}{between}{call.arguments}{after}")
-            else:
-                arguments = message.token_cache[arguments_key(self.name, i)] = self.count(call.arguments)
-                tokens += self.count(call.name) + arguments + per_call
-        if message.name and message.role == "tool" and self.count_tool_name:
-            tokens += self.count(message.name)
-        return tokens
 
 
 class TiktokenTokenizer(Tokenizer):
@@ -222,6 +94,7 @@ _FACTORIES: dict[str, TokenizerFactory] = {
     "qwen3.5": _lazy("ctxbench.tokens.bpe:qwen", "qwen3.5"),
     "mistral-tekken": _lazy("ctxbench.tokens.bpe:tekken"),
     "deepseek-v3": _lazy("ctxbench.tokens.hf:deepseek_v3"),
+    "deepseek-v3.2": _lazy("ctxbench.tokens.hf:deepseek_v32"),
     "claude-legacy": _lazy("ctxbench.tokens.hf:claude_legacy"),
 }
 _ALIASES: dict[str, str] = {
@@ -244,9 +117,10 @@ _ALIASES: dict[str, str] = {
     "qwen2.5-coder-32b": "qwen2.5",
     "qwen2.5-72b": "qwen2.5",
     "qwen3-coder-480b": "qwen3",
-    "deepseek-chat": "deepseek-v3",
+    # DeepSeek's API serves V3.2 under these names (its rendering, not V3's template: deepseek_dsml).
+    "deepseek-chat": "deepseek-v3.2",
     "deepseek-r1": "deepseek-v3",
-    "deepseek-reasoner": "deepseek-v3",
+    "deepseek-reasoner": "deepseek-v3.2",
     "mistral-large": "mistral-tekken",
     "mistral-nemo": "mistral-tekken",
     "claude-3-5-sonnet": "claude-legacy",
@@ -273,9 +147,11 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
     ("qwen3", "qwen3"),
     ("qwen2.5", "qwen2.5"),
     ("qwen2", "qwen2.5"),
+    ("deepseek-v3.2", "deepseek-v3.2"),
     ("deepseek-v3", "deepseek-v3"),
     ("deepseek-r1", "deepseek-v3"),
-    ("deepseek-chat", "deepseek-v3"),
+    ("deepseek-chat", "deepseek-v3.2"),
+    ("deepseek-reasoner", "deepseek-v3.2"),
     ("mistral-large", "mistral-tekken"),
     ("mistral-nemo", "mistral-tekken"),
     ("open-mistral-nemo", "mistral-tekken"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 import warnings
@@ -19,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from ctxbench.atomic import WriteError, write_error
 from ctxbench.errors import InputError
 from ctxbench.transcripts.dataset_rows import choose_column, row_transcripts
 from ctxbench.transcripts.formats import TranscriptWarning
@@ -126,6 +128,9 @@ def _write_split(
             raise InputError(place, None, f"no row could be imported ({skipped} skipped)")
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
+    except OSError as exc:  # a full disk or a read-only --out: the write's error, not the dataset's
+        Path(tmp).unlink(missing_ok=True)
+        raise write_error(exc, target) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -134,6 +139,12 @@ def _write_split(
 
 def _arrow_error(exc: BaseException, place: str) -> InputError:
     return InputError(place, None, f"cannot read the dataset ({one_line(exc)})")
+
+
+def safe_file_name(name: str) -> str:
+    """A dataset's own split or folder name as one file name inside ``--out``: no folder part, no
+    leading dot (names come from the dataset's metadata, which may be hostile)."""
+    return re.sub(r"[^A-Za-z0-9._@+=-]+", "_", name).lstrip(".")[:200] or "dataset"
 
 
 def _free_target(out_dir: Path, name: str, prefix: str, totals: ImportTotals) -> tuple[Path, str]:
@@ -156,13 +167,19 @@ def import_dataset(
     try:
         spec = parse_spec(given)
         splits = open_splits(spec)
-    except InputError as exc:
+    except Exception as exc:  # noqa: BLE001 - a corrupt file inside datasets/pyarrow: one line, go on
         totals.failed += 1
-        print(f"FAILED  {exc}")
+        print(f"FAILED  {exc if isinstance(exc, InputError) else _arrow_error(exc, given)}")
         return
     for split, ds, total in splits:
         place = given if split is None or spec.split else f"{given}:{split}"
-        name = f"{spec.label}.{split}" if split else spec.label
+        if isinstance(ds, InputError):  # a split the metadata lists that cannot be opened
+            totals.failed += 1
+            print(f"FAILED  {ds}")
+            if strict:
+                return
+            continue
+        name = safe_file_name(f"{spec.label}.{split}" if split else spec.label)
         target, id_prefix = _free_target(
             out_dir, name, f"{spec.short_name}:{split}" if split else spec.short_name, totals
         )
@@ -176,7 +193,7 @@ def import_dataset(
         except Exception as exc:  # noqa: BLE001 - pyarrow's and datasets' errors, or a defect: one line, go on
             totals.failed += 1
             totals.warnings += problems.count
-            print(f"FAILED  {exc if isinstance(exc, InputError) else _arrow_error(exc, place)}")
+            print(f"FAILED  {exc if isinstance(exc, InputError | WriteError) else _arrow_error(exc, place)}")
             if strict:
                 return
             continue

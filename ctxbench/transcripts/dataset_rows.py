@@ -72,6 +72,11 @@ def row_document(row: dict[str, Any], column: str) -> dict[str, Any]:
     if isinstance(model, str):
         doc["model"] = model
     present = [x for x in items if x is not None]
+    for k, x in enumerate(present):  # ints, strings or role-less shapes would import as empty runs
+        if not isinstance(x, dict):
+            raise ValueError(f"item {k} is {type(x).__name__}, not a message object")
+        if "role" in x and not isinstance(x["role"], str) and not isinstance(x.get("from"), str):
+            raise ValueError(f"item {k}: role is {type(x['role']).__name__}, not a string")
     if column == "history" or (present and _is_event(present[0])):
         doc["history"] = items  # OpenHands events, or a SWE-agent .traj history
     elif present and all(_is_chat(x) for x in present):
@@ -122,6 +127,9 @@ def row_transcripts(row: dict[str, Any], index: int, column: str, fmt: str, labe
     except (AttributeError, KeyError, TypeError, IndexError) as exc:
         raise InputError(where, None, f"cannot read as {chosen} ({type(exc).__name__}: {exc})") from None
     ctx.flush()
+    transcripts = [t for t in transcripts if t.messages]
+    if not transcripts:
+        raise InputError(where, None, f"column {column!r}: no message could be read")
     instance = doc.get("instance_id") or doc.get("id") or doc.get("trajectory_id")
     base = f"{label}#{index}" + (f"-{instance}" if isinstance(instance, str | int) and instance != "" else "")
     metadata = _scalar_metadata(row, column)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,30 +126,142 @@ def parquet_options() -> dict[str, Any]:
     return {"batch_size": 64, "fragment_scan_options": scan}
 
 
-def _open_local(spec: DatasetSpec) -> list[tuple[str | None, Any, int | None]]:
+Opened = tuple[str | None, Any, int | None]  # (split, IterableDataset or the InputError of that split, rows)
+_SHARD = re.compile(r"^(?P<stem>.*)-(?P<index>\d{5})-of-(?P<count>\d{5})$")
+
+
+def _read_json(path: Path) -> Any:
+    """A layout file (``dataset_dict.json``, ``state.json``): an ``InputError`` naming it when unreadable."""
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(path, None, f"cannot read the dataset's layout file ({one_line(exc)})") from None
+
+
+def _check_readable(files: list[Path]) -> None:
+    """Each parquet footer / Arrow stream header is read before streaming, so a corrupt file is one
+    line naming it (not a pyarrow traceback from inside ``datasets``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for f in files:
+        try:
+            if f.suffix.lower() == ".parquet":
+                pq.ParquetFile(f).schema_arrow  # noqa: B018 - reads and checks the footer
+            else:
+                with pa.memory_map(str(f)) as source:
+                    try:
+                        pa.ipc.open_stream(source).schema  # noqa: B018 - save_to_disk writes the stream format
+                    except pa.ArrowInvalid:
+                        source.seek(0)
+                        pa.ipc.open_file(source).schema  # noqa: B018
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            raise InputError(f, None, f"not a readable {f.suffix.lstrip('.')} file ({one_line(exc)})") from None
+
+
+def _missing_shards(files: list[Path]) -> list[str]:
+    """``NAME-00001-of-00004.ext`` shards (the Hub's and save_to_disk's naming) whose siblings are absent."""
+    groups: dict[tuple[Path, str, str, int], set[int]] = {}
+    for f in files:
+        m = _SHARD.match(f.stem)
+        if m:
+            groups.setdefault((f.parent, m["stem"], f.suffix, int(m["count"])), set()).add(int(m["index"]))
+    missing = []
+    for (parent, stem, suffix, count), seen in groups.items():
+        missing += [str(parent / f"{stem}-{i:05d}-of-{count:05d}{suffix}") for i in range(count) if i not in seen]
+    return missing
+
+
+def _saved_files(folder: Path) -> list[Path]:
+    """The .arrow files of one ``save_to_disk`` folder; those ``state.json`` lists must all be there."""
+    state_file = folder / "state.json"
+    found = sorted(f for f in folder.glob("*.arrow") if not f.name.startswith("."))
+    if not state_file.is_file():
+        missing = _missing_shards(found)
+    else:
+        state = _read_json(state_file)
+        listed = state.get("_data_files") if isinstance(state, dict) else None
+        if not isinstance(listed, list) or not all(
+            isinstance(x, dict) and isinstance(x.get("filename"), str) for x in listed
+        ):
+            raise InputError(state_file, "$._data_files", "not a list of {filename: ...}")
+        names = [x["filename"] for x in listed]
+        if any(Path(n).name != n or n.startswith(".") for n in names):
+            raise InputError(state_file, "$._data_files", "a file name with a folder in it")
+        missing = [str(folder / n) for n in names if not (folder / n).is_file()]
+        found = [folder / n for n in names if (folder / n).is_file()]
+    if missing:
+        raise InputError(
+            folder, None, f"shard(s) missing: {', '.join(missing[:3])}" + (" ..." if len(missing) > 3 else "")
+        )
+    if not found:
+        raise InputError(folder, None, "no .arrow files")
+    return found
+
+
+def _open_saved_split(folder: Path) -> Any:
+    files = _saved_files(folder)
+    _check_readable(files)
+    return _stream_files(files)
+
+
+def _split_folder(path: Path, split: Any) -> Path:
+    """A split's folder inside the dataset: a split name is one plain path part (no ``/``, ``..``)."""
+    if (
+        not isinstance(split, str)
+        or not split
+        or split in (".", "..")
+        or "/" in split
+        or "\\" in split
+        or "\0" in split
+    ):
+        raise InputError(path / "dataset_dict.json", "$.splits", f"split name {split!r} is not a plain folder name")
+    return path / split
+
+
+def _open_dict(path: Path, dict_file: Path) -> list[Opened]:
+    """DatasetDict.save_to_disk: one folder per split; a split that cannot be opened is its own error."""
+    data = _read_json(dict_file)
+    splits = data.get("splits") if isinstance(data, dict) else None
+    if not isinstance(splits, list) or not splits:
+        raise InputError(dict_file, "$.splits", "not a non-empty list of split names")
+    out: list[Opened] = []
+    for split in splits:
+        try:
+            folder = _split_folder(path, split)
+            if not folder.is_dir():
+                raise InputError(folder, None, f"split {split!r} listed in dataset_dict.json is missing")
+            out.append((split, _open_saved_split(folder), _saved_rows(folder)))
+        except InputError as exc:
+            out.append((str(split), exc, None))
+    return out
+
+
+def _open_local(spec: DatasetSpec) -> list[Opened]:
     path = spec.path
     assert path is not None
     if not path.exists():
         raise InputError(path, None, "no such file or directory")
     if path.is_file():
+        _check_readable([path])
         return [(None, _stream_files([path]), _parquet_rows([path]) if path.suffix == ".parquet" else None)]
     dict_file = path / "dataset_dict.json"
-    if dict_file.is_file():  # DatasetDict.save_to_disk: one folder per split
-        splits = json.loads(dict_file.read_text()).get("splits") or []
-        out = []
-        for split in splits:
-            files = sorted((path / split).glob("*.arrow"))
-            if files:
-                out.append((split, _stream_files(files), _saved_rows(path / split)))
-        if not out:
-            raise InputError(path, None, "dataset_dict.json lists no split with .arrow files")
-        return out
+    if dict_file.is_file():
+        return _open_dict(path, dict_file)
+    if (path / "state.json").is_file():  # Dataset.save_to_disk
+        return [(None, _open_saved_split(path), _saved_rows(path))]
     files = sorted(f for f in path.rglob("*") if f.suffix.lower() in DATA_SUFFIXES and not f.name.startswith("."))
     kinds = {f.suffix.lower() for f in files}
     if not files:
         raise InputError(path, None, "no .parquet or .arrow files in this directory")
     if len(kinds) > 1:
         raise InputError(path, None, "mixes .parquet and .arrow files; import them separately")
+    missing = _missing_shards(files)
+    if missing:
+        raise InputError(
+            path, None, f"shard(s) missing: {', '.join(missing[:3])}" + (" ..." if len(missing) > 3 else "")
+        )
+    _check_readable(files)
     rows = _parquet_rows(files) if ".parquet" in kinds else _saved_rows(path)
     return [(None, _stream_files(files), rows)]
 
@@ -177,7 +290,7 @@ def _hub_snapshot(spec: DatasetSpec) -> Path | None:
     return Path(folder)
 
 
-def _splits_of(loaded: Any, split: str | None) -> list[tuple[str | None, Any, int | None]]:
+def _splits_of(loaded: Any, split: str | None) -> list[Opened]:
     """``load_dataset`` returns one IterableDataset (split given) or a dict of them."""
     if split is not None:
         return [(split, loaded, _info_rows(loaded, split))]
@@ -191,7 +304,7 @@ def _info_rows(ds: Any, split: str) -> int | None:
     return n if isinstance(n, int) and n > 0 else None
 
 
-def _open_hub(spec: DatasetSpec) -> list[tuple[str | None, Any, int | None]]:
+def _open_hub(spec: DatasetSpec) -> list[Opened]:
     import datasets
 
     snapshot = _hub_snapshot(spec)
@@ -228,7 +341,8 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 
-def open_splits(spec: DatasetSpec) -> list[tuple[str | None, Any, int | None]]:
-    """(split name, IterableDataset, rows if known) for each split to import."""
+def open_splits(spec: DatasetSpec) -> list[Opened]:
+    """(split name, IterableDataset, rows if known) for each split to import; in place of the dataset,
+    the ``InputError`` of a split that cannot be opened (the other splits are still imported)."""
     _quiet_datasets()
     return _open_hub(spec) if spec.repo else _open_local(spec)

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from ctxbench.cli import describe
 from ctxbench.errors import InputError
-from ctxbench.registry import install_plugins
 from ctxbench.transcripts.canonical import transcript_from_data, write_transcripts
 from ctxbench.transcripts.dataset_import import ImportTotals, import_dataset
 from ctxbench.transcripts.detect import (
@@ -30,7 +29,7 @@ from ctxbench.transcripts.detect import (
     load_source,
     os_problem,
 )
-from ctxbench.transcripts.formats import FORMAT_NAMES, PARSERS, ParseContext, TranscriptWarning
+from ctxbench.transcripts.formats import FORMAT_NAMES, PARSERS, ParseContext, TranscriptWarning, install_plugin_parsers
 from ctxbench.transcripts.formats._common import dedupe_ids
 from ctxbench.transcripts.hf_source import is_dataset_source
 from ctxbench.transcripts.model import Transcript
@@ -199,7 +198,7 @@ def cli(argv: list[str]) -> int:
         "hf:ORG/NAME[@REV][:SPLIT], .parquet/.arrow files, save_to_disk or parquet/arrow folders",
     )
     parser.add_argument("--out", required=True, type=Path, help="directory for the canonical JSONL files")
-    install_plugins()  # importers of installed plugins (entry point group ctxbench.importers) join PARSERS
+    install_plugin_parsers()  # importers of installed plugins (entry point group ctxbench.importers)
     parser.add_argument("--format", default="auto", choices=("auto", *PARSERS), help="source format")
     parser.add_argument(
         "--column",
