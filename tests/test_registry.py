@@ -51,7 +51,7 @@ def test_parameters_and_defaults_come_from_the_signature():
     shown = {str(p) for p in parameters(lookup("layer", "reactive_keep_last_rounds").load())}
     assert shown == {"keep_rounds: int = 2", "name: str = 'layer4'"}
     ema = {p.name: p.default for p in parameters(lookup("estimator", "ema").load())}
-    assert ema["alpha"] == "0.3"
+    assert ema["alpha"] == "0.8"
 
 
 def test_ls_lists_every_strategy_config_and_layer_with_parameters():
