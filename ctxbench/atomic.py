@@ -6,6 +6,7 @@ a per-folder lock, so concurrent runs into the same output never share a half-wr
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -15,6 +16,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from ctxbench.errors import CtxbenchError
 
 
 def _current_umask() -> int:
@@ -26,23 +29,67 @@ def _current_umask() -> int:
 _UMASK = _current_umask()
 
 
+class WriteError(CtxbenchError, OSError):
+    """A file ctxbench could not write (full disk, read-only or unwritable place): one line naming it.
+
+    Also an ``OSError`` (with its ``errno``), so callers that handle write failures keep doing so."""
+
+    def __str__(self) -> str:
+        return f"cannot write {self.filename}: {self.strerror}"
+
+
+_REASONS = {
+    errno.ENOSPC: "no space left on device (nothing was replaced: the old file, if any, is intact)",
+    errno.EDQUOT: "disk quota exceeded (nothing was replaced: the old file, if any, is intact)",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EISDIR: "it is a directory",
+    errno.ENOTDIR: "a part of the path is a file, not a directory",
+}
+
+
+def reason(exc: OSError) -> str:
+    """Why an ``OSError`` happened, in words a user can act on."""
+    return _REASONS.get(exc.errno or 0, exc.strerror or str(exc))
+
+
+def write_error(exc: OSError, path: str | Path) -> WriteError:
+    """``exc`` raised while writing ``path`` as the one-line ``WriteError`` a user sees."""
+    if isinstance(exc, WriteError):
+        return exc
+    return WriteError(exc.errno or 0, reason(exc), str(path))
+
+
 def write_text_atomic(path: str | Path, text: str) -> Path:
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to a temporary file beside ``path``, fsync it, and rename it over ``path``.
+
+    Any failure (full disk, read-only, a folder where the file should be) is a ``WriteError`` and
+    leaves ``path`` as it was, with no temporary file behind (also on Ctrl-C or SIGTERM)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp: str | None = None
     try:
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; results are meant to be shared
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise write_error(exc, path) from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise
     return path
 

@@ -11,11 +11,14 @@ Exit codes, the same for every command (docs/commands.md):
      written are kept)
   3  internal error: a bug in ctxbench (the traceback is printed)
   130  interrupted (Ctrl-C); results already written are kept
+  143  terminated (SIGTERM): handled like Ctrl-C (temporary files removed, results written are kept)
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -29,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("ctxbench.datagen.cli:cli", "regenerate (or --check) the bundled synthetic transcripts"),
     "calibrate": ("ctxbench.tokens.calibrate:cli", "measure tokenizer chars/token and estimator error on transcripts"),
     "report": ("ctxbench.report.cli:report_cli", "gather runs into tables, plots, HTML and Markdown"),
+    "view": ("ctxbench.view.cli:cli", "see what a strategy sent and dropped, call by call (static pages or --serve)"),
     "baseline": ("ctxbench.report.gate:baseline_cli", "store the current results summary as a CI baseline"),
     "check": ("ctxbench.report.gate:check_cli", "compare results with a baseline; non-zero exit on regression"),
     "ls": (
@@ -37,6 +41,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "bench": ("ctxbench.bench:cli", "measure replay speed against the tokenizer floor, memory and sweep scaling"),
 }
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is, so every clean-up path of Ctrl-C runs for it too."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+# An OSError of these kinds is the user's disk or folder, not a bug: one line, exit 2.
+_PLACE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR}
 
 
 def describe(doc: str | None) -> str:
@@ -52,7 +68,8 @@ def _usage() -> str:
     lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
     lines += ["", "`ctxbench <command> --help` shows a command's own options."]
     lines += [
-        "Exit codes: 0 done, 1 check failed (regression), 2 bad usage/config/input, 3 internal error, 130 interrupted."
+        "Exit codes: 0 done, 1 check failed (regression), 2 bad usage/config/input, 3 internal error, "
+        "130 interrupted, 143 terminated."
     ]
     return "\n".join(lines)
 
@@ -79,23 +96,40 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"ctxbench: command {name!r} is not available in this build ({exc.name} missing)", file=sys.stderr)
             return 2
         raise
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return int(func(rest) or 0)
     except CtxbenchError as exc:
         print(f"ctxbench {name}: error: {exc}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # the reader went away (`ctxbench ls | head`): not an error
-        import os
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError) or exc.errno not in _PLACE_ERRNOS:
+            if isinstance(exc, BrokenPipeError):  # the reader went away (`ctxbench ls | head`): not an error
+                import os
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return 0
+            return _internal_error(name)
+        from ctxbench.atomic import reason
+
+        print(f"ctxbench {name}: error: {exc.filename or 'a file'}: {reason(exc)}", file=sys.stderr)
+        return 2
+    except Terminated:
+        print(f"ctxbench {name}: terminated (SIGTERM); results already written are kept", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print(f"ctxbench {name}: interrupted; results already written are kept", file=sys.stderr)
         return 130
     except Exception:  # not an input or config problem: a bug, so show where
-        traceback.print_exc()
-        print(f"ctxbench {name}: internal error (a bug in ctxbench; the traceback above says where)", file=sys.stderr)
-        return 3
+        return _internal_error(name)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _internal_error(name: str) -> int:
+    traceback.print_exc()
+    print(f"ctxbench {name}: internal error (a bug in ctxbench; the traceback above says where)", file=sys.stderr)
+    return 3
 
 
 if __name__ == "__main__":

@@ -187,6 +187,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     from ctxbench.judges.agreement import agreement_metrics
     from ctxbench.probes.boilerplate import find_boilerplate
     from ctxbench.probes.metrics import retention_metrics
+    from ctxbench.replay.contexts import FILE as CONTEXTS_FILE
+    from ctxbench.replay.contexts import ContextRecorder
     from ctxbench.replay.engine import replay
     from ctxbench.results.store import Cell, code_fingerprint, config_hash
     from ctxbench.tokens.counting import TokenCounter
@@ -216,6 +218,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     progress = show_progress(cfg.get("progress", "auto"))
     started, reused, stale = time.perf_counter(), 0, 0
     resolved = resolved_config(cfg)
+    record_contexts = bool(cfg.output.get("contexts", True))  # not in a cell's hash: it changes no number
     by_index: dict[int, dict[str, Any]] = {}
 
     def do_cell(index: int, cell: Cell, transcript: Transcript, data_hash: str, blocking: bool) -> bool:
@@ -251,7 +254,9 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         cell_started = time.perf_counter()
         strategy, estimator = build_strategy(cfg), build_estimator(cfg)
         observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), boilerplate)
+        counted = counter.for_transcript(transcript)  # the provider counts what this agent sent
         summariser = build_summariser(cfg, work, transcript.id)
+        recorder = ContextRecorder(transcript, counted, strategy, model) if record_contexts else None
         calls_bar = tqdm(
             total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not progress, leave=False
         )
@@ -261,10 +266,10 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
                 strategy,
                 estimator,
                 model,
-                counter.for_transcript(transcript),  # the provider counts what this agent sent
+                counted,
                 workdir=work,
                 summariser=summariser,
-                observers=[observer] if observer else [],
+                observers=[o for o in (observer, recorder) if o is not None],
                 on_progress=calls_bar.update,
             )
         write_files = getattr(strategy, "write_files", None)  # a strategy need not derive from Strategy
@@ -273,6 +278,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         judge_cfg = to_plain(cfg.get("judge")) or {}
         metrics = {**result.summary, **llm_cell_metrics(summariser, observer, result, judge_cfg)}
         extra = {}
+        if recorder is not None:
+            extra[CONTEXTS_FILE] = recorder.rows
         if observer is not None:
             answers = {p.id: p.answer for p in observer.probes}
             metrics.update(retention_metrics(observer.rows, answers))
@@ -452,6 +459,14 @@ def _shown(path: Path) -> str:
 QUIET_OVERRIDES = ("progress=false", "hydra.job_logging.root.level=WARNING", "hydra.hydra_logging.root.level=WARNING")
 
 
+def _output_place(args: Sequence[str]) -> str:
+    """``output.root/output.name`` as the overrides give it (for an error that names no file)."""
+    given = dict(
+        a.lstrip("+").split("=", 1) for a in args if a.lstrip("+").startswith(("output.root=", "output.name="))
+    )
+    return f"{given.get('output.root', 'results')}/{given.get('output.name', 'default')} (under it)"
+
+
 def cli(argv: Sequence[str]) -> int:
     """``ctxbench run [-q] [overrides]``. Exit codes are ctxbench's (see ctxbench.cli): a config
     Hydra cannot compose is a ConfigError (2), like every ctxbench input or config error."""
@@ -472,4 +487,8 @@ def cli(argv: Sequence[str]) -> int:
         cause = f" ({exc.__cause__})" if exc.__cause__ is not None else ""
         text = f"{exc}{cause}".split("Config search path:")[0]
         raise ConfigError(" ".join(text.split())) from None
+    except OSError as exc:  # Hydra's own writes (job log, .hydra/) on a full disk name no file: say where
+        if exc.filename is None:
+            exc.filename = _output_place(args)
+        raise
     return 2 if RUN_STATE["skipped"] else 0  # bad input (skipped dataset files); the rest ran and is kept

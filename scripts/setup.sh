@@ -29,9 +29,12 @@ fi
 .venv/bin/python -m pip install --quiet --no-deps dbgpt==0.8.2
 # inspect_ai's compaction (strategy=inspect_compaction): the wheel and the packages inspect_ai.model
 # imports, without the rest of its tree (s3fs/aiobotocore would downgrade fsspec and boto3 pinned above).
+# The list is what `import inspect_ai.model` needs in a fresh venv (starlette: its log viewer's server,
+# imported by inspect_ai._eval); tests/test_upstream_inspect.py fails, not skips, when one is missing.
 .venv/bin/python -m pip install --quiet --no-deps inspect-ai==0.3.285 docstring-parser==0.18.0 ijson==3.6.0 \
   jsonlines==4.0.0 jsonpatch==1.48 jsonpointer==3.12 mmh3==5.3.1 nest-asyncio2==1.7.4 platformdirs==4.14.9 \
-  psutil==7.2.2 semver==3.1.2 shortuuid==1.0.13 tenacity==9.2.1 textual==8.2.8 zipfile-zstd==0.0.4 zstandard==0.25.0
+  psutil==7.2.2 semver==3.1.2 shortuuid==1.0.13 starlette==1.10.0 tenacity==9.2.1 textual==8.2.8 zipfile-zstd==0.0.4 \
+  zstandard==0.25.0
 # LangChain's context middleware (strategy=langchain_middleware, the `langchain` extra): installs with
 # its own dependencies, none of which changes a package pinned above; its tree is pinned here.
 .venv/bin/python -m pip install --quiet -c constraints.txt langchain==1.5.0 langchain-core==1.8.3 \

@@ -19,18 +19,20 @@ from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.tokenizers import get_tokenizer
 from ctxbench.transcripts import load_transcripts
 from ctxbench.transcripts.model import Transcript
-from ctxbench.upstream import UpstreamMissing
+from ctxbench.upstream import missing
 from ctxbench.upstream.differences import DBGPT
 from tests.conftest import ROOT
 from tests.dbgpt_histories import tool_history
 from tests.test_strategy_dbgpt import react_transcript
+from tests.upstream_required import fail_if_missing
 
-try:
-    from ctxbench.upstream.dbgpt_loader import load_context
+REASON = missing("upstream_dbgpt")
 
-    UPSTREAM = load_context()
-except UpstreamMissing as missing:
-    pytest.skip(f"upstream DB-GPT not installed: {missing}", allow_module_level=True)
+
+@pytest.fixture(autouse=True)
+def _installed() -> None:
+    fail_if_missing("upstream_dbgpt", REASON)
+
 
 CONFIG_DIR = ROOT / "ctxbench" / "configs"
 BUNDLED = ROOT / "ctxbench" / "data" / "bundled"

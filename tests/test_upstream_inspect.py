@@ -17,10 +17,15 @@ from ctxbench.transcripts import load_transcripts
 from ctxbench.transcripts.model import Transcript
 from ctxbench.upstream import missing
 from tests.conftest import ROOT
+from tests.upstream_required import fail_if_missing
 
 REASON = missing("inspect_compaction")
-if REASON:
-    pytest.skip(f"inspect_ai not installed: {REASON}", allow_module_level=True)
+
+
+@pytest.fixture(autouse=True)
+def _installed() -> None:
+    fail_if_missing("inspect_compaction", REASON)
+
 
 CONFIG_DIR = ROOT / "ctxbench" / "configs"
 
@@ -74,3 +79,44 @@ def test_unknown_kind_is_a_config_error() -> None:
 
     with pytest.raises(ConfigError, match="kind must be one of"):
         _replay(Transcript("t", []), "magic")
+
+
+def test_a_package_inspect_imports_missing_is_named_without_asking_to_install_inspect_again() -> None:
+    """The import fails in a fresh interpreter where starlette cannot be imported (the state setup left
+    before it pinned starlette): the reason names starlette and does not ask for inspect-ai itself."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['starlette'] = None\n"
+        "from ctxbench.upstream import missing; print(missing('inspect_compaction'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert "starlette" in out and "inspect-ai 0.3.285 is installed" in out
+    assert "pip install --no-deps inspect-ai" not in out
+
+
+def test_the_command_line_run_works_for_every_kind(tmp_path: Path) -> None:
+    """`ctxbench run strategy=inspect_compaction strategy.params.kind=edit,trim,summary,auto` after setup."""
+    import subprocess
+
+    from tests.conftest import CTXBENCH
+
+    result = subprocess.run(
+        [
+            *CTXBENCH,
+            "run",
+            "-m",
+            "-q",
+            "strategy=inspect_compaction",
+            "strategy.params.kind=edit,trim,summary,auto",
+            "dataset.include=[synth-sql_060k]",
+            "model=gpt-4-32k",
+            f"output.root={tmp_path}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len(list(tmp_path.glob("**/summary.json"))) == 4

@@ -18,10 +18,15 @@ from ctxbench.transcripts import load_transcripts
 from ctxbench.transcripts.model import Transcript
 from ctxbench.upstream import missing
 from tests.conftest import ROOT
+from tests.upstream_required import fail_if_missing
 
 REASON = missing("langchain_middleware")
-if REASON:
-    pytest.skip(f"langchain not installed: {REASON}", allow_module_level=True)
+
+
+@pytest.fixture(autouse=True)
+def _installed() -> None:
+    fail_if_missing("langchain_middleware", REASON)
+
 
 CONFIG_DIR = ROOT / "ctxbench" / "configs"
 BUNDLED = ROOT / "ctxbench" / "data" / "bundled"

@@ -15,6 +15,7 @@ which the transcript does not record: the read totals are compared over the call
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,12 +185,13 @@ def fidelity_rows(transcripts: Sequence[Transcript]) -> tuple[list[dict[str, Any
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]], columns: Sequence[str]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns))
-        writer.writeheader()
-        writer.writerows(rows)
-    tmp.replace(path)  # published whole or not at all
+    from ctxbench.atomic import write_text_atomic
+
+    handle = io.StringIO(newline="")
+    writer = csv.DictWriter(handle, fieldnames=list(columns))
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text_atomic(path, handle.getvalue())  # published whole or not at all
 
 
 def write_cache_fidelity(transcripts: Sequence[Transcript], out_dir: Path) -> list[dict[str, Any]]:

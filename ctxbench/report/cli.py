@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from ctxbench.atomic import write_bytes_atomic, write_error, write_text_atomic
 from ctxbench.errors import InputError
 from ctxbench.progress import show_progress
 from ctxbench.report.figures import all_plots
@@ -46,7 +47,10 @@ def report_cli(argv: Sequence[str]) -> int:
     if not rs.summaries:
         raise InputError(", ".join(args.results), None, "no complete result cells found")
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(exc, out) from None
     progress = not args.no_progress and show_progress("auto")
     cells, comparison = rs.cells, comparison_frame(rs.summaries, ci=not args.no_ci, seed=args.seed)
     calls = rs.calls(progress=progress)
@@ -61,7 +65,10 @@ def report_cli(argv: Sequence[str]) -> int:
         if fmt in formats:
             for name, table in tables.items():
                 path = out / f"{name}.{fmt}"
-                table.to_csv(path, index=False) if fmt == "csv" else table.to_parquet(path, index=False)
+                if fmt == "csv":
+                    write_text_atomic(path, table.to_csv(index=False))
+                else:
+                    write_bytes_atomic(path, table.to_parquet(index=False))
                 written.append(path)
     if "html" in formats or "md" in formats:
         steps = tqdm(total=2, desc="plots", disable=not progress, leave=False)

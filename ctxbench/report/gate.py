@@ -28,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from ctxbench.atomic import write_text_atomic
 from ctxbench.errors import ConfigError, InputError
 from ctxbench.report.intervals import STATS, Paired, paired_difference
 from ctxbench.report.load import gather
@@ -380,8 +381,7 @@ def baseline_cli(argv: Sequence[str]) -> int:
         "entries": entries,
     }
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    write_text_atomic(out, json.dumps(data, indent=1, sort_keys=False) + "\n")  # a full disk keeps the old one
     print(f"baseline: {len(entries)} entries from {cells} cells -> {out}")
     return 0
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from ctxbench.atomic import write_bytes_atomic, write_text_atomic
 from ctxbench.report.plots import Plot
 from ctxbench.report.tables import PERCENT
 
@@ -135,7 +136,7 @@ def write_html(
         if plot.note:
             parts.append(f"<p class='note'>{html.escape(plot.note)}</p>")
     parts.append("</body></html>")
-    path.write_text("\n".join(parts), encoding="utf-8")
+    write_text_atomic(path, "\n".join(parts))
     return path
 
 
@@ -159,12 +160,12 @@ def write_markdown(
         lines += [f"## {_heading(plot.title)}", ""]
         if plot.figure is not None:
             png = plot_dir / f"{plot.name}.png"
-            png.write_bytes(png_bytes(plot))
+            write_bytes_atomic(png, png_bytes(plot))
             pngs.append(png)
             lines += [f"![{plot.title}](plots/{png.name})", ""]
         if plot.note:
             lines += [f"_{plot.note}_", ""]
-    path.write_text("\n".join(lines), encoding="utf-8")
+    write_text_atomic(path, "\n".join(lines))
     return pngs
 
 

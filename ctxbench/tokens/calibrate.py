@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import math
 import warnings
 from collections import defaultdict
@@ -337,12 +338,14 @@ def markdown_table(rows: list[dict[str, object]]) -> str:
 
 
 def write_csv(path: Path, rows: list[dict[str, object]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        if not rows:
-            return
+    from ctxbench.atomic import write_text_atomic
+
+    handle = io.StringIO(newline="")
+    if rows:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
+    write_text_atomic(path, handle.getvalue())
 
 
 def plot_errors(result: Calibration, path: Path) -> Path:
@@ -376,8 +379,12 @@ def plot_errors(result: Calibration, path: Path) -> Path:
     for ax in list(axes.flat)[len(toks) :]:
         ax.set_visible(False)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    from ctxbench.atomic import write_bytes_atomic
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
     plt.close(fig)
+    write_bytes_atomic(path, buffer.getvalue())
     return path
 
 
@@ -401,7 +408,9 @@ def report(result: Calibration, out_dir: Path | None) -> str:
         write_csv(out_dir / "chars_per_token.csv", result.kind_rows())
         write_csv(out_dir / "estimator_error.csv", result.error_rows())
         write_csv(out_dir / "provider_usage.csv", result.usage_rows())
-        (out_dir / "calibrate.md").write_text(text + "\n", encoding="utf-8")
+        from ctxbench.atomic import write_text_atomic
+
+        write_text_atomic(out_dir / "calibrate.md", text + "\n")
         if result.errors:
             plot_errors(result, out_dir / "estimator_error.png")
     return text

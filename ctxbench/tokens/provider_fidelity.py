@@ -24,6 +24,7 @@ Python API: :func:`measure` -> :class:`Fidelity` (``fidelity_rows``, ``outlier_r
 from __future__ import annotations
 
 import csv
+import io
 import math
 import statistics
 import sys
@@ -387,12 +388,13 @@ def text_table(rows: list[dict[str, Any]], columns: Sequence[str] | None = None)
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]], columns: Sequence[str]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns))
-        writer.writeheader()
-        writer.writerows(rows)
-    tmp.replace(path)  # published whole or not at all
+    from ctxbench.atomic import write_text_atomic
+
+    handle = io.StringIO(newline="")
+    writer = csv.DictWriter(handle, fieldnames=list(columns))
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text_atomic(path, handle.getvalue())  # published whole or not at all
 
 
 FIDELITY_COLUMNS = (

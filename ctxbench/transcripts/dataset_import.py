@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from ctxbench.atomic import WriteError, write_error
 from ctxbench.errors import InputError
 from ctxbench.transcripts.dataset_rows import choose_column, row_transcripts
 from ctxbench.transcripts.formats import TranscriptWarning
@@ -127,6 +128,9 @@ def _write_split(
             raise InputError(place, None, f"no row could be imported ({skipped} skipped)")
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
+    except OSError as exc:  # a full disk or a read-only --out: the write's error, not the dataset's
+        Path(tmp).unlink(missing_ok=True)
+        raise write_error(exc, target) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -189,7 +193,7 @@ def import_dataset(
         except Exception as exc:  # noqa: BLE001 - pyarrow's and datasets' errors, or a defect: one line, go on
             totals.failed += 1
             totals.warnings += problems.count
-            print(f"FAILED  {exc if isinstance(exc, InputError) else _arrow_error(exc, place)}")
+            print(f"FAILED  {exc if isinstance(exc, InputError | WriteError) else _arrow_error(exc, place)}")
             if strict:
                 return
             continue

@@ -23,18 +23,26 @@ from ctxbench.transcripts.model import Message, ToolCall
 from ctxbench.upstream import UpstreamMissing
 
 VERSION = "0.3.285"
-INSTALL = "pip install --no-deps inspect-ai==0.3.285 (scripts/setup.sh installs it and what it imports)"
+INSTALL = "bash scripts/setup.sh installs inspect-ai==0.3.285 and the packages inspect_ai.model imports"
 KINDS = ("edit", "trim", "summary", "auto")
 
 
 def load_inspect() -> Any:
-    try:
-        from importlib import metadata
+    from importlib import metadata
 
+    try:
         version = metadata.version("inspect-ai")
+    except metadata.PackageNotFoundError:
+        raise UpstreamMissing(f"inspect_ai is not installed: {INSTALL}") from None
+    try:
         import inspect_ai.model as model
-    except Exception as exc:  # noqa: BLE001 - any import failure means: not usable here
-        raise UpstreamMissing(f"inspect_ai is not installed or does not import ({exc}): {INSTALL}") from None
+    except ImportError as exc:
+        # Installed, but a package it imports is not: name that one, not the wheel setup already put in.
+        name = getattr(exc, "name", None) or str(exc)
+        raise UpstreamMissing(
+            f"inspect-ai {version} is installed but `import inspect_ai.model` fails: {exc}; "
+            f"install {name!r} at the version scripts/setup.sh pins (it lists what inspect_ai.model needs)"
+        ) from None
     if version != VERSION:
         raise UpstreamMissing(f"inspect-ai {version} is installed; the adapter is checked against {VERSION}: {INSTALL}")
     return model
