@@ -54,7 +54,7 @@ def test_parameters_come_from_the_signature_and_their_declaration():
         "name: str = 'layer4' -- the layer's name in calls.jsonl and its events",
     }
     ema = {p.name: p.default for p in parameters(lookup("estimator", "ema").load())}
-    assert ema["alpha"] == "0.3"
+    assert ema["alpha"] == "0.8"
 
 
 def test_ls_lists_every_strategy_config_and_layer_with_parameters():
