@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,15 +18,44 @@ NOT_VARIANT = ("strategy=", "model=", "dataset", "output", "progress", "hydra", 
 
 
 def cells_frame(summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """One row per cell: its identity (cell.*) and its flat numeric metrics."""
+    """One row per cell: its identity (cell.*) and its flat numeric metrics. Cells of two different
+    configs with the same strategy, model and overrides (a strategy file edited between two runs into
+    the same results) get the config's id in their variant: they are two rows of a table, never one."""
     rows = []
     for s in summaries:
         cell, metrics = s["cell"], s["metrics"]
         row = {k: cell.get(k) for k in ("transcript", "strategy", "model", "tokenizer", "estimator", "config_hash")}
         row["variant"] = " ".join(o for o in cell.get("overrides") or () if not o.lstrip("+~").startswith(NOT_VARIANT))
+        row["config_id"] = config_id(s)
         row.update({k: v for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)})
+        row["context_window"] = cell.get("context_window")
         rows.append(row)
-    return pd.DataFrame(rows)
+    return split_configs(pd.DataFrame(rows))
+
+
+CONFIG_PARTS = ("strategy", "model", "estimator", "llm", "judge")  # what makes a config, not where it ran
+
+
+def config_id(summary: dict[str, Any]) -> str | None:
+    """A short id of the config a cell ran (its strategy, model, estimator, llm and judge), the
+    same for every transcript of a job; None for cells written without their config."""
+    config = summary.get("config")
+    if not isinstance(config, dict):
+        return None
+    text = json.dumps({k: config.get(k) for k in CONFIG_PARTS}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def split_configs(frame: pd.DataFrame) -> pd.DataFrame:
+    if frame.empty or frame["config_id"].isna().all():
+        return frame
+    keys = ["strategy", "model", "variant"]
+    several = frame.groupby(keys, dropna=False)["config_id"].transform("nunique") > 1
+    if several.any():
+        frame = frame.copy()
+        named = frame.loc[several, "variant"] + " config " + frame.loc[several, "config_id"].fillna("?")
+        frame.loc[several, "variant"] = named.str.strip()
+    return frame
 
 
 REFERENCE = "none"  # the full history: what savings are measured against, never a frontier point
@@ -41,6 +73,9 @@ def comparison_frame(
     cells = cells_frame(summaries)
     if cells.empty:
         return cells
+    # Sums and means of floats in one order whatever order the cells were found in: a run's table
+    # and the report on its folder then agree to the last digit (0.5395 is not 53.9 in one, 54.0 in the other).
+    cells = cells.sort_values(["strategy", "model", "variant", "transcript", "config_hash"], kind="stable")
     keys = ["strategy", "model", "variant"]
     agg = {
         "transcripts": ("transcript", "nunique"),
@@ -60,6 +95,8 @@ def comparison_frame(
         "cost_usd": ("cost_usd", "sum"),
     }
     agg.update({k: v for k, v in optional.items() if v[0] in cells})
+    if cells["context_window"].nunique() > 1:  # a windows sweep: each row says its window
+        agg["window"] = ("context_window", "max")
     if "cost_usd" not in cells:  # results written before prompt caching was priced
         agg["cost_usd"] = ("total_cost_usd", "sum") if "total_cost_usd" in cells else ("agent_cost_usd", "sum")
     if "agent_cost_usd" not in cells:
@@ -93,11 +130,26 @@ def comparison_frame(
             cells["cost_usd"] = cells[agg["cost_usd"][0]]
         table = add_intervals(table, cells, keys, CI_COLUMNS, resamples=resamples, seed=seed)
     table.insert(2, "reference", table.strategy == REFERENCE)
-    table = add_llm_columns(table, summaries, keys)
+    table = add_llm_columns(table, summaries, keys, list(cells[keys].itertuples(index=False, name=None)))
     if not table.variant.astype(bool).any():
         table = table.drop(columns="variant")
-    order = table.assign(_ref=~table.reference).sort_values(["model", "_ref", "strategy"])
-    return order.drop(columns="_ref").reset_index(drop=True)
+    # The reference first, then strategies by name, each one's variants by their values (2 before 10).
+    rows = sorted(
+        range(len(table)),
+        key=lambda i: (
+            str(table.model.iloc[i]),
+            not table.reference.iloc[i],
+            str(table.strategy.iloc[i]),
+            natural(table.variant.iloc[i] if "variant" in table else ""),
+        ),
+    )
+    return table.iloc[rows].reset_index(drop=True)
+
+
+def natural(text: Any) -> tuple:
+    """A sort key that orders the numbers inside text by value: ``window=2`` before ``window=10``."""
+    chunks = re.split(r"(-?\d+(?:\.\d+)?)", str(text))
+    return tuple((0, float(c), "") if re.fullmatch(r"-?\d+(?:\.\d+)?", c) else (1, 0.0, c) for c in chunks)
 
 
 def _with_cache_sums(cells: pd.DataFrame) -> pd.DataFrame:
@@ -115,11 +167,17 @@ def _with_cache_sums(cells: pd.DataFrame) -> pd.DataFrame:
 PERCENT = ("savings_vs_none", "cost_savings_vs_none", "cache_hit_share", "retention", "recoverable", "unjudged")
 
 
+def percent_text(share: float) -> str:
+    """A share in percent points, one decimal: the one rounding every table and report uses (so
+    0.5395 is 53.9 in the terminal and 53.9% in the HTML, not 54.0% there)."""
+    return f"{round(share * 100, 9):.1f}"  # round first: 53.9499999999 (float noise) is 53.95
+
+
 def _fmt(col: str, value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if col in PERCENT:
-        return f"{value * 100:.1f}"
+        return percent_text(value)
     if col == "overflow_per_call":
         return f"{value:.3f}"
     if col == "cost_usd":
@@ -143,14 +201,19 @@ def _key(summary: dict[str, Any], keys: Sequence[str]) -> tuple:
     return tuple(variant if k == "variant" else cell.get(k) for k in keys)
 
 
-def add_llm_columns(table: pd.DataFrame, summaries: Sequence[dict[str, Any]], keys: Sequence[str]) -> pd.DataFrame:
+def add_llm_columns(
+    table: pd.DataFrame,
+    summaries: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    summary_keys: Sequence[tuple] | None = None,
+) -> pd.DataFrame:
     """Per row: LLM failures by role and kind ("S:timeout=2 J:malformed=1"; S/A/J = summariser,
     answerer, judge), summariser failures, circuit-breaker trips, degraded five_layer summaries,
     LLM retries, the share of probes left unjudged and whether the LLM judge passed its control
     answers ("untrusted": its false-positive rate is over the threshold, so its retention is not)."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
-    for s in summaries:
-        groups.setdefault(_key(s, keys), []).append(s["metrics"])
+    for n, s in enumerate(summaries):  # ``summary_keys``: each summary's row key as the cells frame has it
+        groups.setdefault(tuple(summary_keys[n]) if summary_keys else _key(s, keys), []).append(s["metrics"])
     index = [tuple(row) for row in table[list(keys)].itertuples(index=False)]
     columns: dict[str, list[Any]] = {}
     for name, source in LLM_COUNTS.items():
@@ -358,6 +421,9 @@ def probe_table(summaries: Sequence[dict[str, Any]], gold_chars: int = 60) -> pd
 def retention_tables(summaries: Sequence[dict[str, Any]]) -> dict[str, pd.DataFrame]:
     """Titled retention tables for reports; empty tables are left out."""
     tables = {title: retention_breakdown(summaries, key) for key, title in RETENTION_BREAKDOWNS.items()}
+    by_type, by_label = tables["Retention by probe type"], tables["Retention by probe label"]
+    if by_label.equals(by_type):  # planted probes: the label is the type; one table, not the same twice
+        del tables["Retention by probe label"]
     tables["Facts lost, by the layer that dropped them"] = dropped_by_layer(summaries)
     tables["Paired differences by transcript"] = paired_comparisons(summaries)
     tables["Per probe outcome by strategy"] = probe_table(summaries)
@@ -378,3 +444,29 @@ def per_transcript_frame(cells: pd.DataFrame) -> pd.DataFrame:
     if "variant" in table and not table["variant"].astype(bool).any():
         table = table.drop(columns=["variant"])
     return table.sort_values(["transcript", "model", "strategy"]).reset_index(drop=True)
+
+
+def hoist_constant_columns(frame: Any) -> tuple[Any, str]:
+    """Columns with one value in every row (the model of a one-model sweep, the transcript and
+    call counts, zero retries...) said once below the table instead: a narrower table."""
+    if len(frame) < 2:
+        return frame, ""
+    keep = {"strategy", "reference"}
+    constant = [
+        c
+        for c in frame.columns
+        if c not in keep
+        and not c.endswith(("_lo", "_hi"))
+        and f"{c}_lo" not in frame
+        and frame[c].nunique(dropna=False) == 1
+    ]
+
+    def shown(value: Any) -> str:
+        import numbers
+
+        if isinstance(value, numbers.Integral):
+            return f"{int(value):,}"
+        return f"{value:g}" if isinstance(value, numbers.Real) else str(value)
+
+    said = ", ".join(f"{c} {shown(frame[c].iloc[0])}" for c in constant)
+    return frame.drop(columns=constant), said
