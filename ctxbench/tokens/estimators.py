@@ -9,7 +9,9 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Annotated
 
+from ctxbench.core import Param
 from ctxbench.tokens.counting import TokenCounter, tools_tokens
 from ctxbench.tokens.reasoning import REASONING_KEY, reasoning_tokens
 from ctxbench.tokens.tokenizers import get_tokenizer
@@ -94,7 +96,12 @@ class Estimator(ABC):
 class ExactEstimator(Estimator):
     """The real tokenizer (what DB-GPT does when tiktoken knows the model)."""
 
-    def __init__(self, tokenizer: str = "cl100k_base") -> None:
+    def __init__(
+        self,
+        tokenizer: Annotated[
+            str, Param("the tokenizer that counts (a name or model name, ctxbench ls tokenizer)")
+        ] = "cl100k_base",
+    ) -> None:
         self.counter = TokenCounter(get_tokenizer(tokenizer))
         self.name = f"exact:{self.counter.tokenizer.name}"
         self._prompt = self.counter.running_prompt()
@@ -109,7 +116,9 @@ class ExactEstimator(Estimator):
 class FixedRatioEstimator(Estimator):
     """``len(text) / chars_per_token``: DB-GPT's fallback and the 5-layer default (4)."""
 
-    def __init__(self, chars_per_token: float = 4.0) -> None:
+    def __init__(
+        self, chars_per_token: Annotated[float, Param("characters per token (len / 4 is 4.0)", gt=0)] = 4.0
+    ) -> None:
         self.chars_per_token = float(chars_per_token)
         self.name = f"ratio:{self.chars_per_token:g}"
 
@@ -132,11 +141,13 @@ class EmaEstimator(Estimator):
 
     def __init__(
         self,
-        alpha: float = DEFAULT_ALPHA,
-        initial_cpt: float = 4.0,
-        min_cpt: float = 1.0,
-        max_cpt: float = 8.0,
-        tokenizer: str | None = None,
+        alpha: Annotated[float, Param("weight of the newest measured ratio", gt=0, le=1)] = DEFAULT_ALPHA,
+        initial_cpt: Annotated[float, Param("characters per token before the first measurement", gt=0)] = 4.0,
+        min_cpt: Annotated[float, Param("the lowest ratio the estimate may reach", gt=0)] = 1.0,
+        max_cpt: Annotated[float, Param("the highest ratio the estimate may reach", gt=0)] = 8.0,
+        tokenizer: Annotated[
+            str | None, Param("count the first call exactly with this tokenizer (None: initial_cpt)")
+        ] = None,
     ) -> None:
         self.alpha, self.min_cpt, self.max_cpt = float(alpha), float(min_cpt), float(max_cpt)
         self.cpt = float(initial_cpt)
@@ -205,11 +216,13 @@ class AnchoredEstimator(Estimator):
 
     def __init__(
         self,
-        alpha: float = ANCHORED_ALPHA,
-        initial_cpt: float = 4.0,
-        min_cpt: float = 1.0,
-        max_cpt: float = 8.0,
-        tokenizer: str | None = None,
+        alpha: Annotated[float, Param("weight of the newest measured ratio", gt=0, le=1)] = ANCHORED_ALPHA,
+        initial_cpt: Annotated[float, Param("characters per token before the first measurement", gt=0)] = 4.0,
+        min_cpt: Annotated[float, Param("the lowest ratio the estimate may reach", gt=0)] = 1.0,
+        max_cpt: Annotated[float, Param("the highest ratio the estimate may reach", gt=0)] = 8.0,
+        tokenizer: Annotated[
+            str | None, Param("count the first call exactly with this tokenizer (None: initial_cpt)")
+        ] = None,
     ) -> None:
         self.ema = EmaEstimator(alpha, initial_cpt, min_cpt, max_cpt, tokenizer)
         self._exact = TokenCounter(get_tokenizer(tokenizer)) if tokenizer else None
