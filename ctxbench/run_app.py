@@ -265,29 +265,10 @@ LEGEND = "% in points; [low, high]: 95% bootstrap interval over transcripts; (re
 
 
 def hoist_constant_columns(frame: Any) -> tuple[Any, str]:
-    """Columns with one value in every row (the model of a one-model sweep, the transcript and
-    call counts, zero retries...) said once below the table instead: a narrower table."""
-    if len(frame) < 2:
-        return frame, ""
-    keep = {"strategy", "reference"}
-    constant = [
-        c
-        for c in frame.columns
-        if c not in keep
-        and not c.endswith(("_lo", "_hi"))
-        and f"{c}_lo" not in frame
-        and frame[c].nunique(dropna=False) == 1
-    ]
+    """``ctxbench.report.tables.hoist_constant_columns`` (imported when used: pandas is slow to load)."""
+    from ctxbench.report.tables import hoist_constant_columns as hoist
 
-    def shown(value: Any) -> str:
-        import numbers
-
-        if isinstance(value, numbers.Integral):
-            return f"{int(value):,}"
-        return f"{value:g}" if isinstance(value, numbers.Real) else str(value)
-
-    said = ", ".join(f"{c} {shown(frame[c].iloc[0])}" for c in constant)
-    return frame.drop(columns=constant), said
+    return hoist(frame)
 
 
 class PrintComparison(Callback):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,6 +73,9 @@ def comparison_frame(
     cells = cells_frame(summaries)
     if cells.empty:
         return cells
+    # Sums and means of floats in one order whatever order the cells were found in: a run's table
+    # and the report on its folder then agree to the last digit (0.5395 is not 53.9 in one, 54.0 in the other).
+    cells = cells.sort_values(["strategy", "model", "variant", "transcript", "config_hash"], kind="stable")
     keys = ["strategy", "model", "variant"]
     agg = {
         "transcripts": ("transcript", "nunique"),
@@ -129,8 +133,23 @@ def comparison_frame(
     table = add_llm_columns(table, summaries, keys, list(cells[keys].itertuples(index=False, name=None)))
     if not table.variant.astype(bool).any():
         table = table.drop(columns="variant")
-    order = table.assign(_ref=~table.reference).sort_values(["model", "_ref", "strategy"])
-    return order.drop(columns="_ref").reset_index(drop=True)
+    # The reference first, then strategies by name, each one's variants by their values (2 before 10).
+    rows = sorted(
+        range(len(table)),
+        key=lambda i: (
+            str(table.model.iloc[i]),
+            not table.reference.iloc[i],
+            str(table.strategy.iloc[i]),
+            natural(table.variant.iloc[i] if "variant" in table else ""),
+        ),
+    )
+    return table.iloc[rows].reset_index(drop=True)
+
+
+def natural(text: Any) -> tuple:
+    """A sort key that orders the numbers inside text by value: ``window=2`` before ``window=10``."""
+    chunks = re.split(r"(-?\d+(?:\.\d+)?)", str(text))
+    return tuple((0, float(c), "") if re.fullmatch(r"-?\d+(?:\.\d+)?", c) else (1, 0.0, c) for c in chunks)
 
 
 def _with_cache_sums(cells: pd.DataFrame) -> pd.DataFrame:
@@ -148,11 +167,17 @@ def _with_cache_sums(cells: pd.DataFrame) -> pd.DataFrame:
 PERCENT = ("savings_vs_none", "cost_savings_vs_none", "cache_hit_share", "retention", "recoverable", "unjudged")
 
 
+def percent_text(share: float) -> str:
+    """A share in percent points, one decimal: the one rounding every table and report uses (so
+    0.5395 is 53.9 in the terminal and 53.9% in the HTML, not 54.0% there)."""
+    return f"{round(share * 100, 9):.1f}"  # round first: 53.9499999999 (float noise) is 53.95
+
+
 def _fmt(col: str, value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if col in PERCENT:
-        return f"{value * 100:.1f}"
+        return percent_text(value)
     if col == "overflow_per_call":
         return f"{value:.3f}"
     if col == "cost_usd":
@@ -396,6 +421,9 @@ def probe_table(summaries: Sequence[dict[str, Any]], gold_chars: int = 60) -> pd
 def retention_tables(summaries: Sequence[dict[str, Any]]) -> dict[str, pd.DataFrame]:
     """Titled retention tables for reports; empty tables are left out."""
     tables = {title: retention_breakdown(summaries, key) for key, title in RETENTION_BREAKDOWNS.items()}
+    by_type, by_label = tables["Retention by probe type"], tables["Retention by probe label"]
+    if by_label.equals(by_type):  # planted probes: the label is the type; one table, not the same twice
+        del tables["Retention by probe label"]
     tables["Facts lost, by the layer that dropped them"] = dropped_by_layer(summaries)
     tables["Paired differences by transcript"] = paired_comparisons(summaries)
     tables["Per probe outcome by strategy"] = probe_table(summaries)
@@ -416,3 +444,29 @@ def per_transcript_frame(cells: pd.DataFrame) -> pd.DataFrame:
     if "variant" in table and not table["variant"].astype(bool).any():
         table = table.drop(columns=["variant"])
     return table.sort_values(["transcript", "model", "strategy"]).reset_index(drop=True)
+
+
+def hoist_constant_columns(frame: Any) -> tuple[Any, str]:
+    """Columns with one value in every row (the model of a one-model sweep, the transcript and
+    call counts, zero retries...) said once below the table instead: a narrower table."""
+    if len(frame) < 2:
+        return frame, ""
+    keep = {"strategy", "reference"}
+    constant = [
+        c
+        for c in frame.columns
+        if c not in keep
+        and not c.endswith(("_lo", "_hi"))
+        and f"{c}_lo" not in frame
+        and frame[c].nunique(dropna=False) == 1
+    ]
+
+    def shown(value: Any) -> str:
+        import numbers
+
+        if isinstance(value, numbers.Integral):
+            return f"{int(value):,}"
+        return f"{value:g}" if isinstance(value, numbers.Real) else str(value)
+
+    said = ", ".join(f"{c} {shown(frame[c].iloc[0])}" for c in constant)
+    return frame.drop(columns=constant), said
