@@ -241,7 +241,7 @@ def hydra_main(cfg: DictConfig) -> None:
 def comparison_table(summaries: Sequence[dict[str, Any]], report: Any = None) -> str:
     """Per strategy (and model): tokens sent, peak, savings against `none`, errors, retries,
     retention; with intervals unless ``report.ci`` is false."""
-    from ctxbench.report.tables import comparison_frame, format_table
+    from ctxbench.report.tables import COST_NOTE, comparison_frame, format_table
 
     report = report or {}
     frame = comparison_frame(
@@ -258,6 +258,7 @@ def comparison_table(summaries: Sequence[dict[str, Any]], report: Any = None) ->
         lines.append(f"in every row: {same}")
     if notes:  # format_table's notes, in one line: a CI log stays short (docs/results.md says more)
         lines.append(LEGEND)
+    lines += [n for n in notes if n.startswith(COST_NOTE)]  # what the cost columns can be compared by
     return "\n".join(lines)
 
 

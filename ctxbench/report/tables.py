@@ -118,6 +118,8 @@ def comparison_frame(
         # calls the strategy got through: a rejected call is neither billed nor a saving).
         table.insert(at + 1, "cost_savings_vs_none", 1 - table.strategy_cost / table.full_cost)
         table.insert(at + 2, "cache_hit_share", table.cached / table.billed.where(table.billed > 0))
+        # The baseline beside the cost: what the full history would have cost over the row's own calls.
+        table["baseline_cost_usd"] = table.full_cost
         table = table.drop(columns=["strategy_cost", "full_cost", "cached", "billed"])
     table = table.drop(columns="uncompacted")
     table.insert(table.columns.get_loc("overflow_errors") + 1, "overflow_per_call", table.overflow_errors / table.calls)
@@ -180,7 +182,7 @@ def _fmt(col: str, value: Any) -> str:
         return percent_text(value)
     if col == "overflow_per_call":
         return f"{value:.3f}"
-    if col == "cost_usd":
+    if col in ("cost_usd", "baseline_cost_usd"):
         return f"{value:,.2f}"
     return f"{value:,}" if isinstance(value, int) else str(value)
 
@@ -271,10 +273,18 @@ def format_table(table: pd.DataFrame) -> str:
             shown[col] = [
                 f"{_fmt(col, v)} [{_fmt(col, a)}, {_fmt(col, b)}]" for v, a, b in zip(shown[col], shown[lo], shown[hi])
             ]
-        elif col in PERCENT or col in ("overflow_per_call", "cost_usd") or pd.api.types.is_integer_dtype(shown[col]):
+        elif (
+            col in PERCENT
+            or col in ("overflow_per_call", "cost_usd", "baseline_cost_usd")
+            or pd.api.types.is_integer_dtype(shown[col])
+        ):
             shown[col] = shown[col].map(lambda v, c=col: _fmt(c, v))
     if "reference" in shown:
         shown["strategy"] = [f"{s} (ref)" if r else s for s, r in zip(shown.strategy, shown.reference)]
+    if "failed_calls" in table:  # a row whose calls were rejected did not finish its transcripts
+        shown["strategy"] = [
+            f"{s} [did not finish]" if int(f or 0) else s for s, f in zip(shown.strategy, table.failed_calls)
+        ]
     shown = shown.drop(columns=[c for c in shown.columns if c.endswith(("_lo", "_hi")) or c == "reference"])
     shown = shown.rename(columns={c: f"{c} %" for c in PERCENT if c in shown})
     notes = []
@@ -290,7 +300,50 @@ def format_table(table: pd.DataFrame) -> str:
             f"(ref): {REFERENCE} sends the full history: the baseline of savings, not a strategy on the frontier; "
             "its rejected calls are failed_calls."
         )
+    notes += cost_notes(table)
     return shown.to_string(index=False) + ("\n" + "\n".join(notes) if notes else "")
+
+
+def _accepted(row: Any) -> str:
+    calls = getattr(row, "calls", None)
+    return "?" if calls is None else f"{int(calls) - int(getattr(row, 'failed_calls', 0) or 0):,}"
+
+
+COST_NOTE = "cost"  # cost notes start with this word: ``ctxbench run`` prints them under its one-line legend
+
+
+def cost_notes(table: pd.DataFrame) -> list[str]:
+    """What a reader needs to compare the cost columns: the baseline, rows that did not finish,
+    and each pair of rows in which one costs more and also "saves" more, with why."""
+    if not {"baseline_cost_usd", "cost_usd", "cost_savings_vs_none"} <= set(table.columns):
+        return []
+    notes = [
+        "cost_savings_vs_none: 1 - cost_usd / baseline_cost_usd, the full history's cost over the same calls under "
+        "the same prompt caching; a rejected call is neither billed nor in the baseline."
+    ]
+    if "failed_calls" in table and (table.failed_calls.fillna(0) > 0).any():
+        stopped = ", ".join(
+            f"{r.strategy} ({int(r.failed_calls):,} calls rejected)"
+            for r in table.itertuples()
+            if (r.failed_calls or 0) > 0
+        )
+        notes.append(f"cost of rows that did not finish covers only their accepted calls: {stopped}.")
+    rows = list(table.itertuples())
+    for a in rows:
+        for b in rows:
+            same_model = getattr(a, "model", None) == getattr(b, "model", None)
+            values = (a.cost_usd, b.cost_usd, a.cost_savings_vs_none, b.cost_savings_vs_none)
+            if a is b or not same_model or any(pd.isna(v) for v in values):
+                continue
+            if a.cost_usd > b.cost_usd and a.cost_savings_vs_none > b.cost_savings_vs_none:
+                notes.append(
+                    f"cost: {a.strategy} costs more than {b.strategy} (${a.cost_usd:,.2f} vs ${b.cost_usd:,.2f}) and "
+                    f"saves more because its baseline is larger (${a.baseline_cost_usd:,.2f} vs "
+                    f"${b.baseline_cost_usd:,.2f}): it got more calls through ({_accepted(a)} vs {_accepted(b)})."
+                    if a.baseline_cost_usd > b.baseline_cost_usd
+                    else f"cost: {a.strategy} costs more than {b.strategy} and saves more against its own baseline."
+                )
+    return notes
 
 
 RETENTION_BREAKDOWNS = {
