@@ -349,7 +349,7 @@ def hydra_main(cfg: DictConfig) -> None:
 def comparison_table(summaries: Sequence[dict[str, Any]], report: Any = None) -> str:
     """Per strategy (and model): tokens sent, peak, savings against `none`, errors, retries,
     retention; with intervals unless ``report.ci`` is false."""
-    from ctxbench.report.tables import comparison_frame, format_table
+    from ctxbench.report.tables import COST_NOTE, comparison_frame, format_table
 
     report = report or {}
     frame = comparison_frame(
@@ -366,6 +366,7 @@ def comparison_table(summaries: Sequence[dict[str, Any]], report: Any = None) ->
         lines.append(f"in every row: {same}")
     if notes:  # format_table's notes, in one line: a CI log stays short (docs/results.md says more)
         lines.append(LEGEND)
+    lines += [n for n in notes if n.startswith(COST_NOTE)]  # what the cost columns can be compared by
     return "\n".join(lines)
 
 
@@ -373,29 +374,10 @@ LEGEND = "% in points; [low, high]: 95% bootstrap interval over transcripts; (re
 
 
 def hoist_constant_columns(frame: Any) -> tuple[Any, str]:
-    """Columns with one value in every row (the model of a one-model sweep, the transcript and
-    call counts, zero retries...) said once below the table instead: a narrower table."""
-    if len(frame) < 2:
-        return frame, ""
-    keep = {"strategy", "reference"}
-    constant = [
-        c
-        for c in frame.columns
-        if c not in keep
-        and not c.endswith(("_lo", "_hi"))
-        and f"{c}_lo" not in frame
-        and frame[c].nunique(dropna=False) == 1
-    ]
+    """``ctxbench.report.tables.hoist_constant_columns`` (imported when used: pandas is slow to load)."""
+    from ctxbench.report.tables import hoist_constant_columns as hoist
 
-    def shown(value: Any) -> str:
-        import numbers
-
-        if isinstance(value, numbers.Integral):
-            return f"{int(value):,}"
-        return f"{value:g}" if isinstance(value, numbers.Real) else str(value)
-
-    said = ", ".join(f"{c} {shown(frame[c].iloc[0])}" for c in constant)
-    return frame.drop(columns=constant), said
+    return hoist(frame)
 
 
 class PrintComparison(Callback):
