@@ -131,10 +131,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     """Replay the dataset through the configured strategy; return the cells' summaries."""
     from tqdm import tqdm
 
-    from ctxbench.build import (
-        build_model,
-        strategy_name,
-    )
+    from ctxbench.build import build_model, strategy_name, to_plain
+    from ctxbench.llm.preflight import check_local_servers
     from ctxbench.probes.boilerplate import find_boilerplate
     from ctxbench.results.store import Cell, code_fingerprint, config_hash
     from ctxbench.tokens.counting import TokenCounter
@@ -142,6 +140,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     from ctxbench.validation import validate_run_config, window_warnings
 
     validate_run_config(cfg, hydra.utils.get_original_cwd())  # before any work: impossible values, typos
+    check_local_servers({"llm": to_plain(cfg.get("llm")) or {}, "judge": to_plain(cfg.get("judge")) or {}})
     output_dir = Path(HydraConfig.get().runtime.output_dir)
     root = Path(cfg.output.root)
     if not root.is_absolute():
@@ -299,6 +298,9 @@ class PrintComparison(Callback):
         if not summaries:
             return
         print("\n" + comparison_table(summaries, report), flush=True)  # below any progress bar left on the line
+        warning = unjudged_warning(summaries)
+        if warning:
+            print(warning, flush=True)
         results = results_folder(config)
         shown = _shown(results)
         n = len(cells)
@@ -307,6 +309,28 @@ class PrintComparison(Callback):
             flush=True,
         )
         print(f"Next: ctxbench report {shown} --out {_shown(results / 'report')}", flush=True)
+
+
+def unjudged_warning(summaries: Sequence[dict[str, Any]], share: float = 0.5) -> str:
+    """One loud line when an LLM judge left most probes of some cells unjudged (its server down, its
+    key wrong): their retention is not measured, however the table looks."""
+    bad = [
+        s for s in summaries if (s["metrics"].get("unjudged_share") or 0) >= share and s["metrics"].get("judge_calls")
+    ]
+    if not bad:
+        return ""
+    kinds: dict[str, int] = {}
+    for s in bad:
+        for role, counts in (s["metrics"].get("llm_failures") or {}).items():
+            for kind, n in counts.items():
+                kinds[f"{role} {kind}"] = kinds.get(f"{role} {kind}", 0) + int(n)
+    worst = max(s["metrics"]["unjudged_share"] for s in bad)
+    why = ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])[:3]) or "see events.jsonl"
+    strategies = ", ".join(sorted({s["cell"]["strategy"] for s in bad}))
+    return (
+        f"WARNING: the LLM judge left up to {worst:.0%} of probes unjudged in {len(bad)} cell(s) ({strategies}): "
+        f"retention there is not measured (failures: {why})"
+    )
 
 
 def _read_list(path: Path) -> list[str]:
