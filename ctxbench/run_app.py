@@ -147,6 +147,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         root = Path(hydra.utils.get_original_cwd()) / root
     root = root / cfg.output.name
     model = build_model(cfg)
+    warn_uncalibrated_cache(model)
     counter = TokenCounter(get_tokenizer(model.tokenizer))
     name = strategy_name(cfg)
     overrides = list(HydraConfig.get().overrides.task)
@@ -230,6 +231,23 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         time.perf_counter() - started,
     )
     return summaries
+
+
+_WARNED_CACHE: set[str] = set()  # a sweep says it once per model, not once per job
+
+
+def warn_uncalibrated_cache(model: Any) -> None:
+    """One warning line when the model's prompt cache was never calibrated against provider usage
+    (``model.cache.calibrated`` unset): its cost figures assume the provider serves every hit."""
+    rules = getattr(model, "cache", None)
+    if rules is None or rules.calibrated or model.name in _WARNED_CACHE:
+        return
+    _WARNED_CACHE.add(model.name)
+    log.warning(
+        "model %s: prompt-cache behaviour never calibrated against provider usage (model.cache.calibrated unset): "
+        "cost assumes every cacheable prefix is a hit; `ctxbench calibrate --against provider` fits it (docs/cost.md)",
+        model.name,
+    )
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")
