@@ -147,7 +147,6 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         root = Path(hydra.utils.get_original_cwd()) / root
     root = root / cfg.output.name
     model = build_model(cfg)
-    warn_uncalibrated_cache(model)
     counter = TokenCounter(get_tokenizer(model.tokenizer))
     name = strategy_name(cfg)
     overrides = list(HydraConfig.get().overrides.task)
@@ -198,6 +197,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         return True
 
     def compute_cell(cell: Cell, work: Path, transcript: Transcript, data_hash: str) -> dict[str, Any]:
+        warn_uncalibrated_cache(model)  # said when a cost is computed (a reused cell said it already)
         cell_started = time.perf_counter()
         summary = run_cell(job, cell, work, transcript, data_hash)
         took = time.perf_counter() - cell_started
@@ -244,8 +244,8 @@ def warn_uncalibrated_cache(model: Any) -> None:
         return
     _WARNED_CACHE.add(model.name)
     log.warning(
-        "model %s: prompt-cache behaviour never calibrated against provider usage (model.cache.calibrated unset): "
-        "cost assumes every cacheable prefix is a hit; `ctxbench calibrate --against provider` fits it (docs/cost.md)",
+        "model %s: prompt cache never calibrated against provider usage; costs assume every cacheable prefix hits "
+        "(docs/cost.md)",
         model.name,
     )
 
