@@ -214,13 +214,13 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     # Text recurring across runs of one framework is its boilerplate, not what a user wrote.
     boilerplate = find_boilerplate(t for t, _ in dataset if not t.probes)
     progress = show_progress(cfg.get("progress", "auto"))
-    started, reused, stale = time.perf_counter(), 0, 0
+    started, reused, stale, recomputed = time.perf_counter(), 0, 0, 0
     resolved = resolved_config(cfg)
     by_index: dict[int, dict[str, Any]] = {}
 
     def do_cell(index: int, cell: Cell, transcript: Transcript, data_hash: str, blocking: bool) -> bool:
         """Reuse or compute one cell under its lock; False when another run holds it (not blocking)."""
-        nonlocal reused, stale
+        nonlocal reused, stale, recomputed
         lock = cell.lock()
         if not lock.acquire(blocking=False):
             if not blocking:
@@ -228,7 +228,10 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
             log.info("waiting for %s (being computed by %s)", cell.path.relative_to(root), lock.holder())
             lock.acquire(blocking=True)
         try:
-            summary = cell.stored()
+            summary, problem = cell.check()
+            if problem is not None:  # a file deleted, cut or altered since it was published, an old schema
+                cell_log.warning("recompute %s: not a complete cell (%s)", cell.path.name, problem)
+                recomputed += 1
             if summary is not None and summary.get("code") != code_fingerprint() and not cfg.get("reuse_stale"):
                 cell_log.info("recompute %s: ctxbench's replay code changed since it was written", cell.path.name)
                 stale += 1
@@ -310,7 +313,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     for transcript, data_hash in dataset:
         cell_hash = config_hash(cell_config(cfg, f"{data_hash}:{transcript.id}"))
         items.append((Cell(root, transcript.id, name, model.name, cell_hash), transcript, data_hash))
-    cells = [str(cell.path) for cell, _, _ in items]
+    # Relative to the job folder: a results folder copied or moved elsewhere lists its own cells.
+    cells = [os.path.relpath(cell.path, output_dir) for cell, _, _ in items]
     bar = tqdm(items, desc=f"{name} on {model.name}", unit="transcript", disable=not progress, leave=False)
     deferred = [(i, c, t, h) for i, (c, t, h) in enumerate(bar) if not do_cell(i, c, t, h, blocking=False)]
     for i, c, t, h in deferred:
@@ -327,7 +331,9 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         f" [{extra}]" if extra else "",
         len(summaries),
         "" if len(summaries) == 1 else "s",
-        (f" ({reused} reused)" if reused else "") + (f" ({stale} recomputed: code changed)" if stale else ""),
+        (f" ({reused} reused)" if reused else "")
+        + (f" ({stale} recomputed: code changed)" if stale else "")
+        + (f" ({recomputed} recomputed: incomplete or altered)" if recomputed else ""),
         f"{calls:,}",
         time.perf_counter() - started,
     )
@@ -403,11 +409,12 @@ class PrintComparison(Callback):
         self._print(config, sorted(Path(config.hydra.sweep.dir).glob(f"*/{CELLS_FILE}")), glob=False)
 
     def _print(self, config: DictConfig, places: list[Path], glob: bool = True) -> None:
+        from ctxbench.results.reader import read_cells_list
         from ctxbench.results.store import iter_summaries
 
         report = config.get("report")
         files = [p / CELLS_FILE for p in places] if glob else places
-        cells = [Path(c) for f in files if f.exists() for c in json.loads(f.read_text("utf-8"))]
+        cells = [c for f in files if f.exists() for c in read_cells_list(f)]
         summaries = [s for c in cells for _, s in iter_summaries(c / "summary.json") if (c / "summary.json").exists()]
         skipped = sorted({line for f in files for line in _read_list(f.parent / SKIPPED_FILE)})
         if skipped:
