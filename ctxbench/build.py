@@ -17,7 +17,7 @@ from ctxbench.probes.extract import extract_probes
 from ctxbench.registry import expand_targets
 from ctxbench.replay.provider import model_from_config
 from ctxbench.tokens.estimators import Estimator
-from ctxbench.transcripts.model import Transcript
+from ctxbench.transcripts.model import Probe, Transcript
 
 # Keys of a strategy config that are ctxbench's, not the class's arguments (`params` holds
 # strategy-level settings that the layer configs interpolate, e.g. the seed's TOML keys).
@@ -100,8 +100,10 @@ def build_probe_observer(
     if not judge_cfg:
         return None
     probes = transcript.probes
-    if not probes and judge_cfg.get("extract_probes", True):
-        probes = extract_probes(transcript, judge_cfg.get("max_extracted_probes", 12), boilerplate)
+    if not probes and judge_cfg.get("write_probes", False):
+        probes = written_probes(cfg, judge_cfg, transcript, workdir)
+    elif not probes and judge_cfg.get("extract_probes", True):
+        probes = extract_probes(transcript, judge_cfg.get("max_extracted_probes", 16), boilerplate)
     if not probes:
         return None
     return ProbeObserver(
@@ -109,6 +111,23 @@ def build_probe_observer(
         build_judge(cfg, judge_cfg, workdir, snapshots, stream=transcript.id),
         CheckpointPolicy(**judge_cfg.get("checkpoints", {})),
     )
+
+
+def written_probes(
+    cfg: DictConfig, judge_cfg: dict[str, Any], transcript: Transcript, workdir: Path | None
+) -> list[Probe]:
+    """Probes an LLM writes (``judge.write_probes: true``) with the ``llm.prober`` role (default:
+    the ``llm.judge`` settings), recorded in and replayed from its cassette like every role."""
+    from ctxbench.llm import build_client
+    from ctxbench.probes.written import write_probes
+
+    llm = to_plain(cfg.get("llm")) or {}
+    role = llm.get("prober") or llm.get("judge")
+    if not isinstance(role, dict):
+        raise ConfigError("judge.write_probes needs llm.prober (or llm.judge) model settings (e.g. llm=local)")
+    client = build_client(role, workdir, role="prober", stream=transcript.id)
+    probes, _ = write_probes(transcript, client, judge_cfg.get("max_extracted_probes", 16))
+    return probes
 
 
 def build_judge(

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("ctxbench.datagen.cli:cli", "regenerate (or --check) the bundled synthetic transcripts"),
     "calibrate": ("ctxbench.tokens.calibrate:cli", "measure tokenizer chars/token and estimator error on transcripts"),
     "report": ("ctxbench.report.cli:report_cli", "gather runs into tables, plots, HTML and Markdown"),
+    "view": ("ctxbench.view.cli:cli", "see what a strategy sent and dropped, call by call (static pages or --serve)"),
     "baseline": ("ctxbench.report.gate:baseline_cli", "store the current results summary as a CI baseline"),
     "check": ("ctxbench.report.gate:check_cli", "compare results with a baseline; non-zero exit on regression"),
     "ls": (

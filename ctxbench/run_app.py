@@ -187,6 +187,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     from ctxbench.judges.agreement import agreement_metrics
     from ctxbench.probes.boilerplate import find_boilerplate
     from ctxbench.probes.metrics import retention_metrics
+    from ctxbench.replay.contexts import FILE as CONTEXTS_FILE
+    from ctxbench.replay.contexts import ContextRecorder
     from ctxbench.replay.engine import replay
     from ctxbench.results.store import Cell, code_fingerprint, config_hash
     from ctxbench.tokens.counting import TokenCounter
@@ -216,6 +218,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     progress = show_progress(cfg.get("progress", "auto"))
     started, reused, stale, recomputed = time.perf_counter(), 0, 0, 0
     resolved = resolved_config(cfg)
+    record_contexts = bool(cfg.output.get("contexts", True))  # not in a cell's hash: it changes no number
     by_index: dict[int, dict[str, Any]] = {}
 
     def do_cell(index: int, cell: Cell, transcript: Transcript, data_hash: str, blocking: bool) -> bool:
@@ -254,7 +257,9 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         cell_started = time.perf_counter()
         strategy, estimator = build_strategy(cfg), build_estimator(cfg)
         observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), boilerplate)
+        counted = counter.for_transcript(transcript)  # the provider counts what this agent sent
         summariser = build_summariser(cfg, work, transcript.id)
+        recorder = ContextRecorder(transcript, counted, strategy, model) if record_contexts else None
         calls_bar = tqdm(
             total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not progress, leave=False
         )
@@ -264,10 +269,10 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
                 strategy,
                 estimator,
                 model,
-                counter.for_transcript(transcript),  # the provider counts what this agent sent
+                counted,
                 workdir=work,
                 summariser=summariser,
-                observers=[observer] if observer else [],
+                observers=[o for o in (observer, recorder) if o is not None],
                 on_progress=calls_bar.update,
             )
         write_files = getattr(strategy, "write_files", None)  # a strategy need not derive from Strategy
@@ -276,6 +281,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         judge_cfg = to_plain(cfg.get("judge")) or {}
         metrics = {**result.summary, **llm_cell_metrics(summariser, observer, result, judge_cfg)}
         extra = {}
+        if recorder is not None:
+            extra[CONTEXTS_FILE] = recorder.rows
         if observer is not None:
             answers = {p.id: p.answer for p in observer.probes}
             metrics.update(retention_metrics(observer.rows, answers))

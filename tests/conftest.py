@@ -47,3 +47,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         from ctxbench.tokens.sources import OPTIONAL_TOKENIZERS
 
         report.longrepr = f"needs {package}, which scripts/setup.sh installs: {OPTIONAL_TOKENIZERS}"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Chromium (tests/browser.py): skipped without one, failed in CI, which installs it."""
+    from tests.browser import Browser, chromium_path
+
+    started = Browser(chromium_path())
+    yield started
+    started.close()

@@ -54,14 +54,16 @@ def test_tool_results_weigh_double() -> None:
     ],
 )
 def test_whitelisted_names_match(tool: str) -> None:
-    assert CompactOldToolResults().eligible(tool)
+    assert CompactOldToolResults(eligibility="by_name").eligible(tool)
+    assert CompactOldToolResults().eligible(tool)  # by what they do: the same
 
 
 @pytest.mark.parametrize(
     "tool", ["write_file", "Write", "create_file", "Create", "web_search", "sql_query", "str_replace_editor", "", "x"]
 )
 def test_other_names_do_not(tool: str) -> None:
-    assert not CompactOldToolResults().eligible(tool)
+    """The literal reading of the seed's list (eligibility=by_name)."""
+    assert not CompactOldToolResults(eligibility="by_name").eligible(tool)
 
 
 def test_keep_list_wins_over_whitelist() -> None:
@@ -95,7 +97,7 @@ def test_oldest_first_and_stop_as_soon_as_under_budget() -> None:
 
 def test_write_create_and_unlisted_tools_kept() -> None:
     messages = _history(["write_file", "create_file", "sql_query", "read_file", "grep"])
-    out = CompactOldToolResults().apply(messages, make_ctx(WINDOW))
+    out = CompactOldToolResults(eligibility="by_name").apply(messages, make_ctx(WINDOW))
     assert _contents(out) == ["0", "1", "2", P, P]
 
 
@@ -138,3 +140,85 @@ def test_later_variant_frees_at_least_a_fifth_of_the_budget() -> None:
     assert _contents(v2.apply(messages, make_ctx(WINDOW))) == [P, P, "2"]
     v1 = CompactOldToolResults(context_input_headroom_ratio=0.8)
     assert _contents(v1.apply(messages, make_ctx(WINDOW))) == [P, "1", "2"]
+
+
+# --- eligibility by what a real agent's call does (issue 26) ------------------------------------------
+
+
+def _calls(calls: list[tuple[str, dict[str, str]]], size: int = 600) -> list[Message]:
+    """A history of real tool calls (name, JSON arguments), each with a result of ``size`` chars."""
+    import json
+
+    from ctxbench.transcripts.model import ToolCall
+
+    messages = [Message("system", "s"), Message("user", "u")]
+    for i, (name, arguments) in enumerate(calls):
+        messages.append(Message("assistant", "", tool_calls=(ToolCall(f"c{i}", name, json.dumps(arguments)),)))
+        messages.append(Message("tool", f"{i}" * size, tool_call_id=f"c{i}", name=name))
+    messages.append(Message("assistant", "done"))
+    return messages
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "category"),
+    [
+        ("str_replace_editor", {"command": "view", "path": "/r/a.py"}, "Read File"),  # OpenHands, SWE-agent
+        ("str_replace_editor", {"command": "str_replace", "path": "/r/a.py"}, "Edit"),
+        ("str_replace_editor", {"command": "insert", "path": "/r/a.py"}, "Edit"),
+        ("str_replace_editor", {"command": "create", "path": "/r/b.py"}, "Write"),
+        ("execute_bash", {"command": "python reproduce.py"}, "Bash"),  # OpenHands
+        ("bash", {"command": "cd /testbed && grep -rn parse src/"}, "Grep"),  # mini-swe-agent's text actions
+        ("bash", {"command": "nl -ba src/a.py | sed -n '10,40p'"}, "Read File"),
+        ("bash", {"command": "sed -i 's/a/b/' src/a.py"}, "Edit"),
+        ("bash", {"command": "cat <<'EOF' > test_x.py\nimport x\nEOF"}, "Write"),
+        ("bash", {"command": "find . -name '*.py'"}, "Glob"),
+        ("open", {"path": "a.py"}, "Read File"),  # SWE-agent
+        ("find_file", {"file_name": "a.py"}, "Glob"),
+        ("search_dir", {"search_term": "x"}, "Grep"),
+        ("create", {"filename": "b.py"}, "Write"),
+        ("Read", {"file_path": "/a.py"}, "Read File"),  # Claude Code
+        ("WebFetch", {"url": "https://x"}, "Web Fetch"),
+        ("MultiEdit", {"file_path": "/a.py"}, "Edit"),
+        ("Write", {"file_path": "/a.py"}, "Write"),
+        ("get_reservation_details", {"reservation_id": "X"}, "Web Fetch"),  # tau-bench
+        ("search_direct_flight", {"origin": "JFK"}, "Web Fetch"),
+        ("book_reservation", {"user_id": "u"}, "Write"),
+        ("cancel_reservation", {"reservation_id": "X"}, "Write"),
+        ("think", {"thought": "..."}, "Other"),
+    ],
+)
+def test_a_real_call_is_put_in_the_seeds_category_by_what_it_does(
+    name: str, arguments: dict[str, str], category: str
+) -> None:
+    import json
+
+    from ctxbench.layers.tool_actions import action_category
+
+    assert action_category(name, json.dumps(arguments)) == category
+
+
+def test_by_action_compacts_a_file_view_and_keeps_a_file_creation() -> None:
+    """The agents' own file tool: a `str_replace_editor` view is Read File (compacted), a create is Write
+    (kept); the literal reading left both alone (no listed name matches `str_replace_editor`)."""
+    calls = [
+        ("str_replace_editor", {"command": "create", "path": "b.py"}),
+        ("str_replace_editor", {"command": "view", "path": "a.py"}),
+        ("get_user_details", {"user_id": "u"}),
+        ("book_reservation", {"user_id": "u"}),
+        ("execute_bash", {"command": "ls"}),
+    ]
+    out = CompactOldToolResults().apply(_calls(calls), make_ctx(WINDOW))
+    assert _contents(out) == ["0", P, P, "3", P]
+    literal = CompactOldToolResults(eligibility="by_name").apply(_calls(calls), make_ctx(WINDOW))
+    assert _contents(literal) == ["0", "1", "2", "3", P]
+
+
+def test_unknown_tools_follow_compact_unknown_and_all_compacts_every_result() -> None:
+    calls = [("frobnicate", {}), ("book_reservation", {}), ("frobnicate", {}), ("frobnicate", {})]
+    assert _contents(CompactOldToolResults().apply(_calls(calls), make_ctx(WINDOW)))[:3] == [P, "1", P]
+    kept = CompactOldToolResults(compact_unknown=False).apply(_calls(calls), make_ctx(WINDOW))
+    assert kept is not None and _contents(kept)[:3] == ["0", "1", "2"]
+    every = CompactOldToolResults(eligibility="all").apply(_calls(calls), make_ctx(WINDOW))
+    assert _contents(every)[:2] == [P, P]
+    with pytest.raises(ValueError, match="eligibility"):
+        CompactOldToolResults(eligibility="names")

@@ -1,7 +1,7 @@
 """The whole LLM-judged path replayed offline from real-model cassettes: Qwen2.5-Coder-0.5B-Instruct
 served by llama.cpp summarised (anchored_summary), answered and graded two short dev transcripts
-(scripts/record_local_cassettes.sh). With llm=replay and no server, the run must find every
-request in the cassettes and reproduce the recorded metrics exactly."""
+(scripts/record_local_cassettes.sh), with the probes in probes.json. With llm=replay and no
+server, the run must find every request in the cassettes and reproduce the recorded metrics exactly."""
 
 import json
 import subprocess
@@ -47,6 +47,14 @@ def test_real_model_cassettes_replay_the_llm_judged_run_offline(shared_transcrip
         timeout=120,
     )
     assert imported.returncode == 0, imported.stderr
+    # The probes the cassettes were recorded with, given as the transcripts' own: the requests stay
+    # the recorded ones whatever the extractor asks today (re-record to follow it).
+    recorded = json.loads((CASSETTES / "probes.json").read_text("utf-8"))
+    for path in data.glob("*.jsonl"):
+        rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+        for row in rows:
+            row["probes"] = recorded[row["id"]]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     roles = [f"llm.{r}.cassette.dir={CASSETTES}" for r in ("summariser", "answerer", "judge")]
     args = ["run", "-m", "+experiment=local_cassettes", "llm=replay", f"dataset.paths=[{data}]"]
     args += [f"output.root={tmp_path / 'out'}", "progress=false", *roles]

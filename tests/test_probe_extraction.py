@@ -2,12 +2,15 @@
 recorded span, each probe is kept against the full history, and agent actions are read the way
 frameworks record them (editor command, shell edits, failed edits, boilerplate)."""
 
+import json
 from collections import Counter
 
 from ctxbench.judges.deterministic import DeterministicJudge
 from ctxbench.probes.actions import probe_text, shell_edits
 from ctxbench.probes.boilerplate import find_boilerplate
 from ctxbench.probes.extract import extract_candidates, extract_probes
+from ctxbench.probes.outputs import errors, read_output, suite_summary
+from ctxbench.probes.shell import heredoc_bodies, is_read_only, runs_tests, script_run, strip_heredocs
 from ctxbench.transcripts.importer import import_file
 from ctxbench.transcripts.model import Message, Probe, ToolCall, Transcript
 
@@ -27,7 +30,8 @@ def test_real_transcripts_yield_sound_probes(shared_transcripts):
                 assert judge.judge(probe, transcript.messages).status == "kept", probe
                 assert probe.needed_at is None or probe.needed_at > probe.message_index
                 assert Probe.from_dict(probe.to_dict()) == probe
-    assert {"task", "file_edited", "file_read", "command", "constraint", "identifier", "final"} <= set(labels)
+    assert {"task", "file_changed", "change", "test_result", "error", "reproduction", "identifier"} <= set(labels)
+    assert not {"command", "file_read", "file_edited", "final"} & set(labels)  # the trivial types are gone
 
 
 def _call(i: str, name: str, args: str) -> ToolCall:
@@ -73,11 +77,11 @@ def test_editor_views_are_not_edits_and_subcommands_are_not_commands():
     ]
     got = {(c.label, c.answer) for c in extract_candidates(Transcript("t", messages))}
     assert ("task", "Parser crashes on empty input") in got
-    assert ("file_read", "/repo/a.py") in got
-    assert ("file_edited", "/repo/b.py") not in got  # the edit failed
-    assert {("file_edited", "/repo/c.py"), ("file_edited", "/repo/d.py")} <= got
-    commands = {a for label, a in got if label == "command"}
-    assert commands == {"sed -i s/a/b/ /repo/c.py && python -m pytest -q"}  # no "view", no "str_replace"
+    assert not any(a == "/repo/a.py" for _, a in got)  # only viewed: not a fact worth a probe
+    assert ("file_changed", "/repo/b.py") not in got  # the edit failed
+    assert {("file_changed", "/repo/c.py"), ("file_changed", "/repo/d.py")} <= got
+    assert ("change", "q = 2") not in got  # too short to say anything
+    assert ("test_result", "1 passed") in got
 
 
 def test_shell_edits_read_redirections_sed_and_tee_but_not_quoted_arrows():
@@ -109,10 +113,9 @@ def test_classic_swe_agent_edits_the_open_file_and_submits():
     got = extract_candidates(Transcript("t", messages, source={"format": "swe-agent"}))
     by = {(c.label, c.answer) for c in got}
     assert ("task", "TimeDelta loses precision") in by
-    assert ("file_edited", "/repo/src/fields.py") in by
-    assert not any(label == "file_read" for label, _ in by)  # viewed, then edited: edited
-    assert {a for label, a in by if label == "command"} == {"python reproduce.py"}
-    assert ("final", "return int(round(x))") in by
+    assert ("file_changed", "/repo/src/fields.py") in by
+    assert ("change", "return int(round(x))") in by
+    assert not any(label == "command" for label, _ in by)
 
 
 def test_boilerplate_recurring_across_runs_is_not_a_user_constraint():
@@ -151,49 +154,51 @@ def test_identifiers_are_reused_ids_not_timestamps_or_hashes():
         Message("assistant", "Booked HAT136 as HATHAT at 755601Z, commit c8429a430278283c0e571baebca3d139."),
     ]
     idents = {c.answer for c in extract_candidates(Transcript("t", messages)) if c.label == "identifier"}
-    assert idents == {"mia_li_3668", "HATHAT", "HAT136"}
+    assert idents == {"HATHAT", "HAT136"}  # mia_li_3668 is the task's own: already there
 
 
 def test_the_agents_tool_vocabulary_is_not_a_remembered_identifier():
-    """Tool names, argument names and editor subcommands come back in every later call: an error that
-    says "Parameter `old_str` is required" is not a fact the agent must keep (the dev set's OpenHands
-    runs gave old_str, str_replace and view_range; SWE-agent's find_file)."""
-    edit = '{"command": "str_replace", "path": "/src/parse_args.py", "old_str": "x", "new_str": "y"}'
+    """Tool names, argument names and enum values come back in every later call: an error that
+    says "Parameter `flight_id` is required" is not a fact the agent must keep."""
     messages = [
-        Message("user", "Fix parse_args in /src/parse_args.py."),
-        Message("assistant", "", tool_calls=(_call("a", "str_replace_editor", '{"command": "view", "path": "/src"}'),)),
+        Message("user", "Please change my booking."),
+        Message("assistant", "", tool_calls=(_call("a", "get_booking", '{"booking_ref": "AB12CD"}'),)),
         Message(
             "tool",
-            "ERROR: Parameter `old_str` is required for command: str_replace. Try find_file or view_range.",
+            "ERROR: Parameter `flight_id` is required for get_booking. The seat_class is premium_plus.",
             tool_call_id="a",
         ),
-        Message("assistant", "", tool_calls=(_call("b", "str_replace_editor", edit),)),
-        Message("tool", "The file was edited; the helper split_tokens now handles quotes.", tool_call_id="b"),
-        Message("assistant", "", tool_calls=(_call("c", "find_file", '{"file_name": "split_tokens"}'),)),
-        Message("assistant", "Done: split_tokens and view_range fixed."),
+        Message("assistant", "", tool_calls=(_call("b", "get_booking", '{"flight_id": "QX4471"}'),)),
+        Message("tool", '{"flight_id": "QX4471", "seat_map": "S9P2QZ"}', tool_call_id="b"),
+        Message("assistant", "Booking QX4471 has seat map S9P2QZ in premium_plus; flight_id noted."),
     ]
     schemas = [
-        {"type": "function", "function": {"name": "find_file", "parameters": {"properties": {"view_range": {}}}}}
+        {"type": "function", "function": {"name": "get_booking", "parameters": {"properties": {"flight_id": {}}}}}
     ]
     t = Transcript("t", messages, metadata={"tools": schemas})
     idents = {c.answer for c in extract_candidates(t) if c.label == "identifier"}
-    assert idents == {"parse_args", "split_tokens"}  # the task's names stay
+    assert idents == {"premium_plus", "S9P2QZ"}  # flight_id is the interface's; QX4471 the agent's own
 
 
-def test_a_test_that_failed_then_passed():
+def test_test_results_before_and_after_the_change():
+    edit = {"command": "str_replace", "path": "/r/parse.py", "old_str": "return tokens[0]",
+            "new_str": "return tokens[0] if tokens else None"}  # fmt: skip
     messages = [
         Message("user", "Make the parser tests pass please"),
-        Message("assistant", "", tool_calls=(_call("a", "bash", '{"command": "pytest -q"}'),)),
-        Message(
-            "tool",
-            "FAILED tests/test_parse.py::test_empty - ValueError\nFAILED tests/test_parse.py::test_other",
-            tool_call_id="a",
-        ),
-        Message("assistant", "", tool_calls=(_call("b", "bash", '{"command": "pytest -q -rA"}'),)),
-        Message("tool", "PASSED tests/test_parse.py::test_empty", tool_call_id="b"),
+        Message("assistant", "", tool_calls=(_call("a", "bash", '{"command": "pytest -q tests/test_parse.py"}'),)),
+        Message("tool", "F.\nFAILED tests/test_parse.py::test_empty\n1 failed, 1 passed in 0.12s", tool_call_id="a"),
+        Message("assistant", "", tool_calls=(_call("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/parse.py has been edited.", tool_call_id="b"),
+        Message("assistant", "", tool_calls=(_call("c", "bash", '{"command": "pytest -q tests/test_parse.py"}'),)),
+        Message("tool", "..\n2 passed in 0.10s", tool_call_id="c"),
+        Message("assistant", "Done."),
     ]
-    fixed = [c for c in extract_candidates(Transcript("t", messages)) if c.label == "test_fixed"]
-    assert [(c.answer, c.message_index, c.needed_at) for c in fixed] == [("tests/test_parse.py::test_empty", 2, 4)]
+    by = {(p.label, p.answer): p for p in extract_probes(Transcript("t", messages))}
+    assert ("test_result", "2 passed in 0.10s") in by and ("test_result", "1 failed, 1 passed in 0.12s") in by
+    after = by[("test_result", "2 passed in 0.10s")].question
+    assert "after the change" in after and "`pytest -q tests/test_parse.py`" in after
+    change = by[("change", "return tokens[0] if tokens else None")]
+    assert "`return tokens[0]`" in change.question  # names the old line: one right answer
 
 
 def test_mini_swe_agent_style_text_actions_with_observations_as_user_messages():
@@ -213,9 +218,10 @@ def test_mini_swe_agent_style_text_actions_with_observations_as_user_messages():
     got = extract_candidates(Transcript("t", messages, source={"format": "openai"}))
     by = {(c.label, c.answer) for c in got}
     assert ("task", "DataFrame.rename drops the index name") in by
-    assert ("file_edited", "src/frame.py") in by
+    assert ("file_changed", "src/frame.py") in by
+    assert ("change", "name=self.name") in by  # sed's replacement
     assert not [a for label, a in by if label == "constraint"]  # tool output and the template are not the user
-    assert ("command", "cat src/frame.py | head -50") in by
+    assert not [a for label, a in by if "cat src/frame.py" in a]  # looking around is no fact
 
 
 def test_editor_commands_written_as_text_actions_are_not_shell_commands():
@@ -231,5 +237,64 @@ def test_editor_commands_written_as_text_actions_are_not_shell_commands():
         Message("user", "3 passed"),
     ]
     by = {(c.label, c.answer) for c in extract_candidates(Transcript("t", messages, source={"format": "swe-agent"}))}
-    assert {a for label, a in by if label == "command"} == {"python -m pytest -q tests"}
-    assert ("file_read", "/testbed/src/loader.py") in by and ("file_edited", "/testbed/src/cache.py") in by
+    assert ("test_result", "3 passed") in by
+    assert ("file_changed", "/testbed/src/cache.py") in by
+    assert not any(a == "/testbed/src/loader.py" for _, a in by)
+
+
+def test_shell_reading_heredocs_read_only_tests_and_scripts():
+    cmd = "cd /t && cat > repro.py << 'EOF'\nx = a > b\nprint(x)\nEOF\npython repro.py"
+    assert strip_heredocs(cmd) == "cd /t && cat > repro.py << 'EOF'\npython repro.py"
+    assert heredoc_bodies(cmd) == ["x = a > b\nprint(x)"]
+    assert shell_edits(cmd) == ["repro.py"]  # the body's ">" is Python, not a redirect
+    assert script_run(cmd) == "repro.py" and script_run("python - << 'PY'\nprint(1)\nPY") == "-"
+    assert is_read_only("cd /t && ls -la && grep -rn foo src | head") and is_read_only("sed -n '1,20p' a.py")
+    assert not is_read_only("sed -i 's/a/b/' a.py") and not is_read_only("python repro.py")
+    assert runs_tests("cd /t && python -m pytest tests/x.py -q") and runs_tests("./runtests.py messages_tests")
+    assert not runs_tests("cat pytest.ini")
+
+
+def test_outputs_errors_with_their_frame_and_test_summaries():
+    out = read_output(
+        "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n"
+        '  File "/t/schema.py", line 10, in _invoke\n    value = data[name]\n'
+        "TypeError: 'NoneType' object is not subscriptable\n</output>"
+    )
+    assert out.exit_code == 1
+    assert errors(out.text) == [
+        'File "/t/schema.py", line 10, in _invoke value = data[name] '
+        "TypeError: 'NoneType' object is not subscriptable"
+    ]
+    assert errors("bash: ponyc: command not found\n[The command completed with exit code 127.]") == [
+        "bash: ponyc: command not found"
+    ]
+    assert suite_summary("=== 3 failed, 10 passed, 1 warning in 2.01s ===") == "3 failed, 10 passed, 1 warning in 2.01s"
+    assert suite_summary("Ran 4 tests in 0.003s\n\nFAILED (failures=1)") == "FAILED (failures=1)"
+
+
+def _bash(i: str, command: str) -> Message:
+    return Message("assistant", "", tool_calls=(_call(i, "bash", json.dumps({"command": command})),))
+
+
+def test_scratch_scripts_are_not_files_changed_and_the_diff_decides():
+    diff = (
+        "diff --git a/src/cookie.py b/src/cookie.py\n--- a/src/cookie.py\n+++ b/src/cookie.py\n"
+        "@@ -19,3 +19,3 @@ class Encoder:\n-            if obj.tags:\n+            if obj.tags is not None:\n"
+    )
+    messages = [
+        Message("user", "<pr_description>\nEncoder drops empty tags when serializing\n</pr_description>"),
+        _bash("a", "cat > /t/reproduce_bug.py << 'EOF'\nprint(encode(''))\nEOF"),
+        Message("tool", "<returncode>0</returncode>", tool_call_id="a"),
+        _bash("b", "python /t/reproduce_bug.py"),
+        Message("tool", "<returncode>0</returncode>\n<output>\ndecoded tags: None\n</output>", tool_call_id="b"),
+        _bash("c", "sed -i 's/if obj.tags:/if obj.tags is not None:/' src/cookie.py"),
+        Message("tool", "<returncode>0</returncode>", tool_call_id="c"),
+        _bash("d", "git diff"),
+        Message("tool", diff, tool_call_id="d"),
+        Message("assistant", "Done."),
+    ]
+    by = {(c.label, c.answer) for c in extract_candidates(Transcript("t", messages))}
+    assert ("file_changed", "src/cookie.py") in by
+    assert not any(label == "file_changed" and "reproduce" in a for label, a in by)
+    assert ("change", "if obj.tags is not None:") in by
+    assert ("reproduction", "decoded tags: None") in by

@@ -86,3 +86,22 @@ def test_a_fact_always_in_the_last_two_rounds_is_trivial():
     _, observer = _run(t, FullHistory(), CheckpointPolicy(every_n_calls=1))
     metrics = retention_metrics(observer.rows, {})
     assert metrics["trivial_probes"] == ["late"] and metrics["retention"] is None
+
+
+def _row(probe: str, checkpoint: str, status: str) -> dict:
+    return {"probe": probe, "checkpoint": checkpoint, "status": status, "kind": "recall", "label": "error",
+            "age_calls": 5, "compactions": 1, "call": 3, "layers": [], "trivial": False}  # fmt: skip
+
+
+def test_headline_retention_scores_a_fact_where_it_was_needed_and_end_retention_beside_it():
+    """A fact kept when the agent next needed it counts as kept even when the last call was
+    rejected; a fact never used again is scored at the end; retention_end keeps the old figure."""
+    rows = [
+        _row("used", "needed", "kept"),
+        _row("used", "end", "lost"),  # the last call was rejected
+        _row("unused", "end", "lost"),
+        _row("kept", "end", "kept"),
+    ]
+    metrics = retention_metrics(rows, {})
+    assert metrics["retention"] == round(2 / 3, 4)
+    assert metrics["retention_end"] == round(1 / 3, 4)

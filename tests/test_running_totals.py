@@ -358,6 +358,6 @@ def test_compaction_candidates_follow_the_context_as_a_full_walk_finds_them(seed
                 edited[rng.randrange(len(edited))] = unnamed_message(rng, n)  # may rename results
             messages = true_note(edited, messages) if rng.random() < 0.8 else edited  # noted, or compared
         found.follow(messages)
-        names = tool_names(messages)
+        names = tool_names(messages, found.label)
         assert found.results == list(names)
         assert found.candidates == [i for i in names if layer._is_candidate(messages[i], names[i])]

@@ -46,9 +46,10 @@ def five_layer_transcript(seed: int = 0) -> Transcript:
     for i in range(5):
         call("bash", _lines(rng, f"check_{i}", 6_000))  # old whitelisted results to compact
     call("write_file", "wrote reconcile.py (42 lines)")
-    msgs.append(Message("user", "Now query the warehouse tables one by one."))
+    msgs.append(Message("user", "Now create the warehouse tables one by one."))
     for i in range(5):
-        call("sql_query", _lines(rng, f"warehouse_t{i}", 15_500))  # not whitelisted: only pruning helps
+        # a Write-type tool (kept by name and by what it does): only pruning helps
+        call("create_table", _lines(rng, f"warehouse_t{i}", 15_500))
     msgs.append(Message("assistant", "Done: the ledger reconciles for audit AUD-7731."))
     return Transcript("t-five-layer", msgs, source={"format": "test"})
 

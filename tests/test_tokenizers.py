@@ -232,7 +232,7 @@ def test_tool_calls_add_template_framing() -> None:
         ("meta-llama/Meta-Llama-3.1-70B-Instruct", "llama3"),
         ("qwen2.5-coder-32b", "qwen2.5"),
         ("deepseek-v3", "deepseek-v3"),
-        ("deepseek/deepseek-chat", "deepseek-v3"),
+        ("deepseek/deepseek-chat", "deepseek-v3.2"),
         ("mistral-large", "mistral-tekken"),
         ("claude-3-5-sonnet", "claude-legacy"),
         ("anthropic/claude-sonnet-4-20250514", "claude-legacy"),

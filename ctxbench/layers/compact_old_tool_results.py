@@ -6,10 +6,16 @@ until it fits again.
   never below 1024 chars.
 * The input is measured as OpenClaw's ``estimateContextChars`` does: tool results count
   ``ceil(chars x 4/2)`` (they are denser: 2 chars/token against 4), other messages their chars.
-* Only whitelisted high-output tools are compacted (the design document's list); Write/Create
-  results are always kept because later steps build on them; the newest results are kept
-  (the trailing results the model has not seen yet are never touched, and the walk stops as
-  soon as enough is freed).
+* Only results of whitelisted high-output tools are compacted (the design document's list names
+  categories); Write/Create results are always kept because later steps build on them; the newest
+  results are kept (the trailing results the model has not seen yet are never touched, and the walk
+  stops as soon as enough is freed). Which results are eligible (``eligibility``):
+  ``by_action`` (default): each call is put in a category by what it does (``tool_actions``: a
+  ``str_replace_editor`` ``view`` is Read File, ``create`` Write; a shell command by its program;
+  tau-bench's ``get_*`` Web Fetch, ``book_*`` Write), a tool it does not know is read by name as
+  below, and one that matches nothing is compacted when ``compact_unknown`` (OpenClaw's guard
+  compacts every result); ``by_name``: the tool's name matched literally against the lists (the
+  seed's reading before real tools were mapped); ``all``: every result, as OpenClaw's code does.
 * The later OpenClaw variant (ctxbench/configs/strategy/five_layer_v2.yaml): headroom 0.8, the 3 most
   recent tool results protected, and MIN_COMPACTION_SAVINGS_RATIO 0.2: a pass runs only if it
   can free at least 20% of the budget, then frees at least that much (hysteresis), and skips
@@ -25,14 +31,16 @@ from collections.abc import Callable, Sequence
 
 from ctxbench.core import StrategyContext
 from ctxbench.layers.base import Layer, compacted
+from ctxbench.layers.tool_actions import OTHER, action_category
 from ctxbench.layers.truncate_tool_result import char_budget, window_tokens
 from ctxbench.tokens.estimators import message_chars
-from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.model import Message, ToolCall
 from ctxbench.transcripts.running import REPLACED_LIMIT, DerivedList, RunningSum, noted_changes
 
 COMPACTION_PLACEHOLDER = "[compacted: tool output removed to free context]"
 DEFAULT_WHITELIST = ("Read File", "Bash", "Grep", "Glob", "Search Files", "Web Fetch", "Edit")
 DEFAULT_KEEP = ("Write", "Create")
+ELIGIBILITY = ("by_action", "by_name", "all")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _FILE_WORDS = ("file", "files")
 
@@ -56,15 +64,25 @@ def tool_matches(tool: str, entry: str) -> bool:
     return len(entry_w) > 1 and entry_w[-1] in _FILE_WORDS and tool_w == entry_w[:-1]
 
 
-def tool_names(messages: Sequence[Message]) -> dict[int, str]:
-    """Index of each tool result -> its tool's name (its own ``name``, else its call's name)."""
-    by_call = {c.id: c.name for m in messages if m.role == "assistant" for c in m.tool_calls}
-    return {i: m.name or by_call.get(m.tool_call_id or "", "") for i, m in enumerate(messages) if m.role == "tool"}
+Label = Callable[[str, "ToolCall | None"], str]
+
+
+def name_label(name: str, call: ToolCall | None) -> str:
+    """A result's tool name: its own ``name``, else its call's name."""
+    return name or (call.name if call is not None else "")
+
+
+def tool_names(messages: Sequence[Message], label: Label = name_label) -> dict[int, str]:
+    """Index of each tool result -> ``label(its own name, its call)`` (by default the tool's name)."""
+    by_call = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
+    return {
+        i: label(m.name or "", by_call.get(m.tool_call_id or "")) for i, m in enumerate(messages) if m.role == "tool"
+    }
 
 
 def _naming(message: Message) -> tuple[object, ...]:
     """What ``tool_names`` reads from a message."""
-    return message.role, message.name, message.tool_call_id, tuple((c.id, c.name) for c in message.tool_calls)
+    return message.role, message.name, message.tool_call_id, tuple(message.tool_calls)
 
 
 class CandidateResults:
@@ -74,12 +92,13 @@ class CandidateResults:
     list that is neither the last one grown nor noted as derived from it (``DerivedList``), or
     that changes what names a result, is walked again in full (``tool_names``)."""
 
-    def __init__(self, candidate: Callable[[Message, str], bool]) -> None:
+    def __init__(self, candidate: Callable[[Message, str], bool], label: Label = name_label) -> None:
         self.candidate = candidate
+        self.label = label
         self.results: list[int] = []
         self.candidates: list[int] = []
-        self._by_call: dict[str, str] = {}
-        self._unnamed: set[str] = set()  # call ids that results were looked up by without a call
+        self._by_call: dict[str, ToolCall] = {}
+        self._unnamed: set[str] = set()  # call ids that results were labelled without a call
         self._seen: Sequence[Message] = []
         self._len = 0
 
@@ -104,13 +123,15 @@ class CandidateResults:
         self._seen, self._len = messages, len(messages)
 
     def _walk(self, messages: Sequence[Message]) -> None:
-        names = tool_names(messages)
+        names = tool_names(messages, self.label)
         self.results = list(names)
         self.candidates = [i for i in self.results if self.candidate(messages[i], names[i])]
-        self._by_call = {c.id: c.name for m in messages if m.role == "assistant" for c in m.tool_calls}
-        by_call = self._by_call
+        self._by_call = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
+        by_call, by_name = self._by_call, self.label is name_label
         self._unnamed = {
-            m.tool_call_id or "" for i in names if not (m := messages[i]).name and (m.tool_call_id or "") not in by_call
+            key
+            for i in names
+            if (key := messages[i].tool_call_id or "") not in by_call and not (by_name and messages[i].name)
         }
         self.remember(messages)
 
@@ -121,13 +142,14 @@ class CandidateResults:
             message = messages[i]
             if message.role == "assistant":
                 for c in message.tool_calls:
-                    if c.id in unnamed or by_call.get(c.id, c.name) != c.name:
+                    if c.id in unnamed or by_call.get(c.id, c) != c:
                         return False
-                    by_call[c.id] = c.name
+                    by_call[c.id] = c
             elif message.role == "tool":
                 key = message.tool_call_id or ""
-                name = message.name or by_call.get(key, "")
-                if not message.name and key not in by_call:
+                name = self.label(message.name or "", by_call.get(key))
+                # a call with this id arriving later would relabel it (its own name wins only by name)
+                if key not in by_call and not (message.name and self.label is name_label):
                     unnamed.add(key)
                 self.results.append(i)
                 if self.candidate(message, name):
@@ -136,7 +158,7 @@ class CandidateResults:
 
     def _recheck(self, messages: Sequence[Message], i: int) -> None:
         message = messages[i]
-        name = message.name or self._by_call.get(message.tool_call_id or "", "")
+        name = self.label(message.name or "", self._by_call.get(message.tool_call_id or ""))
         at = bisect_left(self.candidates, i)
         present = at < len(self.candidates) and self.candidates[at] == i
         if self.candidate(message, name) != present:
@@ -168,7 +190,13 @@ class CompactOldToolResults(Layer):
         protect_recent_results: int = 0,
         min_compaction_savings_ratio: float = 0.0,
         context_window: int | None = None,
+        eligibility: str = "by_action",
+        compact_unknown: bool = True,
     ) -> None:
+        if eligibility not in ELIGIBILITY:
+            raise ValueError(f"eligibility must be one of {', '.join(ELIGIBILITY)}, got {eligibility!r}")
+        self.eligibility = eligibility
+        self.compact_unknown = bool(compact_unknown)
         self.headroom = context_input_headroom_ratio
         self.chars_per_token = chars_per_token
         self.tool_chars_per_token = tool_result_chars_per_token
@@ -186,7 +214,8 @@ class CompactOldToolResults(Layer):
         )
         self._min_each = 2 * len(COMPACTION_PLACEHOLDER) if min_compaction_savings_ratio > 0 else 1
         # The tool results and the candidates among them, walked only where the context changed.
-        self._results = CandidateResults(self._is_candidate)
+        label = self.action_label if eligibility == "by_action" else name_label
+        self._results = CandidateResults(self._is_candidate, label)
 
     def budget(self, ctx: StrategyContext) -> int:
         return char_budget(window_tokens(ctx, self.context_window), self.chars_per_token, self.headroom)
@@ -199,11 +228,27 @@ class CompactOldToolResults(Layer):
             message.token_cache[self._chars_key] = cached
         return cached
 
+    @staticmethod
+    def action_label(name: str, call: ToolCall | None) -> str:
+        """``eligibility=by_action``: the category of what the call did (``tool_actions``), or the tool's
+        name when it is not known by what it does."""
+        if call is not None:
+            return action_category(call.name, call.arguments) or call.name
+        return action_category(name) or name
+
     def eligible(self, tool: str) -> bool:
+        """Whether results labelled ``tool`` (a tool name, or with ``by_action`` a category) may be compacted."""
         known = self._eligible.get(tool)
         if known is None:
-            keep = any(tool_matches(tool, k) for k in self.keep_tools)
-            known = self._eligible[tool] = not keep and any(tool_matches(tool, e) for e in self.whitelist)
+            if self.eligibility == "all":
+                known = True
+            elif self.eligibility == "by_action" and tool == OTHER:  # bookkeeping (think, finish, submit)
+                known = False
+            else:  # a category, or a name: the keep list (Write, Create) wins, then the whitelist
+                keep = any(tool_matches(tool, k) for k in self.keep_tools)
+                listed = any(tool_matches(tool, e) for e in self.whitelist)
+                known = not keep and (listed or (self.eligibility == "by_action" and self.compact_unknown))
+            self._eligible[tool] = known
         return known
 
     def _is_candidate(self, message: Message, tool: str) -> bool:

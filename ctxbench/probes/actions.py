@@ -17,6 +17,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from ctxbench.probes.shell import heredoc_bodies, strip_heredocs
 from ctxbench.transcripts.model import Message, Transcript, json_strings
 
 EDITOR_TOOLS = {"str_replace_editor", "str_replace_based_edit_tool"}
@@ -53,6 +54,9 @@ class Action:
     path: str | None = None
     ok: bool = True  # an edit that the tool reported as failed is not ok
     new_text: str = ""
+    old_text: str = ""  # what an edit replaced, where the tool call says (str_replace's old_str, sed's pattern)
+    command: str = ""  # a shell action's whole command
+    result: str = ""  # the observation that answered the action
 
 
 def decoded_arguments(arguments: str) -> str:
@@ -98,10 +102,14 @@ def _first_line(text: str) -> str:
     return next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
 
 
+SED_SUBSTITUTE = re.compile(r"""s([/|#,])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1[gIp0-9]*""")
+
+
 def shell_edits(command: str) -> list[str]:
     """Files a shell command writes (``sed -i``, output redirection, ``tee``), spelled as in the
-    command: that spelling is what a context holds and what a judge can find."""
-    plain = QUOTED.sub("Q", command)
+    command: that spelling is what a context holds and what a judge can find. Heredoc bodies are
+    the written text, not more commands."""
+    plain = QUOTED.sub("Q", strip_heredocs(command))
     out: list[str] = []
     for segment in SEGMENT.split(plain):
         try:
@@ -123,12 +131,28 @@ def shell_edits(command: str) -> list[str]:
     return out
 
 
+def _shell_edit_texts(command: str) -> tuple[str, str]:
+    """(old, new) text of a shell edit: a heredoc's body is the new text; ``sed -i 's/a/b/'`` replaces a by b."""
+    bodies = heredoc_bodies(command)
+    if bodies:
+        return "", bodies[0]
+    if "sed" in command:
+        pairs = SED_SUBSTITUTE.findall(command)
+        if pairs:
+            return "\n".join(p[1] for p in pairs), "\n".join(p[2] for p in pairs)
+    return "", ""
+
+
 def _shell(i: int, tool: str, command: str, result: str) -> list[Action]:
     first = _first_line(command)
     if not first:
         return []
-    actions = [Action(i, tool, "shell", first)]
-    actions += [Action(i, tool, "edit", path=p, ok=not FAILED_EDIT.search(result)) for p in shell_edits(command)]
+    actions = [Action(i, tool, "shell", first, command=command, result=result)]
+    paths = shell_edits(command)
+    if paths:
+        old, new = _shell_edit_texts(command)
+        ok = not FAILED_EDIT.search(result)
+        actions += [Action(i, tool, "edit", path=p, ok=ok, new_text=new, old_text=old, result=result) for p in paths]
     return actions
 
 
@@ -140,12 +164,14 @@ def _tool_call(i: int, name: str, args: dict[str, Any], result: str, open_file: 
             return [Action(i, name, "read", path=path)]
         if sub in EDITOR_EDITS:
             text = str(args.get("new_str") or args.get("file_text") or "")
-            return [Action(i, name, "edit", path=path, ok=ok, new_text=text)]
+            old = str(args.get("old_str") or "")
+            return [Action(i, name, "edit", path=path, ok=ok, new_text=text, old_text=old, result=result)]
         return [Action(i, name, "other")]
     if name in WRITE_TOOLS:
         path = args.get("file_path") or args.get("path") or args.get("notebook_path")
         text = str(args.get("content") or args.get("new_string") or args.get("new_source") or "")
-        return [Action(i, name, "edit", path=path, ok=ok, new_text=text)]
+        old = str(args.get("old_string") or "")
+        return [Action(i, name, "edit", path=path, ok=ok, new_text=text, old_text=old, result=result)]
     if name in READ_TOOLS:
         return [Action(i, name, "read", path=args.get("file_path") or args.get("path"))]
     if name == "open":
@@ -156,14 +182,14 @@ def _tool_call(i: int, name: str, args: dict[str, Any], result: str, open_file: 
         header = FILE_HEADER.search(result)
         path = header.group(1) if header else open_file
         text = str(args.get("replace") or args.get("text") or args.get("replacement_text") or "")
-        return [Action(i, name, "edit", path=path, ok=ok, new_text=text)]
+        return [Action(i, name, "edit", path=path, ok=ok, new_text=text, result=result)]
     if name in ANSWER_TOOLS:
         value = str(args.get("message") or args.get("answer") or args.get("flag") or "")
         return [Action(i, name, "answer", value)]
     command = args.get("command") or args.get("cmd")
     if name in SHELL_TOOLS or (isinstance(command, str) and name not in EDITOR_TOOLS):
         return _shell(i, name, str(command or ""), result) if isinstance(command, str) else []
-    return [Action(i, name, "other")]
+    return [Action(i, name, "other", result=result)]
 
 
 def _text_action(i: int, block: str, result: str, open_file: str | None) -> list[Action]:
@@ -194,7 +220,7 @@ def _text_action(i: int, block: str, result: str, open_file: str | None) -> list
         body = block.strip().split("\n", 1)[1] if "\n" in block.strip() else ""
         body = body.rsplit("end_of_edit", 1)[0]
         path = header.group(1) if header else open_file
-        return [Action(i, word, "edit", path=path, ok=not FAILED_EDIT.search(result), new_text=body)]
+        return [Action(i, word, "edit", path=path, ok=not FAILED_EDIT.search(result), new_text=body, result=result)]
     if word in INTERFACE:
         return [Action(i, word, "other")]
     return _shell(i, "shell", block, result)

@@ -1,8 +1,9 @@
-"""Probes extracted from real transcripts (which carry no planted facts), read the way agents
-actually work: the task from the issue text (not its wrapper), files edited vs only viewed from
-the editor command and its arguments, shell commands (not editor subcommands), constraints the
-user wrote (not framework boilerplate), identifiers the agent reuses (not timestamps or hashes),
-tests that failed and later passed, and the final answer or patch.
+"""Probes extracted from real transcripts (which carry no planted facts): the facts an engineer
+taking over the run would need. The task from the issue text (not its wrapper); the work
+(``ctxbench.probes.work``: the files changed that survive, the change, the reproduction, errors
+seen, test results, the root cause and decisions the agent stated, what it reported at the end);
+constraints the user wrote after the task (not framework boilerplate); identifiers from tools or
+the user that the agent reuses (not timestamps, hashes, or names copied from the task).
 
 Each probe records where its gold came from (message index and char span in that message's
 probe text, see ``probe_text``) and ``needed_at``: the next message that uses the value again.
@@ -13,35 +14,44 @@ The reading of agent actions lives in ``ctxbench.probes.actions``; boilerplate i
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.probes.actions import Action, agent_actions, call_arguments, observation_indices, probe_text
+from ctxbench.probes.actions import agent_actions, call_arguments, observation_indices, probe_text
 from ctxbench.probes.boilerplate import Boilerplate, is_framework_message, sentences
+from ctxbench.probes.work import Fact, WorkReader, api_facts, final_report, user_choices
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
 from ctxbench.transcripts.tool_schemas import tool_schemas
 
-LABELS = ("task", "file_edited", "file_read", "command", "constraint", "identifier", "test_fixed", "final")
+LABELS = (
+    "task", "file_changed", "change", "root_cause", "reproduction", "error", "test_result", "decision", "outcome",
+    "identifier", "constraint",
+)  # fmt: skip
+# How many probes of each type a transcript gets at most, in the order slots are filled: what an
+# engineer taking over needs first (reference.md section 10). Read-only commands, directories and
+# files only viewed are not facts worth a slot.
+SLOTS = {
+    "task": 1, "change": 2, "file_changed": 2, "test_result": 3, "root_cause": 2, "reproduction": 1, "error": 2,
+    "outcome": 1, "decision": 2, "identifier": 2, "constraint": 3,
+}  # fmt: skip
 QUESTIONS = {
     "task": "What was the original task?",
-    "file_edited": "Which file did the agent edit?",
-    "file_read": "Which file did the agent open or read (without editing it)?",
-    "command": "Which shell command did the agent run?",
     "constraint": "What constraint did the user state?",
     "identifier": "Which identifier from a tool or user message did the agent use again later?",
-    "test_fixed": "Which test failed and later passed?",
-    "final": "What final answer or patch did the agent submit?",
 }
 KINDS: dict[str, ProbeKind] = {
     "task": "recall",
-    "file_edited": "artifact",
-    "file_read": "artifact",
-    "command": "continuation",
-    "constraint": "recall",
+    "file_changed": "artifact",
+    "change": "artifact",
+    "root_cause": "recall",
+    "reproduction": "recall",
+    "error": "recall",
+    "test_result": "recall",
+    "decision": "decision",
+    "outcome": "continuation",
     "identifier": "recall",
-    "test_fixed": "recall",
-    "final": "continuation",
+    "constraint": "recall",
 }
 # Formats whose user-role messages after the first are the environment's observations, not a person.
 OBSERVATIONS_AS_USER = {"swe-agent"}
@@ -70,10 +80,6 @@ IDENT = re.compile(
 ID_VALUE = re.compile(r'"(?:\w+_)?id"\s*:\s*"([A-Za-z0-9_-]{4,40})"')
 JSON_KEY = re.compile(r'"([A-Za-z_]\w*)"\s*:')
 HEXLIKE = re.compile(r"[0-9a-fA-F]+|\d+[A-Za-z]?|[A-Za-z]?\d+")
-FAILED_TEST = re.compile(
-    r"\bFAILED ([\w/.-]+::[\w\[\]./-]+)|^([\w/.-]+::[\w\[\]./-]+) FAILED|^FAIL: (\w+ \([\w.]+\))", re.M
-)
-PASSED_TEST = r"(?:{t} PASSED|PASSED {t}|{t} \.\.\. ok|ok: {t})"
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,7 @@ class Candidate:
     message_index: int
     span: tuple[int, int] | None = None
     needed_at: int | None = None  # set when the extractor knows where the fact is used (tests)
+    question: str = ""  # names the fact's context so that one answer is right; else the type's question
 
 
 def _span(text: str, value: str) -> tuple[int, int] | None:
@@ -167,6 +174,8 @@ def _constraints(transcript: Transcript, boilerplate: Boilerplate, task: Candida
     first = task.message_index if task else None
     for i in _user_written(transcript, boilerplate, first):
         text = transcript.messages[i].content
+        if i == first or "diff --git" in text or "<returncode>" in text:
+            continue  # the task's own message sits where every strategy keeps it; a diff or output is no user
         for sentence, at in _sentences(text):
             line = re.sub(r"^\s*(?:\d+[.)]|[-*>])\s*", "", sentence).strip()
             if len(line) < MIN_SENTENCE or "###" in line or boilerplate.is_boilerplate(line):
@@ -208,17 +217,25 @@ def tool_vocabulary(transcript: Transcript) -> set[str]:
     return words
 
 
-def _identifiers(transcript: Transcript, texts: list[str]) -> Iterator[Candidate]:
-    """IDs and code names first stated in a tool or user message and used again by the agent (not
-    the words of its tool interface)."""
+WORD = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _identifiers(transcript: Transcript, texts: list[str], task_index: int | None) -> Iterator[Candidate]:
+    """IDs and code names first stated in a tool or user message (not the task: a name copied from
+    it is already there) and used again by the agent (not the words of its tool interface). One
+    pass over the words of every message: linear in the transcript's size."""
     messages = transcript.messages
     vocabulary = tool_vocabulary(transcript)
-    agent_later = [""] * (len(messages) + 1)
-    for i in range(len(messages) - 1, -1, -1):  # what the agent writes from message i on
-        agent_later[i] = (texts[i] if messages[i].role == "assistant" else "") + "\n" + agent_later[i + 1]
+    first_seen: dict[str, int] = {}
+    last_agent_use: dict[str, int] = {}
+    for i, text in enumerate(texts):
+        for word in WORD.findall(text):
+            first_seen.setdefault(word, i)
+            if messages[i].role == "assistant":
+                last_agent_use[word] = i
     seen: set[str] = set()
     for i, m in enumerate(messages):
-        if m.role not in ("tool", "user"):
+        if m.role not in ("tool", "user") or i == task_index:
             continue
         text = texts[i]
         keys = set(JSON_KEY.findall(text))
@@ -229,44 +246,35 @@ def _identifiers(transcript: Transcript, texts: list[str]) -> Iterator[Candidate
             if token in seen or schema_key or token in vocabulary or HEXLIKE.fullmatch(token) or len(token) < 4:
                 continue
             seen.add(token)
-            word = re.compile(rf"(?<![\w-]){re.escape(token)}(?![\w-])")
-            if any(word.search(t) for t in texts[:i]) or not word.search(agent_later[i + 1]):
+            if first_seen.get(token, i) < i or last_agent_use.get(token, -1) <= i:
                 continue
             yield Candidate("identifier", token, i, (at, at + len(token)))
 
 
-def _tests_fixed(transcript: Transcript, texts: list[str]) -> Iterator[Candidate]:
-    failed: dict[str, tuple[int, int]] = {}
-    for i, m in enumerate(transcript.messages):
-        if m.role not in ("tool", "user"):
-            continue
-        for test, (j, at) in list(failed.items()):
-            if j < i and re.search(PASSED_TEST.format(t=re.escape(test)), texts[i]):
-                yield Candidate("test_fixed", test, j, (at, at + len(test)), needed_at=i)
-                del failed[test]
-        for match in FAILED_TEST.finditer(texts[i]):
-            test = next(g for g in match.groups() if g)
-            failed.setdefault(test, (i, match.start()))
-
-
-def _final(transcript: Transcript, actions: list[Action], texts: list[str]) -> Candidate | None:
-    """The last explicit answer (submit ARG, finish message); else, when the agent submitted or the
-    run is an issue-solving one, the key line of its last successful edit."""
-    answers = [a for a in actions if a.op == "answer" and a.value]
-    if answers:
-        value = answers[-1].value.strip().strip("'\"")
-        if answers[-1].tool == "finish":
-            value = _clip(next((s.strip() for s, _ in _sentences(value)), value), 200)
-        first = next((i for i, t in enumerate(texts) if value in t), answers[-1].message_index)
-        return Candidate("final", value, first, _span(texts[first], value))
-    submitted = any(a.op == "answer" for a in actions)
-    if not submitted and transcript.source.get("format") not in ("swe-agent", "openhands"):
-        return None
-    edits = [a for a in actions if a.op == "edit" and a.ok and a.new_text.strip()]
-    if not edits:
-        return None
-    line = max((ln.strip() for ln in edits[-1].new_text.splitlines()), key=len)
-    return Candidate("final", line, edits[-1].message_index, _span(texts[edits[-1].message_index], line))
+def _facts(transcript: Transcript, texts: list[str], task: Candidate | None) -> Iterator[Candidate]:
+    """The work's facts (coding and API agents alike), each with its own question."""
+    actions = agent_actions(transcript)
+    reader = WorkReader(transcript.messages, actions, task.answer if task else "")
+    finders: list[Iterable[Fact]] = [
+        reader.changes(),
+        reader.files_changed(),
+        reader.test_results(),
+        reader.root_causes(),
+        reader.reproduction(),
+        reader.errors_seen(),
+        final_report(transcript.messages, actions),
+        reader.decisions(),
+        api_facts(transcript.messages, actions),
+        user_choices(transcript.messages, task.message_index if task else None),
+    ]
+    for facts in finders:
+        for fact in facts:
+            at = min(max(fact.message_index, 0), len(texts) - 1)
+            span = _span(texts[at], fact.answer)
+            if span is None:  # the value is spelled elsewhere (a diff's path): point at where it is
+                at = next((j for j in range(at, len(texts)) if fact.answer in texts[j]), at)
+                span = _span(texts[at], fact.answer)
+            yield Candidate(fact.label, fact.answer, at, span, question=fact.question)
 
 
 def _candidates(transcript: Transcript, boilerplate: Boilerplate) -> Iterator[Candidate]:
@@ -275,49 +283,41 @@ def _candidates(transcript: Transcript, boilerplate: Boilerplate) -> Iterator[Ca
     task = _task(messages, boilerplate)
     if task is not None:
         yield task
-    actions = agent_actions(transcript)
-    edited = [a.path for a in actions if a.op == "edit" and a.ok and a.path]
-    named: dict[str, list[str]] = {"file_edited": [], "file_read": []}
-    for action in actions:
-        span = _span(texts[action.message_index], action.value)
-        label = "file_edited" if action.op == "edit" and action.ok else "file_read" if action.op == "read" else None
-        path = action.path
-        if label and path and not any(same_file(path, p) for p in named[label]):
-            if label == "file_read" and any(same_file(path, p) for p in edited):
-                continue  # viewed, then edited: an edited file
-            named[label].append(path)
-            yield Candidate(label, path, action.message_index, _span(texts[action.message_index], path))
-        if action.op == "shell":
-            yield Candidate("command", action.value, action.message_index, span)
+    yield from _facts(transcript, texts, task)
     yield from _constraints(transcript, boilerplate, task)
-    yield from _identifiers(transcript, texts)
-    yield from _tests_fixed(transcript, texts)
-    final = _final(transcript, actions, texts)
-    if final is not None:
-        yield final
+    if not any(a.op in ("shell", "edit") for a in agent_actions(transcript)):
+        # In coding runs the names that matter are in the change and the root cause; names read
+        # while exploring are noise. API agents' IDs (users, reservations) are what they act on.
+        yield from _identifiers(transcript, texts, task.message_index if task else None)
 
 
 def extract_candidates(transcript: Transcript, boilerplate: Boilerplate | None = None) -> list[Candidate]:
-    """Every candidate probe, deduplicated by (label, answer), in transcript order."""
-    seen: set[tuple[str, str]] = set()
+    """Every candidate probe, in the finders' order; one per fact (the same gold under two types,
+    say a reproduction that printed an error, is kept once, under the first)."""
+    seen: set[str] = set()
     out = []
     for cand in _candidates(transcript, boilerplate or Boilerplate()):
-        key = (cand.label, cand.answer)
+        key = " ".join(cand.answer.split()).casefold()
         if cand.answer and key not in seen:
             seen.add(key)
             out.append(cand)
     return out
 
 
-def extract_probes(transcript: Transcript, max_probes: int = 12, boilerplate: Boilerplate | None = None) -> list[Probe]:
-    """Deterministic probes for a transcript, balanced across labels, in transcript order."""
+def extract_probes(transcript: Transcript, max_probes: int = 16, boilerplate: Boilerplate | None = None) -> list[Probe]:
+    """Deterministic probes for a transcript: each type up to its slots (``SLOTS``), filled type by
+    type in order of what matters until ``max_probes``; in transcript order."""
     texts = [probe_text(m) for m in transcript.messages]
+    calls = transcript.call_indices
+    last_call = calls[-1] if calls else len(texts)
     by_label: dict[str, list[Probe]] = {}
     for n, cand in enumerate(extract_candidates(transcript, boilerplate), 1):
+        if cand.message_index >= last_call:
+            continue  # stated after the last call: no context of the replay ever holds it
         needed_at = cand.needed_at if cand.needed_at is not None else _next_use(texts, cand.answer, cand.message_index)
         probe = Probe(
             id=f"{cand.label}-{cand.message_index}-{n}",
-            question=QUESTIONS[cand.label],
+            question=cand.question or QUESTIONS[cand.label],
             answer=cand.answer,
             kind=KINDS[cand.label],
             message_index=cand.message_index,
@@ -327,24 +327,25 @@ def extract_probes(transcript: Transcript, max_probes: int = 12, boilerplate: Bo
             span=cand.span,
         )
         by_label.setdefault(cand.label, []).append(probe)
-    return _balanced(by_label, max_probes, key=lambda p: p.message_index)
+    return _by_slots(by_label, max_probes)
 
 
 def _next_use(texts: list[str], answer: str, after: int) -> int | None:
     return next((j for j in range(after + 1, len(texts)) if answer in texts[j]), None)
 
 
-def _balanced(groups: dict[str, list[Probe]], limit: int, key: Callable[[Probe], int]) -> list[Probe]:
-    """Round-robin over labels (each in order of preference: reused facts first), then sort."""
-    queues = {
-        label: sorted(probes, key=lambda p: (p.needed_at is None, p.message_index)) for label, probes in groups.items()
-    }
+def _by_slots(groups: dict[str, list[Probe]], limit: int) -> list[Probe]:
+    """Round after round, one more probe of each type that has slots left (types in ``SLOTS``
+    order; within a type, the finder's order: best first), then sorted by where they are stated."""
     chosen: list[Probe] = []
-    while len(chosen) < limit and any(queues.values()):
-        for label in sorted(queues):
-            if queues[label] and len(chosen) < limit:
-                chosen.append(queues[label].pop(0))
-    return sorted(chosen, key=key)
+    taken = dict.fromkeys(groups, 0)
+    for _ in range(max(SLOTS.values())):
+        for label, slots in SLOTS.items():
+            probes = groups.get(label, [])
+            if taken.get(label, 0) < min(slots, len(probes)) and len(chosen) < limit:
+                chosen.append(probes[taken[label]])
+                taken[label] += 1
+    return sorted(chosen, key=lambda p: (p.message_index, p.id))
 
 
 def labels_of(probes: Iterable[Probe]) -> set[str]:

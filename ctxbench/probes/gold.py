@@ -1,8 +1,14 @@
-"""Score probe extraction against hand-labelled gold probes (tests/data/probe_gold/).
+"""Score probe extraction against the hand-labelled gold set (tests/data/probe_gold/).
 
-A gold file names source files of the dev transcripts, and per transcript the labels and which
-probe types were labelled exhaustively (``complete``). Recall counts every gold label; precision
-counts extracted probes of complete types only (elsewhere an unlabelled probe may be right).
+Per transcript the gold lists the facts an engineer taking over would need (``needed``: type,
+the fact in words, verbatim ``keys``) and labels of extracted probes (``probes``: informative,
+trivial, wrong or duplicate, by the rubric of the folder's README). Two figures:
+
+- needed-fact recall: a fact is covered when a probe holds one of its keys: its gold (or a
+  specific part of one: a path inside "diff --git a/x b/x"), or its question, which names the
+  fact's context (the command whose output the gold is);
+- informative precision: the share of the extractor's probes labelled informative, over the
+  probes that carry a label (unlabelled ones are listed, so a changed extractor gets relabelled).
 """
 
 from __future__ import annotations
@@ -10,125 +16,134 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ctxbench.probes.boilerplate import find_boilerplate
-from ctxbench.probes.extract import Candidate, extract_candidates, same_file
+from ctxbench.probes.extract import extract_probes
 from ctxbench.transcripts.importer import import_file
-from ctxbench.transcripts.model import Transcript
+from ctxbench.transcripts.model import Probe, Transcript
 
 _SPACE = re.compile(r"\s+")
+VERDICTS = ("informative", "trivial", "wrong", "duplicate")
 
 
-def _norm(text: str) -> str:
+def norm(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
 
 
-def matches(label: str, gold: str, answer: str) -> bool:
-    """Whether an extracted answer is the labelled fact (per type: paths by tail, commands by
-    prefix, sentences by containment)."""
-    g, a = _norm(gold), _norm(answer)
-    if label in ("file_edited", "file_read"):
-        return same_file(gold, answer)
-    if label == "command":
-        return a == g or a.startswith(g) or (g.startswith(a) and len(a) >= 40)
-    if label in ("task", "constraint", "final"):
-        return g in a or (a in g and len(a) >= 12)
-    return a == g
+def holds(answer: str, key: str) -> bool:
+    """Whether a probe's gold holds a needed fact's key: the key inside it, or the gold a specific
+    part of the key (a path, or at least 10 characters, and a quarter of it at least)."""
+    a, k = norm(answer), norm(key)
+    specific = len(a) >= 10 or ("/" in a and len(a) >= 6)
+    return bool(k) and (k in a or (specific and len(a) >= len(k) / 4 and a in k))
+
+
+def covers(probe: Probe, key: str) -> bool:
+    """A probe holds a fact's key in its gold, or in its question (``What did `python repro.py`
+    print before the fix?`` holds the reproduction's command; its gold what it printed)."""
+    return holds(probe.answer, key) or norm(key) in norm(probe.question)
 
 
 @dataclass
 class Score:
-    true_pos: Counter[str] = field(default_factory=Counter)  # extracted and labelled (complete types)
-    false_pos: Counter[str] = field(default_factory=Counter)
-    found: Counter[str] = field(default_factory=Counter)  # gold labels matched by some extracted probe
-    gold: Counter[str] = field(default_factory=Counter)
+    needed: Counter[str] = field(default_factory=Counter)  # needed facts per type
+    covered: Counter[str] = field(default_factory=Counter)
+    covered_uncapped: Counter[str] = field(default_factory=Counter)  # by some candidate before the cap
+    verdicts: dict[str, Counter[str]] = field(default_factory=dict)  # probe type -> verdict counts
+    unlabelled: list[dict[str, Any]] = field(default_factory=list)
     misses: list[dict[str, Any]] = field(default_factory=list)
-    extras: list[dict[str, Any]] = field(default_factory=list)
-
-    @staticmethod
-    def _ratio(a: int, b: int) -> float:
-        return a / b if b else 1.0
-
-    def precision(self, label: str | None = None) -> float:
-        tp = self.true_pos[label] if label else sum(self.true_pos.values())
-        fp = self.false_pos[label] if label else sum(self.false_pos.values())
-        return self._ratio(tp, tp + fp)
+    probes: int = 0
+    transcripts: int = 0
 
     def recall(self, label: str | None = None) -> float:
-        found = self.found[label] if label else sum(self.found.values())
-        gold = self.gold[label] if label else sum(self.gold.values())
-        return self._ratio(found, gold)
+        got = self.covered[label] if label else sum(self.covered.values())
+        of = self.needed[label] if label else sum(self.needed.values())
+        return got / of if of else 1.0
+
+    def precision(self, label: str | None = None) -> float:
+        counts: Counter[str] = Counter()
+        for lab, c in self.verdicts.items():
+            if label is None or lab == label:
+                counts.update(c)
+        labelled = sum(counts.values())
+        return counts["informative"] / labelled if labelled else 1.0
+
+    def labelled(self, label: str | None = None) -> int:
+        return sum(sum(c.values()) for lab, c in self.verdicts.items() if label is None or lab == label)
 
     def table(self) -> str:
-        labels = sorted(set(self.gold) | set(self.true_pos) | set(self.false_pos))
-        lines = [f"{'type':12} {'gold':>5} {'recall':>7} {'extracted':>9} {'precision':>9}"]
-        for label in [*labels, None]:
-            extracted = (
-                (self.true_pos[label] + self.false_pos[label])
-                if label
-                else sum((self.true_pos + self.false_pos).values())
-            )
-            gold = self.gold[label] if label else sum(self.gold.values())
-            lines.append(
-                f"{label or 'all':12} {gold:5d} {self.recall(label):7.1%} {extracted:9d} {self.precision(label):9.1%}"
-            )
+        """Markdown: per type, needed facts and recall; probes labelled and informative precision."""
+        types = sorted(set(self.needed) | set(self.verdicts))
+        lines = ["| type | needed | recall | probes labelled | informative precision |", "|---|---|---|---|---|"]
+        for label in [*types, None]:
+            name = label or "**all**"
+            needed = self.needed[label] if label else sum(self.needed.values())
+            recall = f"{self.recall(label):.0%}" if needed else "-"
+            labelled = self.labelled(label)
+            precision = f"{self.precision(label):.0%}" if labelled else "-"
+            lines.append(f"| {name} | {needed} | {recall} | {labelled} | {precision} |")
         return "\n".join(lines)
 
 
-def load_gold(folder: Path) -> list[dict[str, Any]]:
-    """Every labelled transcript of every gold file, in file order."""
+def load_gold(folder: Path, part: str | None = None) -> list[dict[str, Any]]:
+    """Every labelled transcript of the gold files (``part``: only "dev" or "untuned")."""
     out = []
     for path in sorted(folder.glob("*.json")):
-        for entry in json.loads(path.read_text("utf-8"))["transcripts"]:
-            out.append({**entry, "gold_file": path.name})
+        data = json.loads(path.read_text("utf-8"))
+        if part is not None and data.get("part") != part:
+            continue
+        out += [{**entry, "part": data.get("part"), "gold_file": path.name} for entry in data["transcripts"]]
     return out
 
 
-def score(
-    gold: Iterable[dict[str, Any]], transcripts: dict[str, Transcript], extracted: dict[str, list[Candidate]]
-) -> Score:
+def import_gold_transcripts(gold: list[dict[str, Any]], root: Path) -> dict[str, Transcript]:
+    """The labelled transcripts, imported from the shared folder (each source file once)."""
+    transcripts: dict[str, Transcript] = {}
+    for rel in sorted({e["file"] for e in gold}):
+        for t in import_file(root / rel):
+            transcripts[t.id] = t
+    missing = {e["transcript"] for e in gold} - transcripts.keys()
+    if missing:
+        raise KeyError(f"gold names transcripts not found in the sources: {sorted(missing)}")
+    return transcripts
+
+
+def score(gold: list[dict[str, Any]], selected: dict[str, list[Probe]], uncapped: dict[str, list[Probe]]) -> Score:
     result = Score()
     for entry in gold:
         tid = entry["transcript"]
-        cands = extracted[tid]
-        complete = set(entry["complete"])
-        labels = entry["probes"]
-        for g in labels:
-            result.gold[g["type"]] += 1
-            if any(c.label == g["type"] and matches(g["type"], g["gold"], c.answer) for c in cands):
-                result.found[g["type"]] += 1
+        probes = selected[tid]
+        result.transcripts += 1
+        result.probes += len(probes)
+        for fact in entry["needed"]:
+            result.needed[fact["type"]] += 1
+            if any(covers(p, k) for p in probes for k in fact["keys"]):
+                result.covered[fact["type"]] += 1
             else:
-                result.misses.append({"transcript": tid, **g})
-        for c in cands:
-            if c.label not in complete:
-                continue
-            if any(g["type"] == c.label and matches(c.label, g["gold"], c.answer) for g in labels):
-                result.true_pos[c.label] += 1
-            else:
-                result.false_pos[c.label] += 1
-                result.extras.append(
-                    {"transcript": tid, "type": c.label, "answer": c.answer, "message": c.message_index}
+                result.misses.append({"transcript": tid, **fact})
+            if any(covers(p, k) for p in uncapped[tid] for k in fact["keys"]):
+                result.covered_uncapped[fact["type"]] += 1
+        labels = {(lab["type"], norm(lab["answer"])): lab["label"] for lab in entry.get("probes", [])}
+        for p in probes:
+            verdict = labels.get((p.label or "", norm(p.answer)))
+            if verdict is None:
+                result.unlabelled.append(
+                    {"transcript": tid, "type": p.label, "answer": p.answer, "at": p.message_index}
                 )
+            else:
+                result.verdicts.setdefault(p.label or "", Counter())[verdict] += 1
     return result
 
 
-def score_folder(gold_dir: Path, transcripts_root: Path, held_out_only: bool = False) -> Score:
-    """Import the labelled source files, find boilerplate across all of them, extract, score.
-    ``held_out_only``: only the transcripts labelled after the extractor was written (``held_out``)."""
-    gold = [e for e in load_gold(gold_dir) if e.get("held_out") or not held_out_only]
-    files = sorted({e["file"] for e in gold})
-    transcripts: dict[str, Transcript] = {}
-    for rel in files:
-        for t in import_file(transcripts_root / rel):
-            transcripts[t.id] = t
+def score_folder(gold_dir: Path, transcripts_root: Path, part: str | None = None) -> Score:
+    """Import the labelled sources, find boilerplate across them, extract as a run does, score."""
+    gold = load_gold(gold_dir, part)
+    transcripts = import_gold_transcripts(load_gold(gold_dir), transcripts_root)
     boilerplate = find_boilerplate(transcripts.values())
     wanted = {e["transcript"] for e in gold}
-    missing = wanted - transcripts.keys()
-    if missing:
-        raise KeyError(f"gold names transcripts not found in the sources: {sorted(missing)}")
-    extracted = {tid: extract_candidates(transcripts[tid], boilerplate) for tid in wanted}
-    return score(gold, transcripts, extracted)
+    selected = {tid: extract_probes(transcripts[tid], boilerplate=boilerplate) for tid in wanted}
+    uncapped = {tid: extract_probes(transcripts[tid], 10**6, boilerplate) for tid in wanted}
+    return score(gold, selected, uncapped)

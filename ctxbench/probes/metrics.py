@@ -98,9 +98,24 @@ def trivial_probes(rows: Sequence[dict[str, Any]]) -> set[str]:
     return {probe for probe, trivial in verdicts.items() if trivial}
 
 
+def at_need(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per probe: where the agent next needed the fact (its first "needed" checkpoint),
+    else, for a fact never used again, the end. What it had when it mattered: a rejected last call
+    decides only the facts nobody needed before it."""
+    needed: dict[str, dict[str, Any]] = {}
+    end: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["checkpoint"] == "needed":
+            needed.setdefault(row["probe"], row)
+        elif row["checkpoint"] == "end":
+            end[row["probe"]] = row
+    return [needed.get(p) or end[p] for p in dict.fromkeys([*needed, *end]) if p in needed or p in end]
+
+
 def retention_metrics(rows: Sequence[dict[str, Any]], answers: dict[str, str]) -> dict[str, Any]:
-    """``retention`` is on the informative probes (trivial ones apart, see ``trivial_probes``) at
-    the end of the replay; a rejected call's checkpoint counts as lost."""
+    """``retention`` is on the informative probes (trivial ones apart, see ``trivial_probes``),
+    each scored where it was next needed, else at the end (``at_need``); ``retention_end`` scores
+    all of them at the end of the replay. A rejected call's checkpoint counts as lost."""
     if not rows:
         return {}
     # A probe the judge could not grade says nothing about the context: counted, never "lost".
@@ -117,7 +132,8 @@ def retention_metrics(rows: Sequence[dict[str, Any]], answers: dict[str, str]) -
         "probes_informative": len(end),
         "probes_trivial": len(end_all) - len(end),
         "trivial_probes": sorted(trivial),
-        "retention": _rate(end),
+        "retention": _rate(at_need(informative)),
+        "retention_end": _rate(end),
         "retention_informative": _rate(end),
         "retention_all": _rate(end_all),
         "retention_trivial": _rate(r for r in end_all if r["probe"] in trivial),

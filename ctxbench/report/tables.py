@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -15,15 +17,44 @@ NOT_VARIANT = ("strategy=", "model=", "dataset", "output", "progress", "hydra", 
 
 
 def cells_frame(summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """One row per cell: its identity (cell.*) and its flat numeric metrics."""
+    """One row per cell: its identity (cell.*) and its flat numeric metrics. Cells of two different
+    configs with the same strategy, model and overrides (a strategy file edited between two runs into
+    the same results) get the config's id in their variant: they are two rows of a table, never one."""
     rows = []
     for s in summaries:
         cell, metrics = s["cell"], s["metrics"]
         row = {k: cell.get(k) for k in ("transcript", "strategy", "model", "tokenizer", "estimator", "config_hash")}
         row["variant"] = " ".join(o for o in cell.get("overrides") or () if not o.lstrip("+~").startswith(NOT_VARIANT))
+        row["config_id"] = config_id(s)
         row.update({k: v for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)})
+        row["context_window"] = cell.get("context_window")
         rows.append(row)
-    return pd.DataFrame(rows)
+    return split_configs(pd.DataFrame(rows))
+
+
+CONFIG_PARTS = ("strategy", "model", "estimator", "llm", "judge")  # what makes a config, not where it ran
+
+
+def config_id(summary: dict[str, Any]) -> str | None:
+    """A short id of the config a cell ran (its strategy, model, estimator, llm and judge), the
+    same for every transcript of a job; None for cells written without their config."""
+    config = summary.get("config")
+    if not isinstance(config, dict):
+        return None
+    text = json.dumps({k: config.get(k) for k in CONFIG_PARTS}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def split_configs(frame: pd.DataFrame) -> pd.DataFrame:
+    if frame.empty or frame["config_id"].isna().all():
+        return frame
+    keys = ["strategy", "model", "variant"]
+    several = frame.groupby(keys, dropna=False)["config_id"].transform("nunique") > 1
+    if several.any():
+        frame = frame.copy()
+        named = frame.loc[several, "variant"] + " config " + frame.loc[several, "config_id"].fillna("?")
+        frame.loc[several, "variant"] = named.str.strip()
+    return frame
 
 
 REFERENCE = "none"  # the full history: what savings are measured against, never a frontier point
@@ -60,6 +91,8 @@ def comparison_frame(
         "cost_usd": ("cost_usd", "sum"),
     }
     agg.update({k: v for k, v in optional.items() if v[0] in cells})
+    if cells["context_window"].nunique() > 1:  # a windows sweep: each row says its window
+        agg["window"] = ("context_window", "max")
     if "cost_usd" not in cells:  # results written before prompt caching was priced
         agg["cost_usd"] = ("total_cost_usd", "sum") if "total_cost_usd" in cells else ("agent_cost_usd", "sum")
     if "agent_cost_usd" not in cells:
@@ -93,7 +126,7 @@ def comparison_frame(
             cells["cost_usd"] = cells[agg["cost_usd"][0]]
         table = add_intervals(table, cells, keys, CI_COLUMNS, resamples=resamples, seed=seed)
     table.insert(2, "reference", table.strategy == REFERENCE)
-    table = add_llm_columns(table, summaries, keys)
+    table = add_llm_columns(table, summaries, keys, list(cells[keys].itertuples(index=False, name=None)))
     if not table.variant.astype(bool).any():
         table = table.drop(columns="variant")
     order = table.assign(_ref=~table.reference).sort_values(["model", "_ref", "strategy"])
@@ -143,14 +176,19 @@ def _key(summary: dict[str, Any], keys: Sequence[str]) -> tuple:
     return tuple(variant if k == "variant" else cell.get(k) for k in keys)
 
 
-def add_llm_columns(table: pd.DataFrame, summaries: Sequence[dict[str, Any]], keys: Sequence[str]) -> pd.DataFrame:
+def add_llm_columns(
+    table: pd.DataFrame,
+    summaries: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    summary_keys: Sequence[tuple] | None = None,
+) -> pd.DataFrame:
     """Per row: LLM failures by role and kind ("S:timeout=2 J:malformed=1"; S/A/J = summariser,
     answerer, judge), summariser failures, circuit-breaker trips, degraded five_layer summaries,
     LLM retries, the share of probes left unjudged and whether the LLM judge passed its control
     answers ("untrusted": its false-positive rate is over the threshold, so its retention is not)."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
-    for s in summaries:
-        groups.setdefault(_key(s, keys), []).append(s["metrics"])
+    for n, s in enumerate(summaries):  # ``summary_keys``: each summary's row key as the cells frame has it
+        groups.setdefault(tuple(summary_keys[n]) if summary_keys else _key(s, keys), []).append(s["metrics"])
     index = [tuple(row) for row in table[list(keys)].itertuples(index=False)]
     columns: dict[str, list[Any]] = {}
     for name, source in LLM_COUNTS.items():

@@ -7,6 +7,7 @@ interrupted sweep resumes); a cell altered after publishing is recomputed (``res
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import json
 import math
@@ -19,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench import __version__
-from ctxbench.atomic import FolderLock, new_workspace, publish_dir, write_json_atomic, write_jsonl_atomic
+from ctxbench.atomic import (
+    FolderLock,
+    new_workspace,
+    publish_dir,
+    write_bytes_atomic,
+    write_json_atomic,
+    write_jsonl_atomic,
+)
 from ctxbench.errors import InputError
 from ctxbench.results.reader import MANIFEST, SCHEMA_VERSION, SUMMARY, manifest_of, verify_cell
 
@@ -50,7 +58,7 @@ def config_hash(data: Any) -> str:
 
 # What a cell's numbers depend on besides its config and data: ctxbench's replay code. Reports,
 # benches, the data generator and the command line do not change a cell, so they are left out.
-_NOT_REPLAY = ("report", "bench", "datagen", "results", "configs", "data")
+_NOT_REPLAY = ("report", "bench", "datagen", "results", "configs", "data", "view")
 _NOT_REPLAY_FILES = ("cli.py", "ls.py", "pytest_plugin.py")
 
 
@@ -152,7 +160,11 @@ class Cell:
         write_jsonl_atomic(folder / "calls.jsonl", calls)
         write_jsonl_atomic(folder / "events.jsonl", events)
         for name, rows in (extra_files or {}).items():
-            write_jsonl_atomic(folder / name, rows)
+            if name.endswith(".gz"):  # mtime 0: the same rows make the same bytes
+                data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+                write_bytes_atomic(folder / name, gzip.compress(data, compresslevel=6, mtime=0))
+            else:
+                write_jsonl_atomic(folder / name, rows)
         summary = {
             "schema_version": SCHEMA_VERSION,
             "ctxbench_version": __version__,

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxbench.tokens.line_starts import PieceCounter
-from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.model import Message, ToolCall
 
 # DB-GPT's Layer 1 keeps this many characters of an old observation (its default
 # truncated_observation_max_chars): a tool result's count remembers its start's count.
@@ -73,6 +73,13 @@ class Tokenizer(ABC):
     # (before name, between name and arguments, after arguments): a tool call rendered as its
     # template renders it and counted as one string, so merges across the seams are exact.
     tool_call_pieces: tuple[str, str, str] | None = None
+    # A template that renders a message's tool calls (and the request's tools) as text of its own
+    # (DeepSeek V3.2's DSML): the calls are counted as that text, in one piece.
+    tool_calls_text: Callable[[Sequence[ToolCall]], str] | None = None
+    tools_text: Callable[[Sequence[dict[str, Any]]], str] | None = None
+    reasoning_end: int = 0  # tokens that close a resent reasoning part (DeepSeek thinking mode's </think>)
+    # role -> (text before, text after) when each message is counted as one text (``framing``).
+    whole_message_pieces: dict[str, tuple[str, ...]] | None = None
     # True when the split pattern makes every line start a pre-token boundary (see
     # ``ctxbench.tokens.line_starts``): appended text is then counted from the last line only.
     splits_at_line_starts: bool = False
@@ -131,6 +138,8 @@ class Tokenizer(ABC):
 
     def count_message(self, message: Message) -> int:
         """Tokens a message costs inside a prompt: framing, content, tool calls, tool name."""
+        if self.whole_message_pieces is not None:
+            return self._count_whole(message, self.whole_message_pieces)
         tokens = self.message_overhead(message.role) + self.count_content(message)
         per_call = self.per_message if self.per_tool_call is None else self.per_tool_call
         for i, call in enumerate(message.tool_calls):
@@ -143,3 +152,9 @@ class Tokenizer(ABC):
         if message.name and message.role == "tool" and self.count_tool_name:
             tokens += self.count(message.name)
         return tokens
+
+    def _count_whole(self, message: Message, pieces: dict[str, tuple[str, ...]]) -> int:
+        """A message's framing, content and tool calls counted as one text (the seams merge)."""
+        before, after = (pieces.get(message.role) or pieces.get("user") or ("", ""))[:2]
+        calls = self.tool_calls_text(message.tool_calls) if self.tool_calls_text and message.tool_calls else ""
+        return self.count_template(f"{before}{message.content}{calls}{after}")

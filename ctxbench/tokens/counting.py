@@ -19,7 +19,7 @@ from ctxbench.tokens.tokenizers import Tokenizer
 from ctxbench.transcripts import openhands_fncall
 from ctxbench.transcripts.model import Message, Transcript
 from ctxbench.transcripts.running import RunningSum
-from ctxbench.transcripts.tool_schemas import tools_rendering, tools_text
+from ctxbench.transcripts.tool_schemas import tool_schemas, tools_rendering, tools_text
 
 _TOKEN_CACHE = attrgetter("token_cache")
 
@@ -79,7 +79,12 @@ class TokenCounter:
 
 
 def tools_tokens(tokenizer: Tokenizer, transcript: Transcript) -> int:
-    """Tokens of the transcript's recorded tool schemas, sent with every request (0 without)."""
+    """Tokens of the transcript's recorded tool schemas, sent with every request (0 without): as
+    the provider's template renders native tools where it has its own rendering (DeepSeek V3.2),
+    else as ``tools_text``."""
+    schemas = tool_schemas(transcript)
+    if schemas and tokenizer.tools_text is not None and tools_rendering(transcript) is None:
+        return _count_once(tokenizer, tokenizer.tools_text(schemas))
     text = tools_text(transcript)
     return _count_once(tokenizer, text) if text else 0
 

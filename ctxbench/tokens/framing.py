@@ -7,12 +7,15 @@ so the framing numbers come from the tokenizer, not from hand-typed constants.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from ctxbench.tokens import deepseek_dsml
 
 if TYPE_CHECKING:
     from ctxbench.tokens.base import Tokenizer
+    from ctxbench.transcripts.model import ToolCall
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,15 @@ class ChatTemplate:
     tool_name: bool = False  # whether a tool result's tool name appears in the prompt
     source: str = ""  # where the template comes from, for the docs and reports
     notes: tuple[str, ...] = field(default=())
+    # A template that rewrites tool calls or tool schemas (DeepSeek V3.2's DSML) renders them whole:
+    # a message's tool calls after its text, and the request's tools after the system prompt.
+    tool_calls_text: Callable[[Sequence[ToolCall]], str] | None = None
+    tools_text: Callable[[Sequence[dict[str, Any]]], str] | None = None
+    reasoning_end: str = ""  # what closes a resent reasoning part (DeepSeek's thinking mode: </think>)
+    # Count each message as one text, its pieces (``roles[role]`` = (before, after)) and content
+    # together: where a piece ends or starts with punctuation, the split pattern joins it with the
+    # content's first or last characters (DeepSeek: ``<result>`` + ``<returncode>`` is one pre-token).
+    whole_messages: bool = False
 
 
 def apply_template(tokenizer: Tokenizer, template: ChatTemplate) -> None:
@@ -42,6 +54,10 @@ def apply_template(tokenizer: Tokenizer, template: ChatTemplate) -> None:
     tokenizer.count_tool_name = template.tool_name
     if len(template.tool_call) == 3:
         tokenizer.tool_call_pieces = (template.tool_call[0], template.tool_call[1], template.tool_call[2])
+    tokenizer.tool_calls_text = template.tool_calls_text
+    tokenizer.whole_message_pieces = dict(template.roles) if template.whole_messages else None
+    tokenizer.tools_text = template.tools_text
+    tokenizer.reasoning_end = pieces((template.reasoning_end,))
 
 
 # Llama 3.1 (Meta's prompt format): header per message, <|eot_id|> after it; tool results
@@ -100,6 +116,26 @@ DEEPSEEK_V3 = ChatTemplate(
     ),
     request=("<｜begin▁of▁sentence｜>", "<｜Assistant｜>"),
     source="DeepSeek-V3 tokenizer_config.json chat_template",
+)
+
+# DeepSeek V3.2 as DeepSeek's API serves deepseek-chat and deepseek-reasoner (``deepseek_dsml``): the
+# system text right after BOS with the tools block after it; a user turn ends by asking for the reply
+# (<｜Assistant｜> and </think>, or <think> in thinking mode: one token either way); tool results sit
+# in a <function_results> block that asks for the reply the same way. Only one result per block is
+# framed exactly: a parallel call's results share one block (a few tokens fewer each, not modelled).
+DEEPSEEK_V32 = ChatTemplate(
+    roles={
+        "system": ("", ""),
+        "user": ("<｜User｜>", "<｜Assistant｜>" + deepseek_dsml.THINK_END),
+        "assistant": ("", "<｜end▁of▁sentence｜>"),
+        "tool": ("\n\n<function_results>\n<result>", "</result>\n</function_results>\n\n" + deepseek_dsml.THINK_END),
+    },
+    request=("<｜begin▁of▁sentence｜>",),
+    tool_calls_text=deepseek_dsml.tool_calls_text,
+    tools_text=deepseek_dsml.tools_text,
+    reasoning_end=deepseek_dsml.THINK_END,
+    whole_messages=True,
+    source="DeepSeek-V3.2 encoding/encoding_dsv32.py (the API's deepseek-chat / deepseek-reasoner)",
 )
 
 # Legacy Claude text-completion format ("\n\nHuman: ... \n\nAssistant:"); tool results

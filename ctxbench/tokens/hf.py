@@ -58,6 +58,12 @@ def deepseek_v3() -> HFTokenizer:
     return HFTokenizer("deepseek-v3", _from_file(sources.deepseek_json()), framing.DEEPSEEK_V3)
 
 
+def deepseek_v32() -> HFTokenizer:
+    """The same vocabulary (litellm's file carries V3.2's added tokens: <think>, ｜DSML｜) with
+    V3.2's request rendering, which DeepSeek's API uses (``ctxbench.tokens.deepseek_dsml``)."""
+    return HFTokenizer("deepseek-v3.2", _from_file(sources.deepseek_json()), framing.DEEPSEEK_V32)
+
+
 def claude_legacy() -> HFTokenizer:
     """Anthropic's only public tokenizer (Claude 1/2). Claude 3+ use an unpublished one;
     calibrate reports how far this one is from the usage a real transcript reports."""

@@ -26,7 +26,8 @@ def reasoning_tokens(message: Message, tokenizer: Tokenizer) -> int:
     key = f"reasoning:{tokenizer.name}"
     cached = message.token_cache.get(key)
     if cached is None:
-        cached = message.token_cache[key] = tokenizer.count(text)
+        # A template may close the part with a token of its own (DeepSeek thinking mode's </think>).
+        cached = message.token_cache[key] = tokenizer.count(text) + tokenizer.reasoning_end
     return cached
 
 

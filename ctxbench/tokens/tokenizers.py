@@ -94,6 +94,7 @@ _FACTORIES: dict[str, TokenizerFactory] = {
     "qwen3.5": _lazy("ctxbench.tokens.bpe:qwen", "qwen3.5"),
     "mistral-tekken": _lazy("ctxbench.tokens.bpe:tekken"),
     "deepseek-v3": _lazy("ctxbench.tokens.hf:deepseek_v3"),
+    "deepseek-v3.2": _lazy("ctxbench.tokens.hf:deepseek_v32"),
     "claude-legacy": _lazy("ctxbench.tokens.hf:claude_legacy"),
 }
 _ALIASES: dict[str, str] = {
@@ -116,9 +117,10 @@ _ALIASES: dict[str, str] = {
     "qwen2.5-coder-32b": "qwen2.5",
     "qwen2.5-72b": "qwen2.5",
     "qwen3-coder-480b": "qwen3",
-    "deepseek-chat": "deepseek-v3",
+    # DeepSeek's API serves V3.2 under these names (its rendering, not V3's template: deepseek_dsml).
+    "deepseek-chat": "deepseek-v3.2",
     "deepseek-r1": "deepseek-v3",
-    "deepseek-reasoner": "deepseek-v3",
+    "deepseek-reasoner": "deepseek-v3.2",
     "mistral-large": "mistral-tekken",
     "mistral-nemo": "mistral-tekken",
     "claude-3-5-sonnet": "claude-legacy",
@@ -145,9 +147,11 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
     ("qwen3", "qwen3"),
     ("qwen2.5", "qwen2.5"),
     ("qwen2", "qwen2.5"),
+    ("deepseek-v3.2", "deepseek-v3.2"),
     ("deepseek-v3", "deepseek-v3"),
     ("deepseek-r1", "deepseek-v3"),
-    ("deepseek-chat", "deepseek-v3"),
+    ("deepseek-chat", "deepseek-v3.2"),
+    ("deepseek-reasoner", "deepseek-v3.2"),
     ("mistral-large", "mistral-tekken"),
     ("mistral-nemo", "mistral-tekken"),
     ("open-mistral-nemo", "mistral-tekken"),

@@ -68,6 +68,9 @@ class Message:
     token_cache: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
     # Set by ``with_appended``: the message whose content this one's content starts with.
     appended_to: Message | None = field(default=None, init=False, repr=False, compare=False)
+    # Set by ``replace``: the first message of the chain this one was derived from (a transcript
+    # message, for a layer's cut or masked copy): what a recorded context marks a copy against.
+    origin: Message | None = field(default=None, init=False, repr=False, compare=False)
 
     def replace(self, **changes: Any) -> Message:
         """A copy with ``changes`` (``dataclasses.replace``'s rules: only init fields; the token
@@ -80,6 +83,7 @@ class Message:
             raise TypeError(f"Message.replace: not a field set at init: {', '.join(sorted(changes))}")
         _set(copy, "token_cache", {})
         _set(copy, "appended_to", None)
+        _set(copy, "origin", self.origin if self.origin is not None else self)
         return copy
 
     def with_appended(self, suffix: str, **changes: Any) -> Message:
@@ -126,8 +130,8 @@ class Message:
 
 _set = object.__setattr__  # how a frozen dataclass sets its own fields
 _COPIED_FIELDS = tuple(f.name for f in dataclasses.fields(Message) if f.init)
-# Message.replace starts these afresh itself: a new field that is not set at init must be added there.
-_FRESH_FIELDS = ("token_cache", "appended_to")
+# Message.replace sets these itself: a new field that is not set at init must be added there.
+_FRESH_FIELDS = ("token_cache", "appended_to", "origin")
 assert {f.name for f in dataclasses.fields(Message) if not f.init} == set(_FRESH_FIELDS)
 
 

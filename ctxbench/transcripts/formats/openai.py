@@ -165,13 +165,39 @@ def _config_model(doc: dict[str, Any]) -> str | None:
     return as_str(model.get("model_name")) if isinstance(model, dict) else None
 
 
+# mini-swe-agent's tool-calling models send this one tool with every request
+# (``minisweagent/models/utils/actions_toolcall.py``, 2.x); its trajectories do not record it.
+MINI_SWE_AGENT_BASH_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "bash",
+        "description": "Execute a bash command",
+        "parameters": {
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "The bash command to execute"}},
+            "required": ["command"],
+        },
+    },
+}
+
+
+def _is_mini_swe_agent(doc: dict[str, Any]) -> bool:
+    return str(doc.get("trajectory_format") or "").startswith("mini-swe-agent")
+
+
 def _conversation(doc: dict[str, Any], tid: str, ctx: ParseContext, prefix: str) -> Transcript:
-    messages, model = convert_messages(doc["messages"], ctx, f"{prefix}.messages")
+    raws = doc["messages"]
+    mini = _is_mini_swe_agent(doc)
+    if mini:  # its closing ``exit`` message records why the run stopped; it was never sent
+        raws = [m for m in raws if not (isinstance(m, dict) and m.get("role") == "exit")]
+    messages, model = convert_messages(raws, ctx, f"{prefix}.messages")
     raw_info = doc.get("info")
     info = raw_info if isinstance(raw_info, dict) else {}
     metadata = {k: info[k] for k in ("exit_status",) if isinstance(info.get(k), str)}
     key = "tools" if "tools" in doc else "functions"  # a request log: the tools sent with the messages
     metadata.update(recorded_tools(doc.get(key), ctx, f"{prefix}.{key}"))
+    if mini and "tools" not in metadata and any(c.name == "bash" for m in messages for c in m.tool_calls):
+        metadata["tools"] = [MINI_SWE_AGENT_BASH_TOOL]  # a tool-calling run: what it sent, unrecorded
     return finish(ctx, tid, messages, ctx.source(_config_model(doc) or model), **metadata)
 
 

@@ -1,0 +1,115 @@
+"""What a command printed, read from the observation the framework recorded: the output without
+the framework's wrapper (mini-swe-agent's ``<returncode>``/``<output>``, OpenHands' exit-code
+footer, SWE-agent's open-file footer), the exit code, the errors it shows and a test summary."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+EXIT_FOOTER = re.compile(r"\[(?:The command completed|Command finished) with exit code (-?\d+)\.?\]")
+WRAPPER_LINE = re.compile(
+    r"^\s*(?:</?output>|</?returncode>.*|\[The command completed.*\]|\[Command finished.*\]|"
+    r"\[Current working directory: .*\]|\[Python interpreter: .*\]|\(Open file: .*\)|"
+    r"\(Current directory: .*\)|bash-\$.*|<output_head>|</output_head>|<output_tail>|</output_tail>|"
+    r"<elided_chars>.*|</elided_chars>|<warning>.*)\s*$"
+)
+# The last line of a Python traceback, a compiler or tool error, a failing shell.
+ERROR_LINE = re.compile(
+    r"^\s*(?:E\s+)?(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)\b(?::\s*\S.*)?$"
+    r"|^\s*(?:\S+:\d+(?::\d+)?:\s*)?(?:fatal )?error(?:\[\w+\])?:\s*\S.*$"
+    r"|^\s*Error:\s*\S.*$"
+    r"|^.*\b(?:command not found|No such file or directory|Segmentation fault|core dumped|Permission denied|"
+    r"No module named \S+)\b.*$"
+    r"|^\s*make(?:\[\d+\])?: \*\*\* .*Error \d+.*$"
+    r"|^\s*(?:fatal|panic|FATAL|ERROR): \S.*$"
+    r"|^\s*CMake Error\b.*$|^.*\b(?:Wrong flag!|EXECUTION TIMED OUT|timed out after \d+)\b.*$"
+    r"|^.*\b(?:No replacement was performed|did not appear verbatim|Multiple occurrences of old_str)\b.*$"
+    r"|^.*\bE\d{3} \w+Error: .*$",
+    re.MULTILINE,
+)
+# Warnings are noise unless nothing else went wrong.
+MAKE_RECIPE = re.compile(r"^\s*make(?:\[\d+\])?: \*\*\*")
+WARNING = re.compile(r"Warning\b|DeprecationWarning|warning:", re.IGNORECASE)
+PYTEST_SUMMARY = re.compile(
+    r"^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+"
+    r"(?: in [\d.]+s)?).*?=*\s*$",
+    re.MULTILINE,
+)
+UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\))", re.M)
+GO_CARGO = re.compile(r"^(?:test result: .*|(?:ok|FAIL)\s+\S+\s+[\d.]+s|Tests:\s+.*)$", re.MULTILINE)
+FAILED_TEST = re.compile(
+    r"^(?:FAILED|ERROR) ([\w/.-]+::[\w\[\]./:-]+)|^([\w/.-]+::[\w\[\]./-]+) (?:FAILED|ERROR)", re.M
+)
+
+
+@dataclass(frozen=True)
+class Output:
+    text: str  # what the command printed, wrapper lines removed
+    exit_code: int | None
+
+    @property
+    def lines(self) -> list[str]:
+        return [ln.rstrip() for ln in self.text.splitlines() if ln.strip()]
+
+
+def read_output(observation: str) -> Output:
+    code = RETURNCODE.search(observation) or EXIT_FOOTER.search(observation)
+    kept = [ln for ln in observation.splitlines() if not WRAPPER_LINE.match(ln)]
+    return Output("\n".join(kept).strip("\n"), int(code.group(1)) if code else None)
+
+
+def _with_frame(text: str, start: int, line: str) -> str:
+    """An exception line with the traceback frame above it (``File ..., in f`` and its code line)
+    when they sit right above: which code raised it is half of what an error tells."""
+    above = text[:start].rstrip("\n").split("\n")[-2:]
+    code = above[-1].strip() if above else ""
+    if (
+        len(above) == 2
+        and above[0].strip().startswith("File ")
+        and above[1].startswith(" ")
+        and code
+        and not code.startswith("File ")
+    ):
+        return " ".join([above[0].strip(), above[1].strip(), line])
+    return line
+
+
+def errors(text: str) -> list[str]:
+    """Error lines, in order, without duplicates: exceptions (with the frame that raised them),
+    compiler and tool errors."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for match in ERROR_LINE.finditer(text):
+        if MAKE_RECIPE.match(match.group(0)) and out:
+            continue  # make's "*** [target] Error 2" repeats that a recipe failed: the line above says why
+        line = match.group(0).strip()
+        line = re.sub(r"^E\s+", "", line)
+        if len(line) < 8 or line in seen or line.startswith(("File ", "Traceback")):
+            continue
+        if WARNING.search(line.split(":", 1)[0]):
+            continue  # a warning class name ahead of the colon: not what went wrong
+        seen.add(line)
+        if line.startswith("CMake Error"):  # its message is on the next line
+            rest = text[match.end() :].lstrip("\n").split("\n", 1)[0].strip()
+            line = f"{line} {rest}" if rest else line
+        out.append(_with_frame(text, match.start(), line))
+    return out
+
+
+def suite_summary(text: str) -> str | None:
+    """The suite's result line: pytest's counts, unittest's "Ran N tests ... OK/FAILED (...)",
+    cargo/go/jest summaries. The last one printed wins (a re-run's)."""
+    found: list[tuple[int, str]] = []
+    for m in PYTEST_SUMMARY.finditer(text):
+        found.append((m.start(), m.group(1).strip().rstrip(",")))
+    for m in UNITTEST_RAN.finditer(text):
+        found.append((m.start(), m.group(2).strip()))
+    for m in GO_CARGO.finditer(text):
+        found.append((m.start(), m.group(0).strip()))
+    return max(found)[1] if found else None
+
+
+def failed_tests(text: str) -> list[str]:
+    return [next(g for g in m.groups() if g) for m in FAILED_TEST.finditer(text)]

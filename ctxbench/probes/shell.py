@@ -1,0 +1,125 @@
+"""Reading a shell command the way an engineer would: what it runs (heredoc bodies apart), whether
+it only looks around (``ls``, ``grep``, ``cat``: its string holds nothing of what it printed), and
+whether it runs tests or a script the agent wrote."""
+
+from __future__ import annotations
+
+import re
+
+# `<<EOF`, `<< 'EOF'`, `<<-"PY"`: the body runs to a line holding only the delimiter.
+HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_]\w*)\1")
+SEGMENT = re.compile(r"&&|\|\||[;|\n]")
+READ_ONLY = {
+    "ls", "ll", "find", "grep", "egrep", "rg", "ag", "cat", "head", "tail", "sed", "awk", "pwd", "cd", "echo", "wc",
+    "tree", "less", "more", "nl", "file", "stat", "which", "whereis", "type", "du", "df", "sort", "uniq", "cut",
+    "diff", "git", "locate", "realpath", "dirname", "basename", "printf", "true", "xargs", "env", "export", "source",
+    "task_tracker", "view", "think", "clear", "history", "man", "help", "date", "id", "whoami", "uname", "ps",
+}  # fmt: skip
+# Commands that run a test suite: their output's summary is a test result.
+TEST_RUNNER = re.compile(
+    r"(?:^|[\s/;&|(])(?:py\.?test|pytest|tox|nox|runtests\.py|manage\.py\s+test|unittest|nosetests|"
+    r"go\s+test|cargo\s+test|npm\s+(?:run\s+)?test|yarn\s+test|jest|mocha|mvn\s+test|gradle\w*\s+test|"
+    r"make\s+(?:test|check)|ctest|phpunit|rspec|bundle\s+exec\s+rspec)\b(?!\.\w)"
+)
+# Names agents give throwaway scripts (reproductions, checks, debugging).
+SCRATCH_NAME = re.compile(
+    r"(?:^|[/_.-])(?:repro\w*|reproduc\w*|debug\w*|scratch\w*|temp\w*|tmp\w*|check_\w+|verify\w*|demo\w*|try\w*|"
+    r"test_(?:issue|fix|bug|repro\w*|pr|simple\w*|comprehensive\w*|edge\w*|standalone|final\w*|my\w*|script\w*|"
+    r"direct\w*|minimal\w*|original\w*|quick\w*|manual\w*|basic)\b\w*|issue\w*|example\w*|sanity\w*|patch\.txt)"
+    r"|^/tmp/|(?:^|/)test\.\w+$",
+    re.IGNORECASE,
+)
+
+
+def strip_heredocs(command: str) -> str:
+    """The command with heredoc bodies removed: a script written through ``cat > f << 'EOF'`` or
+    run through ``python - << 'PY'`` is data, not more shell commands."""
+    lines = command.split("\n")
+    out: list[str] = []
+    ending: list[str] = []
+    for line in lines:
+        if ending:
+            if line.strip() == ending[0]:
+                ending.pop(0)
+            continue
+        out.append(line)
+        ending = [m.group(2) for m in HEREDOC.finditer(line)]
+    return "\n".join(out)
+
+
+def heredoc_bodies(command: str) -> list[str]:
+    """The bodies of the command's heredocs, in order."""
+    bodies: list[str] = []
+    lines = command.split("\n")
+    i = 0
+    while i < len(lines):
+        delimiters = [m.group(2) for m in HEREDOC.finditer(lines[i])]
+        i += 1
+        for delimiter in delimiters:
+            body: list[str] = []
+            while i < len(lines) and lines[i].strip() != delimiter:
+                body.append(lines[i])
+                i += 1
+            i += 1
+            bodies.append("\n".join(body))
+    return bodies
+
+
+def words_of(segment: str) -> list[str]:
+    return segment.replace("(", " ").replace(")", " ").split()
+
+
+def program_words(command: str) -> list[str]:
+    """The program each segment of the command runs (``cd x && python y`` -> cd, python)."""
+    out = []
+    for segment in SEGMENT.split(strip_heredocs(command)):
+        words = [w for w in words_of(segment) if "=" not in w or w.startswith("-")]  # VAR=x prefixes
+        while (
+            words and words[0] in ("sudo", "time", "timeout", "nohup", "env", "exec") or (words and words[0].isdigit())
+        ):
+            words = words[1:]
+        if words:
+            out.append(words[0].rsplit("/", 1)[-1])
+    return out
+
+
+def is_read_only(command: str) -> bool:
+    """Only looks around: every program it runs lists, searches or prints (``sed -i`` edits)."""
+    programs = program_words(command)
+    if not programs or "sed -i" in command or re.search(r"(?<![<>&\d])>{1,2}\s*[^\s&]", strip_heredocs(command)):
+        return False
+    if "git" in programs and re.search(r"\bgit\s+(?:apply|checkout|commit|stash|reset|am|cherry-pick)\b", command):
+        return False
+    return all(p in READ_ONLY for p in programs)
+
+
+def runs_tests(command: str) -> bool:
+    return bool(TEST_RUNNER.search(strip_heredocs(command)))
+
+
+def is_scratch(path: str) -> bool:
+    return bool(SCRATCH_NAME.search(path))
+
+
+def script_run(command: str) -> str | None:
+    """The script a command runs (``python reproduce.py`` -> reproduce.py; ``node x.js``), or
+    "-" for an inline script (``python -c``, ``python - << 'PY'``)."""
+    for segment in SEGMENT.split(strip_heredocs(command)):
+        words = words_of(segment)
+        while words and ("=" in words[0] or words[0] in ("sudo", "time", "timeout", "env")):
+            words = words[1:]
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        if re.fullmatch(r"python[\d.]*|node|ruby|perl|php|bash|sh|go|ponyc|java", program) and len(words) > 1:
+            rest = [w for w in words[1:] if not w.startswith("-") or w in ("-", "-c")]
+            if not rest:
+                continue
+            if rest[0] in ("-", "-c") or words[1] == "-c":
+                return "-"
+            if rest[0] == "run" and len(rest) > 1:
+                return rest[1]
+            return rest[0]
+        if words[0].startswith("./") and len(words[0]) > 2:
+            return words[0][2:]
+    return None

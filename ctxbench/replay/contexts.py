@@ -1,0 +1,171 @@
+"""Record what each call sent, compactly: the cell's ``contexts.jsonl.gz`` (read by ``ctxbench view``).
+
+Every message is stored once, content-addressed (a hash of its role, text, tool calls and where it
+came from), at the call it first appears; each call is then a list of references, said against
+the call before's (``runs``: ``[start, length]`` for a stretch of the call before's list, a
+reference for a message that was not in it), so a prompt that grew by two messages costs three
+items. A message a layer derived from a transcript message (a
+cut observation, a masked tool result, a snapshot pointer appended) is stored as its transcript
+message's index (``origin``), the characters it shares with it (``same``) and the text after them
+(``text``): a cut observation costs its notice, not a copy. Transcript messages are stored as they
+arrive, sent or not, so the whole history a prompt is marked against is in the file.
+
+The first line says what the file is and the token levels the strategy acts at (``thresholds``,
+from its steps and budget: the levels its events were computed against). The work per call is a
+dictionary look-up per message sent; the text of each message is hashed once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ctxbench.core import ModelSpec, StrategyContext
+from ctxbench.tokens.counting import TokenCounter
+from ctxbench.transcripts.model import Message, Transcript
+
+FORMAT = "ctxbench.contexts/1"
+FILE = "contexts.jsonl.gz"  # gzip: the text of a long transcript shrinks about 7x
+METADATA_KEPT = ("compacted_by", "snapshot", "summarised_messages")  # what the viewer shows of metadata
+
+
+def strategy_thresholds(strategy: Any, model: ModelSpec) -> list[dict[str, Any]]:
+    """The token levels a layered strategy's proactive steps start at (``when`` x the budget or
+    the window they apply to), in the strategy's own estimate: what its ``context.status``
+    events compare against. Empty for a strategy without steps."""
+    budget = getattr(strategy, "budget", None)
+    out = []
+    for step in getattr(strategy, "proactive", None) or ():
+        when = getattr(step, "when", None)
+        if when is None or budget is None:
+            continue
+        base = budget.effective(model) if getattr(step, "of", "budget") == "budget" else budget.window(model)
+        layer = getattr(step.layer, "name", type(step.layer).__name__)
+        out.append({"layer": layer, "ratio": when, "of": step.of, "tokens": round(when * base), "base": base})
+    return out
+
+
+def shared_start(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` start with alike. Slices compared in C, halving: the
+    character loop of ``os.path.commonprefix`` took a third of a DB-GPT replay's time."""
+    if b.startswith(a):
+        return len(a)  # sent whole, something added after it (a snapshot pointer)
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def runs(refs: list[str], before: list[str]) -> list[str | list[int]]:
+    """``refs`` said against the call before's list: ``[start, length]`` for a run of references
+    at consecutive places in ``before``, a reference for one that is not there. A prompt that only
+    grew, or changed its system message and cut a message in the middle, is a few items."""
+    where: dict[str, int] = {}
+    for i, ref in enumerate(before):
+        where.setdefault(ref, i)
+    out: list[str | list[int]] = []
+    for ref in refs:
+        last = out[-1] if out else None
+        if isinstance(last, list) and last[0] + last[1] < len(before) and before[last[0] + last[1]] == ref:
+            last[1] += 1
+        elif ref in where:
+            out.append([where[ref], 1])
+        else:
+            out.append(ref)
+    return out
+
+
+def expand(items: list[Any], before: list[str]) -> list[str]:
+    """The references ``runs`` said: the inverse of ``runs(refs, before)``."""
+    refs: list[str] = []
+    for item in items:
+        if isinstance(item, list):
+            refs.extend(before[item[0] : item[0] + item[1]])
+        else:
+            refs.append(item)
+    return refs
+
+
+class ContextRecorder:
+    """A replay observer: one row per call into ``rows`` (written as the cell's contexts.jsonl.gz)."""
+
+    def __init__(self, transcript: Transcript, counter: TokenCounter, strategy: Any, model: ModelSpec) -> None:
+        self.transcript = transcript
+        self.counter = counter
+        self._index = {id(m): i for i, m in enumerate(transcript.messages)}
+        self._refs: dict[int, tuple[Message, str]] = {}  # id -> (the message, kept alive; its reference)
+        self._stored: set[str] = set()
+        self._last: list[str] = []
+        self._arrived = 0  # transcript messages stored so far
+        self.rows: list[dict[str, Any]] = [
+            {
+                "format": FORMAT,
+                "transcript": transcript.id,
+                "messages": len(transcript.messages),
+                "compaction": getattr(strategy, "compaction", "rewrite"),
+                "thresholds": strategy_thresholds(strategy, model),
+                "window": model.context_window,
+            }
+        ]
+
+    def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
+        new: dict[str, dict[str, Any]] = {}
+        refs = [self._ref(m, new) for m in working]
+        upto = record["message_index"] + 1  # the history so far and this call's recorded reply
+        for i in range(self._arrived, min(upto, len(self.transcript.messages))):
+            self._ref(self.transcript.messages[i], new)
+        self._arrived = max(self._arrived, upto)
+        self.rows.append({"call": record["call"], "refs": runs(refs, self._last), "new": new})
+        self._last = refs
+
+    def _ref(self, message: Message, new: dict[str, dict[str, Any]]) -> str:
+        hit = self._refs.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        entry = self._entry(message)
+        ref = hashlib.sha256(json.dumps(entry, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+        self._refs[id(message)] = (message, ref)
+        if ref not in self._stored:
+            self._stored.add(ref)
+            new[ref] = entry
+        return ref
+
+    def _entry(self, message: Message) -> dict[str, Any]:
+        entry: dict[str, Any] = {"role": message.role}
+        index = self._index.get(id(message))
+        if index is not None and self.transcript.messages[index] is message:
+            entry["index"] = index
+            entry["text"] = message.content
+        else:
+            origin = message.origin
+            at = self._index.get(id(origin)) if origin is not None else None
+            if origin is not None and at is not None and self.transcript.messages[at] is origin:
+                same = shared_start(origin.content, message.content)
+                entry.update(origin=at, same=same, text=message.content[same:])
+            else:
+                entry["text"] = message.content
+        if message.tool_calls:
+            entry["tool_calls"] = [c.to_dict() for c in message.tool_calls]
+        if message.tool_call_id:
+            entry["tool_call_id"] = message.tool_call_id
+        if message.name:
+            entry["name"] = message.name
+        meta = {k: message.metadata[k] for k in METADATA_KEPT if k in message.metadata}
+        if meta:
+            entry["meta"] = meta
+        entry["tokens"] = self.counter.message(message)
+        return entry
+
+    def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
+        new: dict[str, dict[str, Any]] = {}
+        for i in range(self._arrived, len(self.transcript.messages)):  # messages after the last call
+            self._ref(self.transcript.messages[i], new)
+        self._arrived = len(self.transcript.messages)
+        if new:
+            self.rows.append({"call": None, "refs": [], "new": new})

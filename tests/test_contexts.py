@@ -1,0 +1,113 @@
+"""Recorded contexts (a cell's contexts.jsonl.gz): every call's prompt can be rebuilt exactly from
+the compact file, a layer's cut is stored as its transcript message plus what changed, and the
+switch turns the file off."""
+
+import gzip
+import json
+import subprocess
+
+import pytest
+
+from ctxbench.build import build_estimator, build_model, build_strategy
+from ctxbench.errors import InputError
+from ctxbench.replay.contexts import FILE, ContextRecorder
+from ctxbench.replay.engine import replay
+from ctxbench.tokens.counting import TokenCounter
+from ctxbench.tokens.tokenizers import get_tokenizer
+from ctxbench.transcripts import write_transcripts
+from ctxbench.view.data import prompt_of, read_contexts
+from tests.conftest import CTXBENCH, ROOT
+from tests.helpers import coding_transcript
+from tests.test_replay_view import Prompts
+from tests.test_strategy_dbgpt import composed, react_transcript
+
+
+def _replayed(transcript, *overrides):
+    cfg = composed(*overrides)
+    model = build_model(cfg)
+    counter = TokenCounter(get_tokenizer(model.tokenizer))
+    strategy = build_strategy(cfg)
+    recorder = ContextRecorder(transcript, counter, strategy, model)
+    prompts = Prompts()
+    result = replay(transcript, strategy, build_estimator(cfg), model, counter, observers=[prompts, recorder])
+    return result, prompts, recorder
+
+
+def _as_file(tmp_path, rows):
+    (tmp_path / FILE).write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+    return read_contexts(tmp_path)
+
+
+@pytest.mark.parametrize("strategy", ["dbgpt", "sliding_window", "observation_masking", "five_layer"])
+def test_every_prompt_is_rebuilt_exactly_from_the_file(tmp_path, strategy):
+    transcript = react_transcript(rounds=120, tid="react120")
+    overrides = ["model=gpt-4-32k"]
+    if strategy == "dbgpt":
+        overrides.append("strategy.params.max_context_tokens=null")
+    result, prompts, recorder = _replayed(transcript, f"strategy={strategy}", *overrides)
+    assert sum(1 for c in result.calls if c["layers"]) > 5  # the strategy did compact
+    contexts = _as_file(tmp_path, recorder.rows)
+    for call, sent in enumerate(prompts.sent):
+        rebuilt = prompt_of(contexts, call)
+        assert [(e["role"], e["text"]) for e in rebuilt] == [(m.role, m.content) for m in sent], call
+    # Compact: a call says its list against the call before's, in a few items.
+    items = sum(len(r["refs"]) for r in recorder.rows[1:])
+    assert items <= sum(len(s) for s in prompts.sent) / 2
+
+
+def test_a_layer1_cut_is_its_transcript_message_and_the_notice(tmp_path):
+    transcript = coding_transcript(rounds=40, lines_per_output=60)
+    _, prompts, recorder = _replayed(
+        transcript, "strategy=dbgpt", "model=gpt-4-32k", "strategy.params.max_context_tokens=12000"
+    )
+    contexts = _as_file(tmp_path, recorder.rows)
+    cut = [
+        e
+        for call in range(len(prompts.sent))
+        for e in prompt_of(contexts, call)
+        if "layer1" in (e.get("meta") or {}).get("compacted_by", [])
+    ]
+    assert cut, "layer1 cut nothing"
+    entry = cut[0]
+    original = transcript.messages[entry["origin"]].content
+    assert entry["text"].startswith(original[: entry["same"]])  # prompt_of made the text whole
+    assert 0 < entry["same"] < len(original) and "[truncated" in entry["text"]
+    header = recorder.rows[0]
+    layers = {t["layer"]: t["tokens"] for t in header["thresholds"]}
+    assert layers["layer1"] == round(0.7 * (12000 - 4096)) and layers["layer3"] == round(0.9 * (12000 - 4096))
+    # The whole history is in the file: every transcript message up to the last call, once.
+    stored = {e["index"] for r in recorder.rows[1:] for e in r["new"].values() if "index" in e}
+    assert stored == set(range(len(transcript.messages)))
+
+
+def test_a_bad_contexts_file_is_one_error_naming_it(tmp_path):
+    (tmp_path / FILE).write_bytes(gzip.compress(b'{"format": "ctxbench.contexts/1"}\n{not json\n'))
+    with pytest.raises(InputError, match="line 2"):
+        read_contexts(tmp_path)
+    (tmp_path / FILE).write_bytes(b"not gzip at all")
+    with pytest.raises(InputError, match=FILE):
+        read_contexts(tmp_path)
+
+
+def test_a_run_records_contexts_and_the_switch_turns_them_off(tmp_path):
+    data = tmp_path / "data"
+    write_transcripts(data / "a.jsonl", [coding_transcript(rounds=12, tid="a")])
+
+    def run(name, *extra):
+        args = ["run", "strategy=sliding_window", f"dataset.paths=[{data}]", f"output.root={tmp_path}"]
+        args.append("progress=false")
+        done = subprocess.run(
+            [*CTXBENCH, *args, f"output.name={name}", *extra], capture_output=True, text=True, cwd=ROOT, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        (cell,) = [p.parent for p in (tmp_path / name).rglob("summary.json")]
+        return cell
+
+    on = run("on")
+    assert read_contexts(on)["header"]["transcript"] == "a"
+    off = run("off", "output.contexts=false")
+    assert not (off / FILE).exists()
+    # The switch changes no number: the same cell hash, the same metrics.
+    assert off.name == on.name
+    metrics = [json.loads((c / "summary.json").read_text())["metrics"] for c in (on, off)]
+    assert metrics[0]["tokens_sent_total"] == metrics[1]["tokens_sent_total"]
