@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from ctxbench.atomic import write_text_atomic
 from ctxbench.errors import ConfigError, InputError
@@ -35,6 +35,22 @@ log = logging.getLogger("ctxbench")
 # console gets one line per job, so a sweep's log stays short (issue 18: under 2 KB for the main job).
 cell_log = logging.getLogger("ctxbench.cells")
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+NAME_REFUSED = "ctxbench: output.name refused"  # marks the resolver's error through Hydra's wrapping
+
+
+def _checked_output_name(name: Any) -> str:
+    """``output.name`` as Hydra puts it in its job folder (configs/config.yaml): refused before Hydra
+    creates that folder when it would leave ``output.root`` (validation.py says the same, later)."""
+    from ctxbench.validation import output_name_problem
+
+    problem = output_name_problem(name)
+    if problem:
+        raise ValueError(f"{NAME_REFUSED}: {problem}")
+    return str(name)
+
+
+if not OmegaConf.has_resolver("ctxbench_output_name"):
+    OmegaConf.register_new_resolver("ctxbench_output_name", _checked_output_name)
 CELLS_FILE = "cells.json"
 SKIPPED_FILE = "skipped_dataset_files.json"  # one line per bad dataset file a job skipped
 
@@ -466,6 +482,17 @@ def _shown(path: Path) -> str:
 QUIET_OVERRIDES = ("progress=false", "hydra.job_logging.root.level=WARNING", "hydra.hydra_logging.root.level=WARNING")
 
 
+def _name_refusal(exc: BaseException) -> str | None:
+    """The output.name problem inside whatever Hydra and OmegaConf wrapped it in, or None."""
+    current: BaseException | None = exc
+    while current is not None:
+        text = str(current)
+        if NAME_REFUSED in text:
+            return text.split(f"{NAME_REFUSED}: ", 1)[1].splitlines()[0].split("\n")[0]
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def _output_place(args: Sequence[str]) -> str:
     """``output.root/output.name`` as the overrides give it (for an error that names no file)."""
     given = dict(
@@ -491,6 +518,9 @@ def cli(argv: Sequence[str]) -> int:
     try:
         hydra_main()
     except CompactHydraException as exc:  # a missing config group option, a bad override, ...
+        problem = _name_refusal(exc)
+        if problem is not None:
+            raise ConfigError(f"invalid config:\n  {problem}") from None
         cause = f" ({exc.__cause__})" if exc.__cause__ is not None else ""
         text = f"{exc}{cause}".split("Config search path:")[0]
         raise ConfigError(" ".join(text.split())) from None
@@ -498,4 +528,9 @@ def cli(argv: Sequence[str]) -> int:
         if exc.filename is None:
             exc.filename = _output_place(args)
         raise
+    except Exception as exc:  # output.name refused while Hydra resolved its job folder (configs/config.yaml)
+        problem = _name_refusal(exc)
+        if problem is None:
+            raise
+        raise ConfigError(f"invalid config:\n  {problem}") from None
     return 2 if RUN_STATE["skipped"] else 0  # bad input (skipped dataset files); the rest ran and is kept

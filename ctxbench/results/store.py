@@ -79,7 +79,8 @@ def code_fingerprint() -> str:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "x"
+    """A folder name from an id: no path separator, never hidden (a leading dot), never ``..``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_.")[:80] or "x"
 
 
 @functools.cache
