@@ -30,9 +30,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.prune_history import PRUNED_KEY, head_indices, split_history
 from ctxbench.layers.tool_pairs import repair_tool_pairs
@@ -185,17 +185,23 @@ class ChunkedSummary(Layer):
 
     def __init__(
         self,
-        max_recent: int = 6,
-        attempts: int = 3,
-        backoff_min_ms: int = 500,
-        backoff_max_ms: int = 5000,
-        backoff_jitter: float = 0.2,
-        max_summary_tokens: int = 2000,
-        summary_prompt: str = "five_layer_summary.txt",
-        merge_prompt: str = "five_layer_merge.txt",
-        chunking: dict[str, Any] | None = None,
-        context_window: int | None = None,
-        seed: int = 0,
+        max_recent: Annotated[
+            int, Param("the newest messages left out of the summary (at most a third of the history)", ge=0)
+        ] = 6,
+        attempts: Annotated[int, Param("tries per summary call", ge=1)] = 3,
+        backoff_min_ms: Annotated[int, Param("backoff before the first retry, recorded, not slept", ge=0)] = 500,
+        backoff_max_ms: Annotated[int, Param("the longest backoff", ge=0)] = 5000,
+        backoff_jitter: Annotated[float, Param("random share added to each backoff", ge=0)] = 0.2,
+        max_summary_tokens: Annotated[int, Param("at most this many tokens in a summary", ge=1)] = 2000,
+        summary_prompt: Annotated[
+            str, Param("prompt file for the summary of a chunk (under ctxbench/prompts)")
+        ] = "five_layer_summary.txt",
+        merge_prompt: Annotated[str, Param("prompt file that merges the chunks' summaries")] = "five_layer_merge.txt",
+        chunking: Annotated[dict[str, Any] | None, Param("fields of the chunk plan to change (ChunkPlan)")] = None,
+        context_window: Annotated[
+            int | None, Param("the window the budget is computed on (None: the model's)", gt=0)
+        ] = None,
+        seed: Annotated[int, Param("seed of the backoff jitter", ge=0)] = 0,
     ) -> None:
         self.max_recent = max_recent
         self.attempts = max(1, int(attempts))
