@@ -217,6 +217,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         return True
 
     def compute_cell(cell: Cell, work: Path, transcript: Transcript, data_hash: str) -> dict[str, Any]:
+        warn_uncalibrated_cache(model)  # said when a cost is computed (a reused cell said it already)
         cell_started = time.perf_counter()
         summary = run_cell(job, cell, work, transcript, data_hash)
         took = time.perf_counter() - cell_started
@@ -253,6 +254,23 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         time.perf_counter() - started,
     )
     return summaries
+
+
+_WARNED_CACHE: set[str] = set()  # a sweep says it once per model, not once per job
+
+
+def warn_uncalibrated_cache(model: Any) -> None:
+    """One warning line when the model's prompt cache was never calibrated against provider usage
+    (``model.cache.calibrated`` unset): its cost figures assume the provider serves every hit."""
+    rules = getattr(model, "cache", None)
+    if rules is None or rules.calibrated or model.name in _WARNED_CACHE:
+        return
+    _WARNED_CACHE.add(model.name)
+    log.warning(
+        "model %s: prompt cache never calibrated against provider usage; costs assume every cacheable prefix hits "
+        "(docs/cost.md)",
+        model.name,
+    )
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")

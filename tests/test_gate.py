@@ -112,3 +112,12 @@ def test_pytest_fixture_in_a_user_suite(pytester, sweep_root, tmp_path) -> None:
     result = pytester.runpytest(*args, "--ctxbench-baseline", str(baseline), "--ctxbench-tolerance", "tokens_sent=0")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*ctxbench regression*", "*tokens_sent*FAIL*"])
+
+
+def test_a_tolerance_is_said_in_the_units_of_its_delta():
+    """Issue 27: "-31.34% (tolerance -0.02)" mixed a percent delta with a fraction tolerance."""
+    from ctxbench.report.gate import Tolerance
+
+    assert Tolerance.parse("0.02").said_for("retention") == "2.00%"
+    assert Tolerance.parse("5%").said_for("retention") == "5% of the baseline"
+    assert Tolerance.parse("0").said_for("overflow_errors") == "0"

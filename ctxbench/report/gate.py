@@ -92,6 +92,13 @@ class Tolerance:
     def __str__(self) -> str:
         return f"{self.value:.0%}" if self.relative else f"{self.value:g}"
 
+    def said_for(self, metric: str) -> str:
+        """In the units the metric's delta is printed in: a share's tolerance in percentage points
+        like its delta ("-31.34%, tolerance -2.00%", not "tolerance -0.02"); a relative one says so."""
+        if self.relative:
+            return f"{self.value:.0%} of the baseline"
+        return _fmt(metric, self.value, False)
+
 
 def parse_tolerances(
     items: Sequence[str] | None, defaults: Mapping[str, str] = DEFAULT_TOLERANCES
@@ -220,7 +227,7 @@ def compare(
                         "current": None,
                         "delta": None,
                         "interval": None,
-                        "tolerance": str(tol),
+                        "tolerance": tol.said_for(metric),
                         "status": "FAIL: absent now",
                     }
                 )
@@ -243,7 +250,7 @@ def compare(
                     "current": after,
                     "delta": delta,
                     "interval": (diff.low, diff.high, diff.transcripts) if diff else None,
-                    "tolerance": ("-" if metric in HIGHER_IS_BETTER else "+") + str(tol),
+                    "tolerance": ("-" if metric in HIGHER_IS_BETTER else "+") + tol.said_for(metric),
                     "status": status,
                 }
             )
