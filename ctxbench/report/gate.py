@@ -166,19 +166,10 @@ def _key(entry: Mapping[str, Any]) -> tuple[str, str, str]:
 
 
 def load_baseline(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read baseline: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
-    if not isinstance(data, dict) or data.get("schema") != BASELINE_SCHEMA:
-        raise InputError(path, "schema", f"not a ctxbench baseline (expected schema {BASELINE_SCHEMA!r})")
-    for i, entry in enumerate(data.get("entries") or ()):
-        if not isinstance(entry, dict) or not {"strategy", "model", "metrics"} <= entry.keys():
-            raise InputError(path, f"entries[{i}]", "needs strategy, model and metrics")
-    return data
+    """A baseline, schema-checked: finite numbers in range (results/reader.py); else one ``InputError``."""
+    from ctxbench.results.reader import read_baseline
+
+    return read_baseline(path, BASELINE_SCHEMA)
 
 
 def paired(before: Mapping[str, Any], after: Mapping[str, Any], metric: str, seed: int = 0) -> Paired | None:
