@@ -97,14 +97,10 @@ def plural_of(kind: str) -> str:
     return "strategies" if kind == "strategy" else f"{kind}s"
 
 
-def _wrapped(name: str, about: str, width: int = 120, tag: str = "") -> list[str]:
-    """``  name  about``, the description wrapped under itself rather than cut; ``tag`` (a plugin's
-    origin) ends the first line."""
+def _wrapped(name: str, about: str, width: int = 120) -> list[str]:
+    """``  name  about``, the description wrapped under itself rather than cut."""
     head = f"  {name:<26} "
-    lines = textwrap.wrap(about, width - len(tag), initial_indent=head, subsequent_indent=" " * len(head))
-    lines = lines or [head.rstrip()]
-    lines[0] += tag
-    return lines
+    return textwrap.wrap(about, width, initial_indent=head, subsequent_indent=" " * len(head)) or [head.rstrip()]
 
 
 def render(found: dict[str, list[dict[str, Any]]]) -> str:
@@ -127,7 +123,7 @@ def render(found: dict[str, list[dict[str, Any]]]) -> str:
             origin = "" if row["origin"] == "ctxbench" else f"  [from {row['origin']}]"
             about = row.get("about") or row.get("error") or ""
             shown = row["target"] if kind != "tokenizer" else ""
-            lines += _wrapped(row["name"], about or shown, tag=origin)
+            lines += _wrapped(row["name"], f"{about or shown}{origin}")
             for parameter in row.get("parameters") or []:
                 lines += textwrap.wrap(parameter, 120, initial_indent="      ", subsequent_indent="          ")
         lines.append("")
