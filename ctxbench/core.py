@@ -20,6 +20,26 @@ if TYPE_CHECKING:  # annotations only: importing them here would tie the contrac
     from ctxbench.transcripts.model import Message, Transcript
 
 
+# --- a parameter's declaration -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Param:
+    """What a parameter of a layer, strategy or estimator may be, declared once where it lives, in
+    its annotation: ``keep: Annotated[int, Param("newest messages kept", ge=1)] = 20``. The type
+    and the default come from the signature; the range and the one-line ``about`` from here.
+    ``ctxbench run`` checks every configured value against it before any work
+    (``ctxbench.params``), ``ctxbench ls`` shows it; a plugin's parameters get the same for free.
+    ``folder``: a folder the layer writes into, which must stay inside the cell."""
+
+    about: str
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+    folder: bool = False
+
+
 # --- the simulated model and its overflow error ------------------------------------------
 @dataclass(frozen=True)
 class ModelSpec:

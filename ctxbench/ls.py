@@ -1,5 +1,6 @@
 """``ctxbench ls [kind]``: every layer, strategy, estimator, judge, tokenizer and importer by its
-short name, with its parameters and defaults (from the signature), and the strategy configs
+short name, with its parameters: type and default from the signature, range and one-line
+description from each parameter's declaration (``ctxbench.core.Param``), and the strategy configs
 (``strategy=NAME``) with their ``params``. Plugins (entry points) are listed with their origin."""
 
 from __future__ import annotations
@@ -88,8 +89,7 @@ def render(found: dict[str, list[dict[str, Any]]]) -> str:
             about = row.get("about") or row.get("error") or ""
             shown = row["target"] if kind != "tokenizer" else ""
             lines.append(f"  {row['name']:<26} {about or shown}{origin}")
-            if row.get("parameters"):
-                lines.append("      " + ", ".join(row["parameters"]))
+            lines += [f"      {parameter}" for parameter in row.get("parameters") or []]
         lines.append("")
     return "\n".join(lines).rstrip()
 

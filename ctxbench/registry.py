@@ -86,14 +86,20 @@ class Entry:
 
 
 @dataclass(frozen=True)
-class Param:
+class ParamRow:
+    """A parameter as ``ctxbench ls`` shows it: from the signature and its declaration (``ctxbench.core.Param``)."""
+
     name: str
     annotation: str
     default: str | None  # None: required
+    allowed: str = ""  # the declared range, "(0, 1]"
+    about: str = ""  # the declared one-line description
 
     def __str__(self) -> str:
         text = f"{self.name}: {self.annotation}" if self.annotation else self.name
-        return text if self.default is None else f"{text} = {self.default}"
+        text = text if self.default is None else f"{text} = {self.default}"
+        text += f", in {self.allowed}" if self.allowed else ""
+        return f"{text} -- {self.about}" if self.about else text
 
 
 def _importer_entries() -> Iterator[Entry]:
@@ -174,22 +180,18 @@ def expand_targets(config: Any, kinds: tuple[str, ...] = ("strategy", "layer", "
     return out
 
 
-def parameters(obj: Callable[..., Any]) -> list[Param]:
-    """The parameters of a class (its ``__init__``) or function, with defaults, as ``ls`` shows them."""
-    try:
-        signature = inspect.signature(obj)
-    except (TypeError, ValueError):
-        return []
+def parameters(obj: Callable[..., Any]) -> list[ParamRow]:
+    """The parameters of a class (its ``__init__``) or function as ``ls`` shows them: type and
+    default from the signature, range and description from each one's declaration."""
+    from ctxbench.params import declarations, range_text, type_text
+
     out = []
-    for p in signature.parameters.values():
-        if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        annotation = p.annotation if p.annotation is not inspect.Parameter.empty else ""
-        annotation = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
-        default = None if p.default is inspect.Parameter.empty else repr(p.default)
+    for declared in (declarations(obj) or {}).values():
+        default = None if declared.required else repr(declared.default)
         if default is not None and len(default) > 60:  # e.g. a long tuple of patterns
             default = default[:57] + "..."
-        out.append(Param(p.name, annotation, default))
+        about = declared.param.about if declared.param is not None else ""
+        out.append(ParamRow(declared.name, type_text(declared.type), default, range_text(declared.param), about))
     return out
 
 

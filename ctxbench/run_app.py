@@ -20,6 +20,8 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from ctxbench.atomic import write_text_atomic
+from ctxbench.cells import CellJob, run_cell
+from ctxbench.cells import compaction_cost as compaction_cost  # where tests and plugins import it from
 from ctxbench.errors import ConfigError, InputError
 from ctxbench.progress import show_progress
 
@@ -104,27 +106,6 @@ def cell_config(cfg: DictConfig, data_hash: str) -> dict[str, Any]:
     }
 
 
-def compaction_cost(summariser: Any, summary: dict[str, Any]) -> dict[str, Any]:
-    """Summariser calls and their cost beside the agent's cost (the JetBrains cost split); the
-    cell's cost with prompt caching (``cost_usd``), without (``cost_usd_uncached``), and the
-    cost saving against the full history under the same caching, on the calls the strategy
-    got through (``cost_savings_vs_none``)."""
-    usage = list(getattr(summariser, "usage", None) or [])
-    cost = round(sum(u.get("cost_usd") or 0.0 for u in usage), 6)
-    agent = summary["agent_cost_usd"]
-    out = {
-        "compaction_calls": len(usage),
-        "compaction_cost_usd": cost,
-        "cost_usd": round(agent + cost, 6),
-        "cost_usd_uncached": round(summary.get("agent_cost_usd_uncached", agent) + cost, 6),
-        "total_cost_usd": round(agent + cost, 6),
-    }
-    full = summary.get("full_history_cost_usd_served")
-    if full:
-        out["cost_savings_vs_none"] = round(1 - (agent + cost) / full, 6)
-    return out
-
-
 def resolved_config(cfg: DictConfig) -> dict[str, Any]:
     """The job's config with interpolations resolved (as stored in each summary)."""
     from omegaconf import OmegaConf
@@ -146,56 +127,20 @@ def cell_line(cell_name: str, metrics: dict[str, Any], seconds: float | None) ->
     )
 
 
-def llm_cell_metrics(summariser: Any, observer: Any, result: Any, judge_cfg: dict[str, Any]) -> dict[str, Any]:
-    """The cell's cost split (agent, compaction, judge) and its LLM side: calls, cache hits, retries,
-    failures by role and kind, degradation (ctxbench.llm.accounting) and judge checks
-    (ctxbench.judges.llm). ``cost_usd`` counts every LLM call, the judge's too;
-    ``cost_savings_vs_none`` stays the strategy's own."""
-    from ctxbench.build import judge_usage
-    from ctxbench.judges.llm import judge_control_metrics
-    from ctxbench.llm.accounting import llm_metrics
-
-    judge = observer.judge if observer is not None else None
-    metrics = {**compaction_cost(summariser, result.summary)}
-    metrics.update(
-        llm_metrics(
-            list(getattr(summariser, "usage", None) or []),
-            judge_usage(judge) if judge is not None else [],
-            result.events,
-        )
-    )
-    for key in ("cost_usd", "cost_usd_uncached", "total_cost_usd"):
-        metrics[key] = round(metrics[key] + metrics["judge_cost_usd"], 6)
-    if judge is not None:
-        metrics.update(judge_control_metrics(judge, float(judge_cfg.get("max_false_positive_rate", 0.10))))
-    return metrics
-
-
 def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     """Replay the dataset through the configured strategy; return the cells' summaries."""
     from tqdm import tqdm
 
-    from ctxbench.build import (
-        build_estimator,
-        build_model,
-        build_probe_observer,
-        build_strategy,
-        build_summariser,
-        strategy_name,
-        to_plain,
-    )
-    from ctxbench.judges.agreement import agreement_metrics
+    from ctxbench.build import build_model, strategy_name, to_plain
+    from ctxbench.llm.preflight import check_local_servers
     from ctxbench.probes.boilerplate import find_boilerplate
-    from ctxbench.probes.metrics import retention_metrics
-    from ctxbench.replay.contexts import FILE as CONTEXTS_FILE
-    from ctxbench.replay.contexts import ContextRecorder
-    from ctxbench.replay.engine import replay
     from ctxbench.results.store import Cell, code_fingerprint, config_hash
     from ctxbench.tokens.counting import TokenCounter
     from ctxbench.tokens.tokenizers import get_tokenizer
     from ctxbench.validation import validate_run_config, window_warnings
 
     validate_run_config(cfg, hydra.utils.get_original_cwd())  # before any work: impossible values, typos
+    check_local_servers({"llm": to_plain(cfg.get("llm")) or {}, "judge": to_plain(cfg.get("judge")) or {}})
     output_dir = Path(HydraConfig.get().runtime.output_dir)
     root = Path(cfg.output.root)
     if not root.is_absolute():
@@ -219,6 +164,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     started, reused, stale = time.perf_counter(), 0, 0
     resolved = resolved_config(cfg)
     record_contexts = bool(cfg.output.get("contexts", True))  # not in a cell's hash: it changes no number
+    job = CellJob(cfg, model, counter, boilerplate, overrides, resolved, record_contexts, progress)
     by_index: dict[int, dict[str, Any]] = {}
 
     def do_cell(index: int, cell: Cell, transcript: Transcript, data_hash: str, blocking: bool) -> bool:
@@ -252,65 +198,10 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
 
     def compute_cell(cell: Cell, work: Path, transcript: Transcript, data_hash: str) -> dict[str, Any]:
         cell_started = time.perf_counter()
-        strategy, estimator = build_strategy(cfg), build_estimator(cfg)
-        observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), boilerplate)
-        counted = counter.for_transcript(transcript)  # the provider counts what this agent sent
-        summariser = build_summariser(cfg, work, transcript.id)
-        recorder = ContextRecorder(transcript, counted, strategy, model) if record_contexts else None
-        calls_bar = tqdm(
-            total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not progress, leave=False
-        )
-        with calls_bar:
-            result = replay(
-                transcript,
-                strategy,
-                estimator,
-                model,
-                counted,
-                workdir=work,
-                summariser=summariser,
-                observers=[o for o in (observer, recorder) if o is not None],
-                on_progress=calls_bar.update,
-            )
-        write_files = getattr(strategy, "write_files", None)  # a strategy need not derive from Strategy
-        if write_files is not None:
-            write_files(work)  # published with the cell (DB-GPT's snapshot store)
-        judge_cfg = to_plain(cfg.get("judge")) or {}
-        metrics = {**result.summary, **llm_cell_metrics(summariser, observer, result, judge_cfg)}
-        extra = {}
-        if recorder is not None:
-            extra[CONTEXTS_FILE] = recorder.rows
-        if observer is not None:
-            answers = {p.id: p.answer for p in observer.probes}
-            metrics.update(retention_metrics(observer.rows, answers))
-            if any(r.get("others") for r in observer.rows):
-                metrics["judge_agreement"] = agreement_metrics(observer.rows)
-            extra["retention.jsonl"] = observer.rows
-            controls = getattr(observer.judge, "controls", None)
-            if controls:
-                extra["judge_controls.jsonl"] = list(controls)
-        info = {
-            "tokenizer": model.tokenizer,
-            "estimator": estimator.name,
-            "dataset": cfg.dataset.name,
-            "data_hash": data_hash,
-            "overrides": overrides,
-            "context_window": model.context_window,
-            "source_format": transcript.source.get("format"),
-            "summariser": getattr(summariser, "name", None),
-            "judge": observer.judge.name if observer else None,
-        }
-        cell.write(
-            calls=result.calls,
-            events=result.events,
-            metrics=metrics,
-            info=info,
-            extra_files=extra,
-            workspace=work,
-            config=resolved,
-        )
-        cell_log.info("%s", cell_line(str(cell.path.relative_to(root)), metrics, time.perf_counter() - cell_started))
-        return json.loads((cell.path / "summary.json").read_text("utf-8"))
+        summary = run_cell(job, cell, work, transcript, data_hash)
+        took = time.perf_counter() - cell_started
+        cell_log.info("%s", cell_line(str(cell.path.relative_to(root)), summary["metrics"], took))
+        return summary
 
     # Cells another run is computing are left for the end, then waited for (and reused).
     items: list[tuple[Cell, Transcript, str]] = []
@@ -349,7 +240,7 @@ def hydra_main(cfg: DictConfig) -> None:
 def comparison_table(summaries: Sequence[dict[str, Any]], report: Any = None) -> str:
     """Per strategy (and model): tokens sent, peak, savings against `none`, errors, retries,
     retention; with intervals unless ``report.ci`` is false."""
-    from ctxbench.report.tables import comparison_frame, format_table
+    from ctxbench.report.tables import COST_NOTE, comparison_frame, format_table
 
     report = report or {}
     frame = comparison_frame(
@@ -366,6 +257,7 @@ def comparison_table(summaries: Sequence[dict[str, Any]], report: Any = None) ->
         lines.append(f"in every row: {same}")
     if notes:  # format_table's notes, in one line: a CI log stays short (docs/results.md says more)
         lines.append(LEGEND)
+    lines += [n for n in notes if n.startswith(COST_NOTE)]  # what the cost columns can be compared by
     return "\n".join(lines)
 
 
@@ -373,29 +265,10 @@ LEGEND = "% in points; [low, high]: 95% bootstrap interval over transcripts; (re
 
 
 def hoist_constant_columns(frame: Any) -> tuple[Any, str]:
-    """Columns with one value in every row (the model of a one-model sweep, the transcript and
-    call counts, zero retries...) said once below the table instead: a narrower table."""
-    if len(frame) < 2:
-        return frame, ""
-    keep = {"strategy", "reference"}
-    constant = [
-        c
-        for c in frame.columns
-        if c not in keep
-        and not c.endswith(("_lo", "_hi"))
-        and f"{c}_lo" not in frame
-        and frame[c].nunique(dropna=False) == 1
-    ]
+    """``ctxbench.report.tables.hoist_constant_columns`` (imported when used: pandas is slow to load)."""
+    from ctxbench.report.tables import hoist_constant_columns as hoist
 
-    def shown(value: Any) -> str:
-        import numbers
-
-        if isinstance(value, numbers.Integral):
-            return f"{int(value):,}"
-        return f"{value:g}" if isinstance(value, numbers.Real) else str(value)
-
-    said = ", ".join(f"{c} {shown(frame[c].iloc[0])}" for c in constant)
-    return frame.drop(columns=constant), said
+    return hoist(frame)
 
 
 class PrintComparison(Callback):
@@ -425,6 +298,9 @@ class PrintComparison(Callback):
         if not summaries:
             return
         print("\n" + comparison_table(summaries, report), flush=True)  # below any progress bar left on the line
+        warning = unjudged_warning(summaries)
+        if warning:
+            print(warning, flush=True)
         results = results_folder(config)
         shown = _shown(results)
         n = len(cells)
@@ -433,6 +309,28 @@ class PrintComparison(Callback):
             flush=True,
         )
         print(f"Next: ctxbench report {shown} --out {_shown(results / 'report')}", flush=True)
+
+
+def unjudged_warning(summaries: Sequence[dict[str, Any]], share: float = 0.5) -> str:
+    """One loud line when an LLM judge left most probes of some cells unjudged (its server down, its
+    key wrong): their retention is not measured, however the table looks."""
+    bad = [
+        s for s in summaries if (s["metrics"].get("unjudged_share") or 0) >= share and s["metrics"].get("judge_calls")
+    ]
+    if not bad:
+        return ""
+    kinds: dict[str, int] = {}
+    for s in bad:
+        for role, counts in (s["metrics"].get("llm_failures") or {}).items():
+            for kind, n in counts.items():
+                kinds[f"{role} {kind}"] = kinds.get(f"{role} {kind}", 0) + int(n)
+    worst = max(s["metrics"]["unjudged_share"] for s in bad)
+    why = ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])[:3]) or "see events.jsonl"
+    strategies = ", ".join(sorted({s["cell"]["strategy"] for s in bad}))
+    return (
+        f"WARNING: the LLM judge left up to {worst:.0%} of probes unjudged in {len(bad)} cell(s) ({strategies}): "
+        f"retention there is not measured (failures: {why})"
+    )
 
 
 def _read_list(path: Path) -> list[str]:

@@ -2,20 +2,24 @@
 
 ``ctxbench run`` calls :func:`validate_run_config` before it reads the dataset. Each problem is one
 line naming the key a user would set (``strategy.params.warning_threshold``, not the layer key it
-is interpolated into), the value and what is allowed; unknown keys get a "did you mean". Unknown
-keys are found two ways: a ``strategy.params`` key that nothing in the strategy config interpolates,
-and a key of a ``_target_`` object that its class's signature does not take (the registry's
-``parameters`` reads the same signatures for ``ctxbench ls``). :func:`window_warnings` compares the
-model's window with each transcript's system prompt once the dataset is read.
+is interpolated into), the value and what is allowed; unknown keys get a "did you mean".
+
+Every ``_target_`` object of the config (the strategy, its layers, steps and budget, an estimator)
+is checked against what its class declares (``ctxbench.params``: the type and default in the
+signature, the range and description in its ``Param``), the same declarations ``ctxbench ls``
+shows, so a plugin's layer gets the same checks as a shipped one. Unknown keys are found two
+ways: a ``strategy.params`` key that nothing in the strategy config interpolates, and a key of a
+``_target_`` object that its class does not take. The settings groups that are not a class's
+parameters (``model``, ``llm``, ``judge``) are checked by the rules of ``_SETTINGS_RULES``.
+:func:`window_warnings` compares the model's window with each transcript's system prompt once the
+dataset is read.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
-import inspect
 import math
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,14 +27,17 @@ from typing import Any, TypeGuard, cast
 
 from omegaconf import DictConfig, OmegaConf
 
+from ctxbench import params
 from ctxbench.errors import ConfigError
 
 _PARAM_REF = re.compile(r"\$\{strategy\.params\.([A-Za-z0-9_]+)\}")
 _NUMBER = "a number"
 
 
-# --- ranges, by key name -------------------------------------------------------------------------------
-# (test, allowed range as said to the user). A key matches the first rule whose pattern it matches.
+# --- the settings groups (model, llm, judge): ranges by key ---------------------------------------------
+# These groups are plain settings, not a class's parameters, so nothing declares them: (test, allowed
+# range as said to the user); a key matches the first rule whose pattern it matches. The strategy
+# and estimator trees are checked against their classes' declarations instead (ctxbench.params).
 
 
 def _in(low: float, high: float, low_open: bool, high_open: bool) -> tuple[Any, str]:
@@ -47,7 +54,7 @@ _UNIT = _in(0, 1, True, False)  # (0, 1]
 _SHARE = _in(0, 1, False, False)  # [0, 1]
 _POSITIVE = _in(0, math.inf, True, True)
 _NON_NEGATIVE = _in(0, math.inf, False, True)
-_RULES: list[tuple[re.Pattern[str], tuple[Any, str], bool]] = [  # (key pattern, range, integer)
+_SETTINGS_RULES: list[tuple[re.Pattern[str], tuple[Any, str], bool]] = [  # (key pattern, range, integer)
     (re.compile(r"^(warning|error|critical)(_threshold)?$|_threshold$"), _UNIT, False),
     (re.compile(r"^(budget_ratio|retry_shrink|alpha)$"), _UNIT, False),
     # Ratios of the window that trigger something may exceed 1 (never triggers: a way to turn a
@@ -70,12 +77,10 @@ _RULES: list[tuple[re.Pattern[str], tuple[Any, str], bool]] = [  # (key pattern,
         True,
     ),
 ]
-# Keys whose seed semantics allow a non-positive value (DB-GPT: non-positive falls back to 120000).
-_EXEMPT = {"strategy.params.max_context_tokens", "strategy.budget.max_context_tokens"}
 
 
 def _rule(key: str) -> tuple[tuple[Any, str], bool] | None:
-    for pattern, allowed, integer in _RULES:
+    for pattern, allowed, integer in _SETTINGS_RULES:
         if pattern.search(key):
             return allowed, integer
     return None
@@ -87,7 +92,7 @@ def _is_number(value: Any) -> TypeGuard[int | float]:
 
 def _check_value(name: str, key: str, value: Any, problems: dict[str, str]) -> None:
     rule = _rule(key)
-    if rule is None or value is None or name in _EXEMPT:
+    if rule is None or value is None:
         return
     (test, text), integer = rule
     kind = "an integer" if integer else _NUMBER
@@ -139,17 +144,14 @@ def _targets(resolved: Any, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
             yield from _targets(value, f"{path}.{i}")
 
 
-def target_parameters(target: str) -> tuple[set[str], bool] | None:
-    """(parameter names, accepts **kwargs) of a ``_target_`` class or function; None if not importable."""
+def _target_object(target: str) -> Any:
+    """The class or function a ``_target_`` names; None if it cannot be imported (reported when built)."""
     from hydra.utils import get_object
 
     try:
-        obj = get_object(target)
-        signature = inspect.signature(obj)
+        return get_object(target)
     except Exception:  # noqa: BLE001 - an unknown target is reported when the strategy is built
         return None
-    names = {p.name for p in signature.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-    return names - {"self"}, any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
 
 
 def _did_you_mean(word: str, candidates: set[str]) -> str:
@@ -159,9 +161,6 @@ def _did_you_mean(word: str, candidates: set[str]) -> str:
 
 # Keys of a strategy config that are ctxbench's, not the strategy class's (see ctxbench.build).
 _STRATEGY_META = {"name", "estimator", "description", "params"}
-# Keys naming a folder the strategy writes into, relative to the cell folder. (``pointer_dir`` /
-# ``snapshot_dir`` are only the text of DB-GPT's pointers in the prompt: nothing is written there.)
-_FOLDER_KEY = re.compile(r"^(folder|workdir|output_dir)$|_folder$")
 
 
 def _mapping(node: DictConfig, resolve: bool) -> dict[str, Any]:
@@ -179,30 +178,25 @@ def strategy_problems(strategy: DictConfig) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - an interpolation to a missing key
         return [f"strategy: {' '.join(str(exc).split())}"]
     problems: dict[str, str] = {}
-    for path, key, raw_value, value in _pairs(raw, resolved, "strategy"):
-        name = _user_name(path, raw_value)
-        _check_value(name, key, value, problems)
-        if _FOLDER_KEY.search(key) and isinstance(value, str) and _escapes(value):
-            problems.setdefault(
-                name, f"{name}={value!r}: a folder here must stay inside the cell (a relative path without '..')"
-            )
-    _check_order(resolved, raw, problems)
+    raw_at = {path: raw_value for path, _, raw_value, _ in _pairs(raw, resolved, "strategy")}
     referenced = set(_PARAM_REF.findall(str(raw)))
     try:
         expanded = expand_targets({k: v for k, v in resolved.items() if k not in _STRATEGY_META})
     except ConfigError as exc:
+        _check_order(resolved, raw, problems)
         return [*problems.values(), f"strategy: {exc}"]
-    signature_names = _signature_problems(expanded, "strategy", problems)
+    signature_names = _declared_problems(expanded, "strategy", problems, raw_at)
     if isinstance(resolved.get("estimator"), dict):  # the strategy's own estimator (a meta key above)
         try:
-            _signature_problems(expand_targets(resolved["estimator"]), "strategy.estimator", problems)
+            _declared_problems(expand_targets(resolved["estimator"]), "strategy.estimator", problems, raw_at)
         except ConfigError as exc:
             problems.setdefault("strategy.estimator", f"strategy.estimator: {exc}")
+    _check_order(resolved, raw, problems)  # after the ranges: a value out of range is named once
     # A key another strategy uses is fine (an experiment sets it for every strategy of a sweep).
     known = referenced | shipped_param_keys()
     raw_params = resolved.get("params")
-    params = raw_params if isinstance(raw_params, dict) else {}
-    for key in params:
+    given = raw_params if isinstance(raw_params, dict) else {}
+    for key in given:
         if key not in known:
             hint = _did_you_mean(key, known | signature_names)
             problems.setdefault(
@@ -228,25 +222,27 @@ def shipped_param_keys() -> frozenset[str]:
     return frozenset(keys)
 
 
-def _signature_problems(expanded: Any, prefix: str, problems: dict[str, str]) -> set[str]:
-    """Keys of ``_target_`` objects their class does not take; returns every parameter name seen."""
+def _declared_problems(expanded: Any, prefix: str, problems: dict[str, str], raw_at: dict[str, Any]) -> set[str]:
+    """Every ``_target_`` object against its class's declarations: values of the declared type and
+    range, no key the class does not take. Returns every parameter name seen (for "did you mean")."""
     seen: set[str] = set()
     for path, node in _targets(expanded, prefix):
-        found = target_parameters(node["_target_"])
-        if found is None:
+        obj = _target_object(node["_target_"])
+        declared = params.declarations(obj) if obj is not None else None
+        if declared is None:
             continue
-        accepted, any_kwargs = found
-        seen |= accepted
-        if any_kwargs:
-            continue
-        for key in node:
-            if key.startswith("_") or key in accepted or (path == "strategy" and key in _STRATEGY_META):
-                continue
-            cls = node["_target_"].rsplit(".", 1)[-1]
-            problems.setdefault(
-                f"{path}.{key}",
-                f"{path}.{key}: unknown key, {cls} takes no {key!r}{_did_you_mean(key, accepted)}",
-            )
+        seen |= set(declared)
+        cls = node["_target_"].rsplit(".", 1)[-1]
+        meta = _STRATEGY_META if path == "strategy" else set()
+        for found in params.node_problems(obj, node, path, skip=meta.__contains__):
+            if isinstance(found, params.Problem):
+                name = _user_name(found.path, raw_at.get(found.path))
+                problems.setdefault(name, f"{name}={found.value!r}: {found.text}")
+            else:
+                where, key, accepted = found
+                problems.setdefault(
+                    where, f"{where}: unknown key, {cls} takes no {key!r}{_did_you_mean(key, accepted)}"
+                )
     return seen
 
 
@@ -262,21 +258,17 @@ def group_problems(cfg: DictConfig, group: str) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - an interpolation to a missing key
         return [f"{group}: {' '.join(str(exc).split())}"]
     problems: dict[str, str] = {}
-    for path, key, _, value in _pairs(None, resolved, group):
-        _check_value(path, key, value, problems)
+    if not (isinstance(resolved, dict) and "_target_" in resolved):  # a settings group, not a class's parameters
+        for path, key, _, value in _pairs(None, resolved, group):
+            _check_value(path, key, value, problems)
     low, high = (resolved.get("min_cpt"), resolved.get("max_cpt")) if isinstance(resolved, dict) else (None, None)
     if _is_number(low) and _is_number(high) and low > high:
         problems.setdefault(f"{group}.min_cpt", f"{group}.min_cpt={low!r} must not exceed {group}.max_cpt={high!r}")
     try:
-        _signature_problems(expand_targets(resolved), group, problems)
+        _declared_problems(expand_targets(resolved), group, problems, {})
     except ConfigError as exc:
         problems.setdefault(group, f"{group}: {exc}")
     return list(problems.values())
-
-
-def _escapes(folder: str) -> bool:
-    normal = os.path.normpath(folder)
-    return os.path.isabs(folder) or normal == ".." or normal.startswith(".." + os.sep)
 
 
 def _check_order(resolved: dict[str, Any], raw: dict[str, Any], problems: dict[str, str]) -> None:
@@ -335,7 +327,7 @@ def _output_problems(cfg: DictConfig, original_cwd: str | Path | None) -> list[s
     user names them on purpose, to share recorded exchanges between a record run and a replay run.)"""
     output = cfg.get("output") or {}
     name = str(output.get("name", ""))
-    if not name or _escapes(name) or name in (".", ""):
+    if not name or params.escapes(name) or name in (".", ""):
         return [f"output.name={name!r}: must be a folder name inside output.root (no '..', not absolute)"]
     return []
 

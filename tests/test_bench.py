@@ -42,8 +42,23 @@ def test_in_process_round_is_consistent(tiny: data.BenchTranscript) -> None:
     lines: list[str] = []
     rows = runner.measure_transcript(tiny, ["none", "sliding_window"], 1, "gpt-4o", 1, lines.append, worker.measure)
     by_name = {r["name"]: r for r in rows}
-    assert list(by_name) == ["tokenizer floor", "none", "sliding_window", "naive recount"]
-    assert len(lines) == 4
+    assert list(by_name) == [
+        "tokenizer floor",
+        "none",
+        "sliding_window",
+        "none (cells)",
+        "sliding_window (cells)",
+        "naive recount",
+    ]
+    assert len(lines) == 6
+    # A whole cell replays the same calls as the replay alone, and costs more (probes, judge, files).
+    for name in ("none", "sliding_window"):
+        cell, alone = by_name[f"{name} (cells)"], by_name[name]
+        assert cell["tokens_sent_total"] == alone["tokens_sent_total"] and cell["kind"] == "cell"
+        assert cell["cpu_seconds"] > 0 and alone["ratio_none_cpu"] is not None
+    assert by_name["none (cells)"]["ratio_none_cpu"] == 1.0 and by_name["none"]["ratio_none_cpu"] == 1.0
+    table = report.cells_table(rows)
+    assert table.count("\n") == 3 and "| 3k | sliding_window |" in table
     assert by_name["tokenizer floor"]["ratio_cpu"] == 1.0 and by_name["tokenizer floor"]["ratio_wall"] == 1.0
     # Cached replay tokenizes every message once; the naive design recounts whole prompts every call.
     cached, naive = by_name["sliding_window"], by_name["naive recount"]
@@ -75,16 +90,36 @@ def test_cli_writes_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "## Replay against the tokenizer floor" in text and "| 3k |" in text and "naive recount" in text
     assert capsys.readouterr().out.strip() == text.strip()
     saved = json.loads(out.with_suffix(".json").read_text())
-    assert {r["name"] for r in saved["rows"]} == {"tokenizer floor", "none", "naive recount"}
+    assert {r["name"] for r in saved["rows"]} == {"tokenizer floor", "none", "none (cells)", "naive recount"}
+    assert text.index("## Whole cells") < text.index("## Replay against the tokenizer floor")
     targets = [t for t, _, _ in saved["verdicts"]]
     assert any("within 1.5x the floor on 3k" in t for t in targets)
+    assert "none: cells within 1.5x the floor on 3k" in targets
+
+
+def test_a_folder_is_measured_as_one_set_of_cells(tiny: data.BenchTranscript, tmp_path: Path) -> None:
+    """The main job's cells: every transcript of a folder, each one's cell computed and published."""
+    import shutil
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    shutil.copy(tiny.path, folder / "a.jsonl")
+    described = data.dataset(folder, "main job", "o200k_base")
+    assert (described.calls, described.chars) == (tiny.calls, tiny.chars)
+    cells = worker.measure({"kind": "cell", "strategy": "none", "path": str(folder), "model": "gpt-4o"})
+    alone = worker.measure({"kind": "replay", "strategy": "none", "path": str(folder), "model": "gpt-4o"})
+    assert cells["calls"] == alone["calls"] == tiny.calls
+    assert cells["tokens_sent_total"] == alone["tokens_sent_total"]
+    cell = {"kind": "cell", "transcript": "main job", "strategy": "dbgpt", "ratio_none_cpu": 1.7, "cpu_seconds": 1.0}
+    [(target, _, met)] = report.cell_verdicts([cell], set())
+    assert target == "dbgpt: main job's cells within 1.5x none's" and met is False
 
 
 def test_sweep_verdicts_and_table() -> None:
     sweep = {"times": {1: [10.0, 12.0], 2: [6.0, 6.0]}, "cpu": {1: [9.0, 9.0], 2: [11.0, 11.0]}, "cells": {1: 8, 2: 8}}
     assert report.speedup(sweep) == pytest.approx(11.0 / 6.0)
     assert "| 2 | 8 | 6.0 | 11.0 | 1.83 |" in report.sweep_table(sweep)
-    verdicts = report.verdicts([], {}, None, sweep, {"seconds": 130.0, "cells": 40})
+    verdicts = report.verdicts([], {}, None, sweep, {"seconds": 130.0, "cells": 40}, set())
     assert [met for _, _, met in verdicts] == [True, False]
 
 

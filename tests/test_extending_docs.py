@@ -43,7 +43,15 @@ def test_the_worked_examples_of_extending_md_run(tmp_path):
     listed = ctxbench("ls").stdout
     for name in ("keep_last", "halve_on_overflow", "turns", "exact_case"):
         assert re.search(rf"^  {name} .*\[from my-ext\]$", listed, re.M), name
-    assert "keep: int = 20" in listed
+    assert "keep: int = 20, in [1, inf) -- the newest messages kept" in listed
+
+    # The plugin's declared range is checked as a shipped layer's is: one line, before any work.
+    bad = subprocess.run(
+        [*CTXBENCH, "run", "strategy=keep_last", "strategy.proactive.0.layer.keep=0"],
+        capture_output=True, text=True, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr, bad.stderr
+    assert "strategy.proactive.0.layer.keep=0: out of range, allowed [1, inf)" in bad.stderr.splitlines()[-1]
 
     chat = {"id": "chat", "turns": [{"who": "system", "say": "You help."}, {"who": "user", "say": "Port?"}]}
     chat["turns"] += [

@@ -47,11 +47,14 @@ def test_entry_point_groups_are_the_documented_ones():
     assert GROUPS["strategy"] == "ctxbench.strategies" and GROUPS["layer"] == "ctxbench.layers"
 
 
-def test_parameters_and_defaults_come_from_the_signature():
+def test_parameters_come_from_the_signature_and_their_declaration():
     shown = {str(p) for p in parameters(lookup("layer", "reactive_keep_last_rounds").load())}
-    assert shown == {"keep_rounds: int = 2", "name: str = 'layer4'"}
+    assert shown == {
+        "keep_rounds: int = 2, in [0, inf) -- rounds kept after the provider rejected the prompt",
+        "name: str = 'layer4' -- the layer's name in calls.jsonl and its events",
+    }
     ema = {p.name: p.default for p in parameters(lookup("estimator", "ema").load())}
-    assert ema["alpha"] == "0.3"
+    assert ema["alpha"] == "0.8"
 
 
 def test_ls_lists_every_strategy_config_and_layer_with_parameters():

@@ -12,6 +12,7 @@ from ctxbench.replay.provider import ModelSpec
 from ctxbench.report.cli import report_cli
 from ctxbench.report.load import gather, variant_overrides
 from ctxbench.report.plots import pareto, retention_vs_savings, swept_heatmaps
+from ctxbench.report.tables import percent_text
 from ctxbench.results.store import Cell
 from ctxbench.strategies.sliding_window import SlidingWindow
 from ctxbench.tokens.counting import TokenCounter
@@ -66,7 +67,7 @@ def test_heatmap_pivots_on_the_two_swept_keys(sweep_root) -> None:
     assert {ax.get_xlabel(), ax.get_ylabel()} == {"strategy.budget_ratio", "strategy.retry_shrink"}
     # The 4 cell labels are the 4 cells' own savings.
     shown = sorted(t.get_text() for t in ax.texts)
-    expected = sorted(f"{v:.1%}" for v in cells["savings"])
+    expected = sorted(f"{percent_text(v)}%" for v in cells["savings"])
     assert shown == expected
     assert any("No retention" in p.note for p in plots)  # no probes here: said, not drawn
 

@@ -18,14 +18,25 @@ from tests.conftest import CTXBENCH, ROOT
 from tests.helpers import coding_transcript
 
 
+@pytest.fixture(autouse=True)
+def _project_configs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """configs/ is layered in wherever pytest runs from (the search path plugin reads this)."""
+    monkeypatch.setenv("CTXBENCH_CONFIGS", str(ROOT / "configs"))
+
+
 def problems(*overrides: str) -> list[str]:
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         return run_problems(compose("config", overrides=list(overrides)), "/tmp/cwd")
 
 
+# The packaged configs and the project's own in configs/ (layered over them when run from the root).
+CONFIG_FOLDERS = (CONFIG_DIR, ROOT / "configs")
+
+
 def shipped(group: str) -> list[str]:
     prefix = "+" if group == "experiment" else ""
-    return [f"{prefix}{group}={p.stem}" for p in sorted((CONFIG_DIR / group).glob("*.yaml"))]
+    files = sorted({p.stem for folder in CONFIG_FOLDERS for p in (folder / group).glob("*.yaml")})
+    return [f"{prefix}{group}={stem}" for stem in files]
 
 
 @pytest.mark.parametrize(
@@ -165,7 +176,7 @@ def sweep_points() -> list[tuple[str, ...]]:
     from omegaconf import OmegaConf
 
     points = []
-    for path in sorted((CONFIG_DIR / "experiment").glob("*.yaml")):
+    for path in sorted(p for folder in CONFIG_FOLDERS for p in (folder / "experiment").glob("*.yaml")):
         params = OmegaConf.load(path).get("hydra", {}).get("sweeper", {}).get("params", {}) or {}
         axes = [[f"{key}={value.strip()}" for value in str(values).split(",")] for key, values in params.items()]
         points += [(f"+experiment={path.stem}", *combo) for combo in itertools.product(*axes)]

@@ -15,9 +15,11 @@ from typing import Any
 from ctxbench.atomic import write_text_atomic
 from ctxbench.bench import data, report, runner, sweep
 from ctxbench.cli import describe
+from ctxbench.data import BUNDLED
 from ctxbench.errors import ConfigError
 
 DEFAULT_STRATEGIES = "none,sliding_window,dbgpt,five_layer,observation_masking"
+MAIN_JOB_DATA = report.MAIN_JOB_DATA  # the bundled data, measured as one set: the cells of `ctxbench run -m`
 
 
 def parser() -> argparse.ArgumentParser:
@@ -43,7 +45,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--sweep-strategies", default=",".join(sweep.SWEEP_STRATEGIES), help="strategies sweep: one job each"
     )
-    p.add_argument("--no-main-job", action="store_true", help="skip timing `ctxbench run -m` on the bundled data")
+    p.add_argument(
+        "--no-main-job",
+        action="store_true",
+        help="skip the main job: its cells on the bundled data per strategy, and `ctxbench run -m` timed whole",
+    )
+    p.add_argument(
+        "--no-cells", action="store_true", help="time the replay alone, not the whole cells (probes, judge, files)"
+    )
     p.add_argument("--out", help="write the Markdown report here (and JSON beside it, .json)")
     return p
 
@@ -94,11 +103,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 result["notes"].append(f"No real transcript: {real_root} is absent or holds none; skipped.")
             else:
                 transcripts.append(real)
-        result["transcripts"] = [t.to_dict() for t in transcripts]
+        main_data = None if args.no_main_job else data.dataset(BUNDLED, MAIN_JOB_DATA, tokenizer)
+        result["transcripts"] = [t.to_dict() for t in ([main_data] if main_data else []) + transcripts]
         rows: list[dict[str, Any]] = []
+        cells = not args.no_cells
+        if main_data is not None:  # what users wait for first: the main job's cells, strategy by strategy
+            progress(f"measuring the main job's cells: {main_data.tokens:,} tokens, {main_data.calls} calls")
+            rows += runner.measure_transcript(main_data, strategies, args.repeats, args.model, 0, progress, cells=cells)
         for t in transcripts:
             progress(f"measuring {t.name}: {t.tokens:,} tokens, {t.calls} calls")
-            rows += runner.measure_transcript(t, strategies, args.repeats, args.model, args.naive_repeats, progress)
+            rows += runner.measure_transcript(
+                t, strategies, args.repeats, args.model, args.naive_repeats, progress, cells=cells
+            )
         result["rows"] = rows
         synthetic = {t.name for t in transcripts if t.synthetic}
         result["exponents"] = runner.exponents(rows, synthetic)
@@ -120,7 +136,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             )
         result["main_job"] = None if args.no_main_job else sweep.main_job(progress)
     result["verdicts"] = report.verdicts(
-        rows, result["exponents"], largest.name if largest else None, result["sweep"], result["main_job"]
+        rows, result["exponents"], largest.name if largest else None, result["sweep"], result["main_job"], synthetic
     )
     return result
 

@@ -75,6 +75,26 @@ def describe(
     )
 
 
+def dataset(folder: Path, name: str, tokenizer: str) -> BenchTranscript:
+    """A folder of canonical transcripts measured as one set (the bundled data: the main job's
+    cells); its sizes are the sums over its transcripts."""
+    from ctxbench.transcripts.canonical import find_canonical_files, read_transcripts
+
+    transcripts = [t for f in find_canonical_files([folder]) for t in read_transcripts(f) if t.call_indices]
+    counter = TokenCounter(get_tokenizer(tokenizer))
+    return BenchTranscript(
+        name=name,
+        path=folder,
+        tokens=sum(counter.prompt(t.messages) for t in transcripts),
+        messages=sum(len(t.messages) for t in transcripts),
+        calls=sum(len(t.call_indices) for t in transcripts),
+        chars=sum(t.char_count for t in transcripts),
+        text_bytes=sum(text_bytes(t) for t in transcripts),
+        synthetic=False,
+        source=f"{folder.name}/ ({len(transcripts)} transcripts, one cell each)",
+    )
+
+
 def generated(
     target_tokens: int, workdir: Path, tokenizer: str, kind: str = "coding", seed: int = 0
 ) -> BenchTranscript:

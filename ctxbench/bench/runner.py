@@ -32,6 +32,8 @@ def run_worker(task: dict[str, Any], timeout: float = 3600) -> dict[str, Any]:
 
 
 def label(kind: str, strategy: str | None) -> str:
+    if kind == "cell":
+        return f"{strategy} (cells)"
     return {"floor": "tokenizer floor", "naive": "naive recount"}.get(kind, strategy or kind)
 
 
@@ -43,10 +45,14 @@ def measure_transcript(
     naive_repeats: int,
     progress: Progress,
     worker: Callable[[dict[str, Any]], dict[str, Any]] = run_worker,
+    cells: bool = True,
 ) -> list[dict[str, Any]]:
-    """Floor, each strategy and the naive recount, ``repeats`` rounds; each round measures the
-    floor first so every ratio compares two runs of the same round."""
-    plan = [("floor", None), *(("replay", s) for s in strategies), ("naive", None)]
+    """Floor, each strategy's replay and (``cells``) its whole cells, and the naive recount,
+    ``repeats`` rounds; each round measures the floor first so every ratio compares two runs of
+    the same round, and ``ratio_none_cpu`` compares a strategy with ``none`` of the same kind and
+    round (when ``none`` is measured)."""
+    plan = [("floor", None), *(("replay", s) for s in strategies)]
+    plan += [*(("cell", s) for s in strategies if cells), ("naive", None)]
     samples: dict[tuple[str, str | None], list[dict[str, Any]]] = {key: [] for key in plan}
     for round_ in range(repeats):
         floor: dict[str, Any] | None = None
@@ -65,6 +71,11 @@ def measure_transcript(
                 f"{transcript.name:>5} round {round_ + 1}/{repeats} {label(kind, strategy):<20} "
                 f"{result['seconds']:7.2f} s wall {result['cpu_seconds']:7.2f} s cpu  x{result['ratio_cpu']:.2f} cpu"
             )
+    for (kind, strategy), runs in samples.items():  # against `none` of the same kind and round
+        nones = samples.get((kind, "none")) or []
+        for run, none in zip(runs, nones):
+            if strategy is not None and none["cpu_seconds"]:
+                run["ratio_none_cpu"] = run["cpu_seconds"] / none["cpu_seconds"]
     return [reduce(transcript, kind, strategy, runs) for (kind, strategy), runs in samples.items() if runs]
 
 
@@ -89,6 +100,7 @@ def reduce(transcript: BenchTranscript, kind: str, strategy: str | None, runs: l
         "cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs),
         "ratio_wall": statistics.median(r["ratio_wall"] for r in runs),
         "ratio_cpu": statistics.median(r["ratio_cpu"] for r in runs),
+        "ratio_none_cpu": _median(r.get("ratio_none_cpu") for r in runs),
         "peak_rss_kib": worst["peak_rss_kib"],
         "rss_ready_kib": ready,
         "rss_tokenizer_kib": min(r["rss_tokenizer_kib"] for r in runs),
@@ -101,6 +113,11 @@ def reduce(transcript: BenchTranscript, kind: str, strategy: str | None, runs: l
         "tokens_sent_total": runs[0].get("tokens_sent_total"),
         "failed_calls": runs[0].get("failed_calls"),
     }
+
+
+def _median(values: Any) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def growth_exponent(points: Sequence[tuple[float, float]]) -> float | None:

@@ -1,5 +1,8 @@
-"""One measurement in a fresh process: the tokenizer floor, one strategy's replay, or the
-naive recount design, with wall time and peak memory (RSS).
+"""One measurement in a fresh process: the tokenizer floor, one strategy's replay, one
+strategy's whole cells (what a user waits for: the replay, the probes, the judge at every
+checkpoint, the cell's files published, as ``ctxbench run`` computes each cell with
+``ctxbench.cells.run_cell``), or the naive recount design, with wall time and peak memory (RSS).
+A task's path is one transcript file, or a folder of them (the bundled data: the main job's cells).
 
 Run as ``python -m ctxbench.bench.worker '<json task>'``; it prints one JSON line. A fresh
 process per measurement means nothing is cached from an earlier run.
@@ -40,7 +43,7 @@ from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.transcripts.model import Message
 
-KINDS = ("floor", "replay", "naive")
+KINDS = ("floor", "replay", "cell", "naive")
 NAIVE_STRATEGY = "sliding_window"  # the recount reference: the same windowing, recounted every call
 WARM_UP_TOKENS = 20_000  # the warm-up transcript: generated, replayed once before the baseline
 WARM_UP_WINDOW = 12_000  # its model window (8k prompt budget after the 4k output reserve): every layer fires
@@ -127,43 +130,75 @@ def compose_config(strategy: str, model: str, overrides: Sequence[str] = ()) -> 
         return compose("config", overrides=[f"strategy={strategy}", f"model={model}", "llm=offline", *overrides])
 
 
-def _run(kind: str, transcript: Any, parts: dict[str, Any], model: Any, workdir: Path) -> dict[str, Any]:
-    """The measured work: count (floor) or replay ``transcript`` with ``parts``."""
+def _run(kind: str, transcripts: Sequence[Any], parts: dict[str, Any], model: Any, workdir: Path) -> dict[str, Any]:
+    """The measured work: count (floor), replay or compute the cells of ``transcripts`` with ``parts``."""
     from ctxbench.replay.engine import replay
 
     if kind == "floor":
         floor = TokenCounter(parts["tokenizer"])
-        return {"tokens": sum(floor.message(m) for m in transcript.messages)}
-    counter = parts["counter"]
-    result = replay(
-        transcript,
-        parts["strategy"],
-        parts["estimator"],
-        model,
-        counter,
-        workdir=workdir,
-        summariser=parts["summariser"],
-    )
-    return {
-        "tokens_sent_total": result.summary["tokens_sent_total"],
-        "calls": result.summary["calls"],
-        "failed_calls": result.summary["failed_calls"],
-        "tokenized_chars": counter.tokenized_chars,
-    }
+        return {"tokens": sum(floor.message(m) for t in transcripts for m in t.messages)}
+    if kind == "cell":
+        return _cells(transcripts, parts, workdir)
+    out = {"tokens_sent_total": 0, "calls": 0, "failed_calls": 0, "tokenized_chars": 0}
+    for transcript, built in zip(transcripts, parts["built"]):
+        counter = built["counter"]
+        result = replay(
+            transcript,
+            built["strategy"],
+            built["estimator"],
+            model,
+            counter,
+            workdir=workdir,
+            summariser=built["summariser"],
+        )
+        for key in ("tokens_sent_total", "calls", "failed_calls"):
+            out[key] += result.summary[key]
+        out["tokenized_chars"] += counter.tokenized_chars
+    return out
 
 
-def _parts(kind: str, cfg: Any, tokenizer: Any, workdir: Path) -> dict[str, Any]:
-    """Fresh strategy, estimator, counter and summariser for one run of ``kind``."""
-    from ctxbench.build import build_estimator, build_strategy, build_summariser
+def _cells(transcripts: Sequence[Any], parts: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    """Each transcript's cell as ``ctxbench run`` computes it (``run_cell``: strategy and probes
+    built, replayed with the judge, published under ``workdir``), one after the other."""
+    from ctxbench.cells import run_cell
+    from ctxbench.results.store import Cell
 
-    parts: dict[str, Any] = {"tokenizer": tokenizer}
+    job = parts["job"]
+    out = {"tokens_sent_total": 0, "calls": 0, "failed_calls": 0}
+    for transcript in transcripts:
+        cell = Cell(workdir / "out", transcript.id, parts["name"], job.model.name, "bench")
+        work = cell.workspace()
+        metrics = run_cell(job, cell, work, transcript, "bench")["metrics"]
+        for key in ("tokens_sent_total", "calls", "failed_calls"):
+            out[key] += metrics[key]
+    return out
+
+
+def _parts(kind: str, cfg: Any, tokenizer: Any, transcripts: Sequence[Any], workdir: Path) -> dict[str, Any]:
+    """Fresh strategies, estimators, counters and summarisers for one run of ``kind`` (one set per
+    transcript; a cell builds its own, as ``ctxbench run`` does, inside the measured work)."""
+    from ctxbench.build import build_estimator, build_model, build_strategy, build_summariser, strategy_name
+
+    parts: dict[str, Any] = {"tokenizer": tokenizer, "built": []}
     if kind == "replay":
-        parts.update(strategy=build_strategy(cfg), estimator=build_estimator(cfg), counter=TokenCounter(tokenizer))
-        parts["summariser"] = build_summariser(cfg, workdir)
+        for _ in transcripts:
+            built = {"strategy": build_strategy(cfg), "estimator": build_estimator(cfg)}
+            built.update(counter=TokenCounter(tokenizer), summariser=build_summariser(cfg, workdir))
+            parts["built"].append(built)
     elif kind == "naive":
-        counter = RecountingCounter(tokenizer)
-        parts.update(strategy=build_strategy(cfg), estimator=RecountingEstimator(counter), counter=counter)
-        parts["summariser"] = None
+        for _ in transcripts:
+            counter = RecountingCounter(tokenizer)
+            built = {"strategy": build_strategy(cfg), "estimator": RecountingEstimator(counter), "counter": counter}
+            parts["built"].append({**built, "summariser": None})
+    elif kind == "cell":
+        from ctxbench.cells import CellJob
+        from ctxbench.probes.boilerplate import find_boilerplate
+        from ctxbench.run_app import resolved_config
+
+        # What a job computes once for all its cells: the model, its counter, the dataset's boilerplate.
+        boilerplate = find_boilerplate(t for t in transcripts if not t.probes)
+        job = CellJob(cfg, build_model(cfg), TokenCounter(tokenizer), boilerplate, [], resolved_config(cfg))
+        parts.update(job=job, name=strategy_name(cfg))
     return parts
 
 
@@ -175,7 +210,18 @@ def warm_up(kind: str, cfg: Any, model: Any, tokenizer: Any, workdir: Path) -> N
     workdir.mkdir()
     small = make_transcript("coding", WARM_UP_TOKENS, seed=1)
     small_model = dataclasses.replace(model, context_window=min(model.context_window, WARM_UP_WINDOW))
-    _run(kind, small, _parts(kind, cfg, tokenizer, workdir), small_model, workdir)
+    parts = _parts(kind, cfg, tokenizer, [small], workdir)
+    if kind == "cell":
+        parts["job"].model = small_model
+    _run(kind, [small], parts, small_model, workdir)
+
+
+def read_all(path: str | Path) -> list[Any]:
+    """The transcripts of one canonical file, or of every canonical file in a folder (with calls)."""
+    from ctxbench.transcripts.canonical import find_canonical_files, read_transcripts
+
+    files = find_canonical_files([Path(path)]) if Path(path).is_dir() else [Path(path)]
+    return [t for f in files for t in read_transcripts(f) if t.call_indices]
 
 
 def measure(task: dict[str, Any]) -> dict[str, Any]:
@@ -183,13 +229,12 @@ def measure(task: dict[str, Any]) -> dict[str, Any]:
     from ctxbench.bench.data import text_bytes
     from ctxbench.build import build_model
     from ctxbench.tokens.tokenizers import get_tokenizer
-    from ctxbench.transcripts.canonical import read_transcripts
 
     kind = task["kind"]
     if kind not in KINDS:
         raise ValueError(f"unknown measurement kind {kind!r}")
     rss_imports = rss_kib()
-    strategy_name = task["strategy"] if kind == "replay" else NAIVE_STRATEGY
+    strategy_name = task["strategy"] if kind in ("replay", "cell") else NAIVE_STRATEGY
     cfg = compose_config(strategy_name, task.get("model", "gpt-4o"), task.get("overrides") or ())
     model = build_model(cfg)
     tokenizer = get_tokenizer(model.tokenizer)
@@ -198,28 +243,36 @@ def measure(task: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": kind, "strategy": strategy_name if kind != "floor" else None}
     with tempfile.TemporaryDirectory(prefix="ctxbench-bench-") as tmp:
         warm_up(kind, cfg, model, tokenizer, Path(tmp) / "warm-up")
-        parts = _parts(kind, cfg, tokenizer, Path(tmp))
+        # The strategies are built for the transcripts' count before loading (a cell builds its own).
+        count = len(read_all(task["path"])) if kind in ("replay", "naive") else 0
+        parts = _parts(kind, cfg, tokenizer, [None] * count, Path(tmp))
         release_free_memory()
         rss_ready = rss_kib()  # the baseline: code, tokenizer, the built strategy, after the warm-up
         peak_reset = reset_peak_rss()
-        transcript = next(iter(read_transcripts(task["path"])))  # fresh objects: nothing counted yet
+        transcripts = read_all(task["path"])  # fresh objects: nothing counted yet
+        if kind == "cell":  # what the job finds in its dataset before its first cell
+            parts = _parts(kind, cfg, tokenizer, transcripts, Path(tmp))
         rss_loaded, peak_load = status_kib("VmRSS", "VmHWM")
         if peak_reset:
             reset_peak_rss()  # from here VmHWM is the replay's peak (with the loaded transcript)
         start, cpu_start = time.perf_counter(), time.process_time()
-        out.update(_run(kind, transcript, parts, model, Path(tmp)))
+        out.update(_run(kind, transcripts, parts, model, Path(tmp)))
         out["seconds"] = time.perf_counter() - start
         out["cpu_seconds"] = time.process_time() - cpu_start  # robust when other jobs share the cores
         peak_replay = rss_kib("VmHWM")
         # What the strategy writes into the cell when it is published (DB-GPT's snapshot store), as
-        # `ctxbench run` does after the replay: timed apart, like the cell's other files.
-        write_files = getattr(parts.get("strategy"), "write_files", None)
-        if write_files is not None:
-            files_start = time.process_time()
-            write_files(Path(tmp))
-            out["files_cpu_seconds"] = time.process_time() - files_start
+        # `ctxbench run` does after the replay: timed apart, like the cell's other files (a cell
+        # kind's time has it: run_cell publishes).
+        files_cpu = 0.0
+        for built in parts["built"]:
+            write_files = getattr(built["strategy"], "write_files", None)
+            if write_files is not None:
+                files_start = time.process_time()
+                write_files(Path(tmp))
+                files_cpu += time.process_time() - files_start
+        out["files_cpu_seconds"] = files_cpu
     peak = max(peak_load, peak_replay)
-    size = text_bytes(transcript)
+    size = sum(text_bytes(t) for t in transcripts)
     out.update(
         rss_imports_kib=rss_imports,
         rss_tokenizer_kib=rss_tokenizer,
@@ -230,7 +283,7 @@ def measure(task: dict[str, Any]) -> dict[str, Any]:
         peak_replay_kib=peak_replay,
         peak_reset=peak_reset,
         growth_kib=peak - rss_ready,
-        transcript_chars=transcript.char_count,
+        transcript_chars=sum(t.char_count for t in transcripts),
         text_bytes=size,
         growth_x_text=(peak - rss_ready) * 1024 / size if size else 0.0,
     )

@@ -1,23 +1,39 @@
 """The deterministic judge: is the gold value (normalised) in the working context, or
 recoverable through a snapshot pointer that the context still holds? Snapshots are read
-through the ``SnapshotSource`` the strategy provides (``Strategy.snapshots(cell)``)."""
+through the ``SnapshotSource`` the strategy provides (``Strategy.snapshots(cell)``).
+
+Messages are immutable and a replay passes the same message objects from call to call, so
+what the judge needs of a message (which golds its text holds, which snapshot pointers it
+carries) is found once per message object (``ctxbench.judges.gold_index``), and a checkpoint's
+verdicts are a lookup over its context: ``judge_many`` judges all of a checkpoint's probes in
+one walk of it (what ``ctxbench.probes.checkpoints.ProbeObserver`` calls); ``judge`` is the
+same for one probe."""
 
 from __future__ import annotations
 
 import json
-import re
+import operator
 from collections.abc import Sequence
+from itertools import compress, count
 
 from ctxbench.core import SnapshotSource
 from ctxbench.judges.base import Verdict
+from ctxbench.judges.gold_index import GoldIndex, normalise
 from ctxbench.transcripts.model import Message, Probe, json_strings
 
-_SPACE = re.compile(r"\s+")
+__all__ = ["DeterministicJudge", "normalise"]
 
 
-def normalise(text: str) -> str:
-    """Case- and whitespace-insensitive form used for matching gold values."""
-    return _SPACE.sub(" ", text).casefold().strip()
+class _Facts:
+    """What the judge found in one message object (kept beside it, so its id stays unique)."""
+
+    __slots__ = ("message", "anchors", "golds", "pointers")
+
+    def __init__(self, message: Message, anchors: frozenset[int], golds: frozenset[int]) -> None:
+        self.message = message
+        self.anchors = anchors
+        self.golds = golds
+        self.pointers: tuple[str, ...] = ()  # the snapshot pointers in its content (with a snapshot source)
 
 
 class DeterministicJudge:
@@ -26,46 +42,166 @@ class DeterministicJudge:
     def __init__(self, snapshots: SnapshotSource | None = None) -> None:
         # The strategy's snapshots (None: it keeps none, so nothing is "recoverable").
         self.snapshots = snapshots
-        # Normalised text per message object; the message is kept as value so its id stays unique.
-        self._texts: dict[int, tuple[Message, str]] = {}
-        self._snapshots: dict[str, str] = {}
+        self._index = GoldIndex()
+        self._version = 0  # the index's version the cached facts were found with
+        self._facts: dict[int, _Facts] = {}  # by id of the message (held in the facts)
+        self._marked: dict[int, _Facts] = {}  # those of messages with a gold or a snapshot pointer
+        self._probe_golds: dict[int, tuple[Probe, tuple[int, ...]]] = {}
+        self._snapshot_golds: dict[str, frozenset[int]] = {}
 
-    def _text(self, message: Message) -> str:
-        hit = self._texts.get(id(message))
-        if hit is None or hit[0] is not message:
-            calls = " ".join(f"{c.name} {c.arguments} {_decoded(c.arguments)}" for c in message.tool_calls)
-            hit = (message, normalise(f"{message.content} {calls}"))
-            self._texts[id(message)] = hit
+    # --- what the judge knows of probes and messages ---------------------------------------
+    def expect(self, probes: Sequence[Probe]) -> None:
+        """Learn the golds of every probe it will judge up front: a gold first seen later makes
+        it search the messages it has seen again."""
+        for probe in probes:
+            self._golds(probe)
+        self._sync()
+
+    def _golds(self, probe: Probe) -> tuple[int, ...]:
+        hit = self._probe_golds.get(id(probe))
+        if hit is None or hit[0] is not probe:
+            golds = [normalise(g) for g in (probe.answer, *probe.aliases) if g.strip()]
+            hit = self._probe_golds[id(probe)] = (probe, self._index.ids(golds))
         return hit[1]
 
-    def forget_except(self, working: Sequence[Message]) -> None:
-        """Drop cached texts of messages no longer in the working context."""
-        alive = {id(m) for m in working}
-        self._texts = {k: v for k, v in self._texts.items() if k in alive}
+    def _sync(self) -> None:
+        if self._version != self._index.version:  # new golds: what was found may miss them
+            self._facts.clear()
+            self._marked.clear()
+            self._snapshot_golds.clear()
+            self._version = self._index.version
 
-    def _snapshot_text(self, path: str) -> str:
-        if path not in self._snapshots:
+    def _facts_of(self, message: Message) -> _Facts:
+        # The cache holds the message itself, so an id in it is never reused by another object.
+        facts = self._facts.get(id(message))
+        if facts is None:
+            facts = self._facts[id(message)] = self._find(message)
+            if self.snapshots is not None:
+                facts.pointers = tuple(self.snapshots.pointers(message.content))
+            if facts.golds or facts.pointers:
+                self._marked[id(message)] = facts
+        return facts
+
+    def _find(self, message: Message) -> _Facts:
+        index = self._index
+        base = message.appended_to
+        if base is not None and not message.tool_calls and not base.tool_calls:
+            # content = base's content + suffix: an anchor is in the base, or within the base's
+            # last (longest anchor - 1) characters and the suffix (case folding is per character
+            # and never makes a character vanish).
+            known = self._facts_of(base).anchors
+            keep = max(index.longest_anchor - 1, 0)
+            seam = base.content[len(base.content) - keep :] if keep else ""
+            anchors = known | index.anchors_in((seam + message.content[len(base.content) :]).casefold())
+        else:
+            anchors = index.anchors_in(_raw_text(message).casefold())
+        return _Facts(message, anchors, index.golds_in(anchors, lambda: normalise(_raw_text(message))))
+
+    def forget_except(self, working: Sequence[Message]) -> None:
+        """Drop what was found in messages no longer in the working context."""
+        alive = {id(m) for m in working}
+        self._facts = {k: v for k, v in self._facts.items() if k in alive}
+        self._marked = {k: v for k, v in self._marked.items() if k in alive}
+
+    def _snapshot_holds(self, path: str) -> frozenset[int] | None:
+        """The golds the snapshot holds; None while it is not written (looked up again next time:
+        it may still be written later in the replay)."""
+        held = self._snapshot_golds.get(path)
+        if held is None:
             record = self.snapshots.read(path) if self.snapshots is not None else None
             if record is None:
-                return ""  # not cached: the snapshot may still be written later in the replay
-            self._snapshots[path] = normalise(" ".join(json_strings(record)))
-        return self._snapshots[path]
+                return None
+            held = self._snapshot_golds[path] = self._index.golds_in_text(normalise(" ".join(json_strings(record))))
+        return held
 
+    # --- verdicts ----------------------------------------------------------------------------
     def judge(self, probe: Probe, working: Sequence[Message]) -> Verdict:
-        golds = [normalise(g) for g in (probe.answer, *probe.aliases) if g.strip()]
-        texts = [self._text(m) for m in working]
-        for gold in golds:
-            for i, text in enumerate(texts):
-                if gold in text:
-                    return Verdict("kept", self.name, evidence=f"message {i}")
-        if self.snapshots is None:
-            return Verdict("lost", self.name)
-        for message in working:
-            for path in self.snapshots.pointers(message.content):
-                snapshot = self._snapshot_text(path)
-                if any(g in snapshot for g in golds):
-                    return Verdict("recoverable", self.name, evidence=path)
-        return Verdict("lost", self.name)
+        return self.judge_many([probe], working)[0]
+
+    def judge_many(
+        self,
+        probes: Sequence[Probe],
+        working: Sequence[Message],
+        origins: Sequence[int] | None = None,
+        before: Sequence[int | None] | None = None,
+    ) -> list[Verdict]:
+        """The verdict of each probe on one context. With ``origins`` (a number per message of
+        ``working``) and ``before`` (a limit per probe, or None), probe k is judged on the
+        messages whose origin is below ``before[k]``: the verdict ``judge(probe, [m for m, o in
+        zip(working, origins) if o < before[k]])`` gives, evidence index included."""
+        wanted = [self._golds(p) for p in probes]
+        self._sync()
+        if len(self._facts) > 2 * len(working) + 1024:  # keep memory to about the context's
+            self.forget_except(working)
+        ids = list(map(id, working))
+        facts = self._facts
+        if not all(map(facts.__contains__, ids)):  # new messages (the walks here run in C)
+            for position in compress(count(), map(operator.not_, map(facts.__contains__, ids))):
+                self._facts_of(working[position])
+        # Only messages holding a gold or a snapshot pointer matter from here on.
+        marked = self._marked
+        interesting = [(p, marked[ids[p]]) for p in compress(count(), map(marked.__contains__, ids))]
+        where: dict[int, list[int]] = {}  # gold -> positions of the messages that hold it
+        for position, found in interesting:
+            for gold in found.golds:
+                where.setdefault(gold, []).append(position)
+        seen_from: Sequence[int] = origins if origins is not None else ()
+        highest = max(seen_from, default=-1)
+        recoverable: list[tuple[int, str, frozenset[int]]] | None = None
+        verdicts = []
+        for k, golds in enumerate(wanted):
+            limit = before[k] if before is not None else None
+            cut = limit if limit is not None and highest >= limit else None  # None: nothing hidden
+            verdict = None
+            for gold in golds:
+                for position in where.get(gold, ()):
+                    if cut is not None and seen_from[position] >= cut:
+                        continue
+                    # its place among the messages the probe is judged on
+                    shown = position if cut is None else position - sum(map(cut.__le__, seen_from[:position]))
+                    verdict = Verdict("kept", self.name, evidence=f"message {shown}")
+                    break
+                if verdict is not None:
+                    break
+            if verdict is None and self.snapshots is not None and golds:
+                if recoverable is None:
+                    recoverable = self._recoverable(interesting)
+                wanted_set = set(golds)
+                for position, path, held in recoverable:
+                    if cut is not None and seen_from[position] >= cut:
+                        continue
+                    if not wanted_set.isdisjoint(held):
+                        verdict = Verdict("recoverable", self.name, evidence=path)
+                        break
+            verdicts.append(verdict or Verdict("lost", self.name))
+        return verdicts
+
+    def _recoverable(self, interesting: Sequence[tuple[int, _Facts]]) -> list[tuple[int, str, frozenset[int]]]:
+        """(position, pointer, golds) of every pointer in the context whose snapshot holds a gold,
+        in the order of the context and of the pointers in each message. A message that holds no
+        gold and whose snapshots are all written without one is of no more interest."""
+        out = []
+        for position, found in interesting:
+            keep = False
+            for path in found.pointers:
+                held = self._snapshot_holds(path)
+                if held is None:  # not written yet
+                    keep = True
+                elif held:
+                    out.append((position, path, held))
+                    keep = True
+            if not keep and not found.golds:
+                self._marked.pop(id(found.message), None)
+        return out
+
+
+def _raw_text(message: Message) -> str:
+    """The text a message's golds are looked for in: its content and its tool calls (name, raw
+    arguments, and their JSON string values without escapes)."""
+    if not message.tool_calls:
+        return message.content
+    calls = " ".join(f"{c.name} {c.arguments} {_decoded(c.arguments)}" for c in message.tool_calls)
+    return f"{message.content} {calls}"
 
 
 def _decoded(arguments: str) -> str:

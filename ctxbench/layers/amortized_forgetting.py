@@ -20,8 +20,9 @@ last round). That is the reactive fallback the other strategies use after an ove
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Annotated
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.tool_pairs import repair_tool_pairs
 from ctxbench.transcripts.model import Message
@@ -58,11 +59,16 @@ def head_indices(messages: Sequence[Message], keep_first: int) -> list[int]:
 class AmortizedForgetting(Layer):
     def __init__(
         self,
-        max_size: int | None = 100,
-        keep_first: int = 1,
-        target_ratio: float | None = None,
-        keep_pinned: bool = True,
-        name: str = "amortized_forgetting",
+        max_size: Annotated[
+            int | None, Param("forget when the history passes this many messages (down to half)", ge=1)
+        ] = 100,
+        keep_first: Annotated[int, Param("head messages kept, beside the system messages", ge=0)] = 1,
+        target_ratio: Annotated[
+            float | None,
+            Param("forget by tokens instead: keep the tail that fits this share of the budget", gt=0, le=1),
+        ] = None,
+        keep_pinned: Annotated[bool, Param("keep pinned messages")] = True,
+        name: Annotated[str, Param("the layer's name in calls.jsonl and its events")] = "amortized_forgetting",
     ) -> None:
         if max_size is None and target_ratio is None:
             raise ValueError("set max_size (forget by count) or target_ratio (forget by tokens)")

@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.amortized_forgetting import with_tool_partners
 from ctxbench.layers.base import Layer
 from ctxbench.transcripts.model import Message
@@ -88,16 +88,22 @@ def parse_sections(text: str, sections: Sequence[str]) -> dict[str, list[str]]:
 class AnchoredSummary(Layer):
     def __init__(
         self,
-        keep_recent_rounds: int = 3,
-        keep_recent_ratio: float = 0.3,
-        keep_first_user: bool = True,
-        sections: Sequence[str] = DEFAULT_SECTIONS,
-        max_summary_tokens: int = 2000,
-        summary_ratio: float = 0.15,
-        max_message_chars: int = 3000,
-        max_failures: int = 3,
-        prompt_file: str | None = None,
-        name: str = "anchored_summary",
+        keep_recent_rounds: Annotated[int, Param("the newest rounds left out of the summary", ge=0)] = 3,
+        keep_recent_ratio: Annotated[float, Param("the kept tail's share of the budget", ge=0, le=1)] = 0.3,
+        keep_first_user: Annotated[bool, Param("the first user message (the task) stays")] = True,
+        sections: Annotated[Sequence[str], Param("the summary's sections, in order")] = DEFAULT_SECTIONS,
+        max_summary_tokens: Annotated[int, Param("at most this many tokens in the summary", ge=1)] = 2000,
+        summary_ratio: Annotated[
+            float, Param("the summary's share of the budget (capped by max_summary_tokens)", ge=0, le=1)
+        ] = 0.15,
+        max_message_chars: Annotated[
+            int, Param("each message is cut to this many characters in the summary's source", ge=1)
+        ] = 3000,
+        max_failures: Annotated[int, Param("consecutive summary failures after which the layer stops", ge=0)] = 3,
+        prompt_file: Annotated[
+            str | None, Param("the summary prompt file (None: prompts/anchored_summary.txt)")
+        ] = None,
+        name: Annotated[str, Param("the layer's name in calls.jsonl and its events")] = "anchored_summary",
     ) -> None:
         if keep_recent_rounds < 1:
             raise ValueError(f"keep_recent_rounds must be >= 1, got {keep_recent_rounds}")

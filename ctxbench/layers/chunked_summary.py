@@ -38,9 +38,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.prune_history import PRUNED_KEY, head_indices, split_history
 from ctxbench.layers.tool_pairs import repair_tool_pairs
@@ -193,19 +193,30 @@ class ChunkedSummary(Layer):
 
     def __init__(
         self,
-        max_recent: int = 6,
-        attempts: int = 3,
-        backoff_min_ms: int = 500,
-        backoff_max_ms: int = 5000,
-        backoff_jitter: float = 0.2,
-        max_summary_tokens: int = 2000,
-        summary_prompt: str = "five_layer_summary.txt",
-        merge_prompt: str = "five_layer_merge.txt",
-        chunking: dict[str, Any] | None = None,
-        context_window: int | None = None,
-        seed: int = 0,
-        tail_by: str = "tokens",
-        keep_recent_tokens: int = 20_000,
+        max_recent: Annotated[
+            int, Param("the newest messages left out of the summary (at most a third of the history)", ge=0)
+        ] = 6,
+        attempts: Annotated[int, Param("tries per summary call", ge=1)] = 3,
+        backoff_min_ms: Annotated[int, Param("backoff before the first retry, recorded, not slept", ge=0)] = 500,
+        backoff_max_ms: Annotated[int, Param("the longest backoff", ge=0)] = 5000,
+        backoff_jitter: Annotated[float, Param("random share added to each backoff", ge=0)] = 0.2,
+        max_summary_tokens: Annotated[int, Param("at most this many tokens in a summary", ge=1)] = 2000,
+        summary_prompt: Annotated[
+            str, Param("prompt file for the summary of a chunk (under ctxbench/prompts)")
+        ] = "five_layer_summary.txt",
+        merge_prompt: Annotated[str, Param("prompt file that merges the chunks' summaries")] = "five_layer_merge.txt",
+        chunking: Annotated[dict[str, Any] | None, Param("fields of the chunk plan to change (ChunkPlan)")] = None,
+        context_window: Annotated[
+            int | None, Param("the window the budget is computed on (None: the model's)", gt=0)
+        ] = None,
+        seed: Annotated[int, Param("seed of the backoff jitter", ge=0)] = 0,
+        tail_by: Annotated[
+            Literal["tokens", "messages"],
+            Param("the kept tail: newest messages up to keep_recent_tokens (OpenClaw), or the prune's recent ones"),
+        ] = "tokens",
+        keep_recent_tokens: Annotated[
+            int, Param("the kept tail's tokens (Pi's keepRecentTokens), at most what the budget leaves", ge=0)
+        ] = 20_000,
     ) -> None:
         if tail_by not in ("tokens", "messages"):
             raise ValueError(f"tail_by must be tokens or messages, got {tail_by!r}")

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Annotated
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.transcripts.model import Message, ToolCall
 
@@ -58,15 +59,19 @@ class ClearToolUses(Layer):
 
     def __init__(
         self,
-        trigger_tokens: int | None = 100_000,
-        trigger_ratio: float | None = None,
-        keep: int = 3,
-        clear_at_least: int = 0,
-        exclude_tools: Sequence[str] = (),
-        clear_tool_inputs: bool | Sequence[str] = False,
-        placeholder: str = CLEARED_RESULT,
-        input_placeholder: str = CLEARED_INPUT,
-        name: str = "clear_tool_uses",
+        trigger_tokens: Annotated[int | None, Param("clear when the prompt reaches this many tokens", ge=0)] = 100_000,
+        trigger_ratio: Annotated[
+            float | None, Param("or this share of the prompt budget (above 1: never)", ge=0)
+        ] = None,
+        keep: Annotated[int, Param("the newest tool uses kept", ge=0)] = 3,
+        clear_at_least: Annotated[int, Param("clear only when this many tokens are freed", ge=0)] = 0,
+        exclude_tools: Annotated[Sequence[str], Param("tools whose results are never cleared")] = (),
+        clear_tool_inputs: Annotated[
+            bool | Sequence[str], Param("also clear call arguments: of every tool (true) or of these")
+        ] = False,
+        placeholder: Annotated[str, Param("the text that replaces a cleared result")] = CLEARED_RESULT,
+        input_placeholder: Annotated[str, Param("the text that replaces cleared arguments")] = CLEARED_INPUT,
+        name: Annotated[str, Param("the layer's name in calls.jsonl and its events")] = "clear_tool_uses",
     ) -> None:
         if keep < 0:
             raise ValueError(f"keep must be >= 0, got {keep}")

@@ -30,8 +30,9 @@ import math
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from typing import Annotated
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.layers.tool_actions import OTHER, action_category
 from ctxbench.layers.truncate_tool_result import char_budget, window_tokens
@@ -183,18 +184,38 @@ class CompactOldToolResults(Layer):
 
     def __init__(
         self,
-        context_input_headroom_ratio: float = 0.75,
-        chars_per_token: float = 4.0,
-        tool_result_chars_per_token: float = 2.0,
-        whitelist: Sequence[str] = DEFAULT_WHITELIST,
-        keep_tools: Sequence[str] = DEFAULT_KEEP,
-        protect_trailing_results: bool = True,
-        protect_recent_results: int = 0,
-        min_compaction_savings_ratio: float = 0.0,
-        context_window: int | None = None,
-        eligibility: str = "by_action",
-        compact_unknown: bool = True,
-        system_in_budget: bool = False,
+        context_input_headroom_ratio: Annotated[
+            float, Param("share of the window the whole input may fill", gt=0, le=1)
+        ] = 0.75,
+        chars_per_token: Annotated[
+            float, Param("characters per token assumed for messages other than tool results", gt=0)
+        ] = 4.0,
+        tool_result_chars_per_token: Annotated[
+            float, Param("characters per token assumed for tool results", gt=0)
+        ] = 2.0,
+        whitelist: Annotated[Sequence[str], Param("tools whose results may be compacted")] = DEFAULT_WHITELIST,
+        keep_tools: Annotated[
+            Sequence[str], Param("tools whose results are always kept (later steps build on them)")
+        ] = DEFAULT_KEEP,
+        protect_trailing_results: Annotated[
+            bool, Param("never compact the trailing results the model has not seen yet")
+        ] = True,
+        protect_recent_results: Annotated[int, Param("the newest tool results never compacted", ge=0)] = 0,
+        min_compaction_savings_ratio: Annotated[
+            float, Param("run only when a pass frees this share of the budget (hysteresis)", ge=0, le=1)
+        ] = 0.0,
+        context_window: Annotated[
+            int | None, Param("the window the budget is computed on (None: the model's)", gt=0)
+        ] = None,
+        eligibility: Annotated[
+            str, Param("which results may go: by_action (what the call did), by_name (the tool's name) or all")
+        ] = "by_action",
+        compact_unknown: Annotated[
+            bool, Param("with by_action, compact a result whose call matches no category")
+        ] = True,
+        system_in_budget: Annotated[
+            bool, Param("count the system prompt in the budget (OpenClaw's guard leaves it outside)")
+        ] = False,
     ) -> None:
         if eligibility not in ELIGIBILITY:
             raise ValueError(f"eligibility must be one of {', '.join(ELIGIBILITY)}, got {eligibility!r}")

@@ -12,8 +12,9 @@ message (DB-GPT keeps the question in its system prompt). Deterministic, no LLM.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Annotated
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.llm_full_compression import breaker_open
 from ctxbench.layers.tool_pairs import repair_tool_pairs
@@ -44,10 +45,14 @@ def keep_from_sums(round_tokens: Callable[[int], int], count: int, min_rounds: i
 class SessionMemoryCompact(Layer):
     def __init__(
         self,
-        min_keep_recent_rounds: int = 3,
-        min_keep_tokens: int = 10_000,
-        stop_when_breaker_open: bool = True,
-        name: str = "layer2",
+        min_keep_recent_rounds: Annotated[int, Param("the newest rounds always kept", ge=0)] = 3,
+        min_keep_tokens: Annotated[
+            int, Param("older rounds are kept while the kept tokens stay below this", ge=0)
+        ] = 10_000,
+        stop_when_breaker_open: Annotated[
+            bool, Param("stop once Layer 3's circuit breaker is open (DB-GPT then stops compacting)")
+        ] = True,
+        name: Annotated[str, Param("the layer's name in calls.jsonl and its events")] = "layer2",
     ) -> None:
         self.min_rounds = int(min_keep_recent_rounds)
         self.min_tokens = int(min_keep_tokens)

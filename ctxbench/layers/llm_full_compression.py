@@ -16,9 +16,9 @@ altogether, so the open breaker is published in ``ctx.shared`` and Layers 1 and 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.tool_pairs import repair_tool_pairs
 from ctxbench.tokens.dbgpt import message_text
@@ -58,12 +58,18 @@ def render(message: Message, max_chars: int = MAX_MESSAGE_CHARS) -> str:
 class FullContextCompression(Layer):
     def __init__(
         self,
-        min_keep_recent_rounds: int = 3,
-        max_compact_failures: int = 3,
-        max_new_tokens: int = 2000,
-        max_message_chars: int = MAX_MESSAGE_CHARS,
-        prompt_file: str | None = None,
-        name: str = "layer3",
+        min_keep_recent_rounds: Annotated[int, Param("the newest rounds left out of the summary", ge=0)] = 3,
+        max_compact_failures: Annotated[
+            int, Param("consecutive summary failures that open the circuit breaker", ge=0)
+        ] = 3,
+        max_new_tokens: Annotated[int, Param("at most this many tokens in the summary", ge=1)] = 2000,
+        max_message_chars: Annotated[
+            int, Param("each message is cut to this many characters in the summary's source", ge=1)
+        ] = MAX_MESSAGE_CHARS,
+        prompt_file: Annotated[
+            str | None, Param("the summary prompt file (None: DB-GPT's, prompts/dbgpt_summary.txt)")
+        ] = None,
+        name: Annotated[str, Param("the layer's name in calls.jsonl and its events")] = "layer3",
     ) -> None:
         self.min_rounds = int(min_keep_recent_rounds)
         self.max_failures = int(max_compact_failures)

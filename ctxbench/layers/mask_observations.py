@@ -15,8 +15,9 @@ untouched messages keep their cached token counts.
 from __future__ import annotations
 
 from bisect import bisect_left
+from typing import Annotated
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import is_observation
@@ -46,12 +47,14 @@ class MaskObservations(Layer):
 
     def __init__(
         self,
-        n: int = 10,
-        polling: int = 1,
-        text_observations: bool = True,
-        only_if_shorter: bool = True,
-        placeholder: str = SWE_AGENT_PLACEHOLDER,
-        name: str = "mask_observations",
+        n: Annotated[int, Param("observations kept whole, the newest", ge=0)] = 10,
+        polling: Annotated[
+            int, Param("mask in steps of this many observations (the prompt prefix changes less often)", ge=1)
+        ] = 1,
+        text_observations: Annotated[bool, Param("user messages starting 'Observation:' are observations too")] = True,
+        only_if_shorter: Annotated[bool, Param("mask an observation only when the placeholder is shorter")] = True,
+        placeholder: Annotated[str, Param("the text that replaces an observation")] = SWE_AGENT_PLACEHOLDER,
+        name: Annotated[str, Param("the layer's name in calls.jsonl and its events")] = "mask_observations",
     ) -> None:
         if n < 0:
             raise ValueError(f"n must be >= 0, got {n}")

@@ -16,8 +16,9 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from itertools import compress, count, islice
 from operator import is_not
+from typing import Annotated
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.layers.llm_full_compression import breaker_open
 from ctxbench.transcripts.model import Message
@@ -47,11 +48,15 @@ def truncated(content: str, max_chars: int, snapshot: str | None) -> tuple[str, 
 class ObservationMicroCompact(Layer):
     def __init__(
         self,
-        max_observation_age_rounds: int = 5,
-        truncated_observation_max_chars: int = 200,
-        slack_chars: int = SLACK_CHARS,
-        stop_when_breaker_open: bool = True,
-        name: str = "layer1",
+        max_observation_age_rounds: Annotated[int, Param("the newest rounds whose observations stay whole", ge=0)] = 5,
+        truncated_observation_max_chars: Annotated[int, Param("characters kept of an older observation", ge=0)] = 200,
+        slack_chars: Annotated[
+            int, Param("an observation is cut only when longer than the kept characters plus this", ge=0)
+        ] = SLACK_CHARS,
+        stop_when_breaker_open: Annotated[
+            bool, Param("stop once Layer 3's circuit breaker is open (DB-GPT then stops compacting)")
+        ] = True,
+        name: Annotated[str, Param("the layer's name in calls.jsonl and its events")] = "layer1",
     ) -> None:
         self.max_age = int(max_observation_age_rounds)
         self.max_chars = int(truncated_observation_max_chars)

@@ -18,9 +18,9 @@ session transcript rather than from the pruned view.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.tool_pairs import repair_tool_pairs
 from ctxbench.transcripts.model import Message
@@ -64,7 +64,11 @@ def pruned_payload(removed: Sequence[Message]) -> list[dict[str, Any]]:
 class PruneHistory(Layer):
     name = "prune_history"
 
-    def __init__(self, max_recent: int = 6, notice_role: str = "user") -> None:
+    def __init__(
+        self,
+        max_recent: Annotated[int, Param("the newest messages kept (at most a third of the history)", ge=0)] = 6,
+        notice_role: Annotated[str, Param("role of the '[context compacted: ...]' notice")] = "user",
+    ) -> None:
         if notice_role not in ("user", "assistant", "system"):
             raise ValueError(f"notice_role must be user, assistant or system, got {notice_role!r}")
         self.max_recent = max_recent

@@ -9,7 +9,9 @@ pipeline gives up, as DB-GPT's retry would fail again).
 
 from __future__ import annotations
 
-from ctxbench.core import StrategyContext
+from typing import Annotated
+
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.tool_pairs import repair_tool_pairs
 from ctxbench.transcripts.model import Message
@@ -17,7 +19,11 @@ from ctxbench.transcripts.rounds import dbgpt_rounds
 
 
 class ReactiveKeepLastRounds(Layer):
-    def __init__(self, keep_rounds: int = 2, name: str = "layer4") -> None:
+    def __init__(
+        self,
+        keep_rounds: Annotated[int, Param("rounds kept after the provider rejected the prompt", ge=0)] = 2,
+        name: Annotated[str, Param("the layer's name in calls.jsonl and its events")] = "layer4",
+    ) -> None:
         self.keep_rounds = int(keep_rounds)
         self.name = name
 

@@ -36,9 +36,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.snapshot_store import SnapshotStore, StoredSnapshots
 from ctxbench.transcripts.model import Message
@@ -103,13 +103,17 @@ def file_name(step: int, action: str) -> str:
 class ToolResultSnapshots(Layer):
     def __init__(
         self,
-        enabled: bool = True,
-        task_progress: bool = True,
-        task_max_chars: int = 0,
-        progress_max_steps: int = 0,
-        folder: str = FOLDER,
-        pointer_dir: str | None = None,
-        name: str = "snapshots",
+        enabled: Annotated[bool, Param("write each tool result's snapshot and point to it from the prompt")] = True,
+        task_progress: Annotated[bool, Param("keep DB-GPT's task-progress block in the system message")] = True,
+        task_max_chars: Annotated[
+            int, Param("characters of the question quoted in the progress block (0: all)", ge=0)
+        ] = 0,
+        progress_max_steps: Annotated[int, Param("progress lines shown, the most recent (0: all)", ge=0)] = 0,
+        folder: Annotated[str, Param("the cell's snapshot folder, named in op_snapshots.jsonl", folder=True)] = FOLDER,
+        pointer_dir: Annotated[
+            str | None, Param("the folder the prompt's pointers name, as DB-GPT writes it (None: folder)")
+        ] = None,
+        name: Annotated[str, Param("the layer's name in calls.jsonl and its events")] = "snapshots",
     ) -> None:
         self.enabled = enabled
         self.task_progress = task_progress

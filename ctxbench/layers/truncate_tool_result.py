@@ -9,7 +9,9 @@ single result = window x TOOL_RESULT_CHARS_PER_TOKEN_ESTIMATE (2) x SINGLE_TOOL_
 
 from __future__ import annotations
 
-from ctxbench.core import StrategyContext
+from typing import Annotated
+
+from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer, compacted
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.running import DerivedList, SeenPrefix
@@ -50,9 +52,15 @@ class TruncateToolResult(Layer):
 
     def __init__(
         self,
-        single_tool_result_context_share: float = 0.5,
-        tool_result_chars_per_token: float = 2.0,
-        context_window: int | None = None,
+        single_tool_result_context_share: Annotated[
+            float, Param("share of the window one tool result may take", gt=0, le=1)
+        ] = 0.5,
+        tool_result_chars_per_token: Annotated[
+            float, Param("characters per token assumed for a tool result", gt=0)
+        ] = 2.0,
+        context_window: Annotated[
+            int | None, Param("the window the budget is computed on (None: the model's)", gt=0)
+        ] = None,
     ) -> None:
         if not 0 < single_tool_result_context_share <= 1:
             share = single_tool_result_context_share

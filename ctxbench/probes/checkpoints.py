@@ -6,6 +6,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from ctxbench.core import StrategyContext
@@ -40,19 +41,25 @@ class ProbeObserver:
         # (a fact can be needed by a tool or user message, and calls happen at assistant messages).
         self._pending_needed = sorted((p for p in self.probes if p.needed_at is not None), key=_needed_at)
         self._index_of: dict[int, int] = {}
+        self._calls: list[int] = []
         self._first_user = -1
         self._last_accepted = True
         self._attached = False
+        if hasattr(judge, "expect"):  # every gold known before the first checkpoint
+            judge.expect(self.probes)
 
     def bind(self, transcript: Transcript) -> None:
         """Remember the transcript's original messages by identity (see _without_echoes), and the
         first user message: facts stated up to it sit where every strategy keeps them."""
         self._index_of = {id(m): i for i, m in enumerate(transcript.messages)}
+        self._calls = transcript.call_indices  # a property that walks every message
         self._first_user = next((i for i, m in enumerate(transcript.messages) if m.role == "user"), -1)
 
     def _without_echoes(self, probe: Probe, working: Sequence[Message]) -> Sequence[Message]:
         """The context minus verbatim messages from where the agent needed the fact on:
-        those restate the fact, and retention is about the original statement surviving."""
+        those restate the fact, and retention is about the original statement surviving.
+        (A judge with ``judge_many`` gets the same rule as data: each message's index in the
+        transcript, -1 for a message a strategy made, and each probe's ``needed_at``.)"""
         if probe.needed_at is None:
             return working
         index_of = self._index_of
@@ -79,14 +86,14 @@ class ProbeObserver:
             reasons.append("compaction")
         if reasons:
             stated = [p for p in self.probes if p.message_index < at]
-            self._judge_all(stated, working, record, "+".join(reasons), ctx.transcript.call_indices)
+            self._judge_all(stated, working, record, "+".join(reasons), self._calls)
         due = 0
         while due < len(self._pending_needed) and self._pending_needed[due].needed_at <= at:
             due += 1
         if due:
             needed, self._pending_needed = self._pending_needed[:due], self._pending_needed[due:]
             if self.policy.when_needed:
-                self._judge_all(needed, working, record, "needed", ctx.transcript.call_indices)
+                self._judge_all(needed, working, record, "needed", self._calls)
 
     def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
         self._attach(ctx)
@@ -97,16 +104,28 @@ class ProbeObserver:
         end = {"call": ctx.call_index, "message_index": replayed, "layers": [], "accepted": self._last_accepted}
         self._judge_all([p for p in self.probes if p.message_index < replayed], working, end, "end", calls)
 
+    def _verdicts(self, probes: Sequence[Probe], working: Sequence[Message], accepted: bool) -> list[Verdict]:
+        """Each probe's verdict on ``working`` without its echoes (``_without_echoes``)."""
+        if not accepted:  # a rejected call's context never reached the model: its facts are lost there
+            return [REJECTED] * len(probes)
+        judge_many = getattr(self.judge, "judge_many", None)
+        if judge_many is not None:  # all probes in one walk of the context (the deterministic judge)
+            before = [p.needed_at for p in probes]
+            index_of = self._index_of
+            origins = (
+                list(map(index_of.get, map(id, working), repeat(-1))) if any(b is not None for b in before) else None
+            )
+            return list(judge_many(probes, working, origins, before))
+        if hasattr(self.judge, "forget_except"):
+            self.judge.forget_except(working)
+        return [self.judge.judge(probe, self._without_echoes(probe, working)) for probe in probes]
+
     def _judge_all(
         self, probes: Sequence[Probe], working: Sequence[Message], record: dict[str, Any], why: str, calls: list[int]
     ) -> None:
-        if hasattr(self.judge, "forget_except"):
-            self.judge.forget_except(working)
         at = record["message_index"]
         accepted = bool(record.get("accepted", True))
-        for probe in probes:
-            # A rejected call's context never reached the model: its facts are lost there.
-            verdict = self.judge.judge(probe, self._without_echoes(probe, working)) if accepted else REJECTED
+        for probe, verdict in zip(probes, self._verdicts(probes, working, accepted)):
             age = bisect_left(calls, at) - bisect_right(calls, probe.message_index)
             self.rows.append(
                 {

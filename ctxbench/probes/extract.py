@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbench.probes.actions import agent_actions, call_arguments, observation_indices, probe_text
+from ctxbench.probes.actions import Action, agent_actions, call_arguments, observation_indices, probe_text
 from ctxbench.probes.boilerplate import Boilerplate, is_framework_message, sentences
 from ctxbench.probes.work import Fact, WorkReader, api_facts, final_report, user_choices
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
@@ -251,9 +251,10 @@ def _identifiers(transcript: Transcript, texts: list[str], task_index: int | Non
             yield Candidate("identifier", token, i, (at, at + len(token)))
 
 
-def _facts(transcript: Transcript, texts: list[str], task: Candidate | None) -> Iterator[Candidate]:
+def _facts(
+    transcript: Transcript, texts: list[str], task: Candidate | None, actions: list[Action]
+) -> Iterator[Candidate]:
     """The work's facts (coding and API agents alike), each with its own question."""
-    actions = agent_actions(transcript)
     reader = WorkReader(transcript.messages, actions, task.answer if task else "")
     finders: list[Iterable[Fact]] = [
         reader.changes(),
@@ -283,9 +284,10 @@ def _candidates(transcript: Transcript, boilerplate: Boilerplate) -> Iterator[Ca
     task = _task(messages, boilerplate)
     if task is not None:
         yield task
-    yield from _facts(transcript, texts, task)
+    actions = agent_actions(transcript)
+    yield from _facts(transcript, texts, task, actions)
     yield from _constraints(transcript, boilerplate, task)
-    if not any(a.op in ("shell", "edit") for a in agent_actions(transcript)):
+    if not any(a.op in ("shell", "edit") for a in actions):
         # In coding runs the names that matter are in the change and the root cause; names read
         # while exploring are noise. API agents' IDs (users, reservations) are what they act on.
         yield from _identifiers(transcript, texts, task.message_index if task else None)
@@ -306,46 +308,50 @@ def extract_candidates(transcript: Transcript, boilerplate: Boilerplate | None =
 
 def extract_probes(transcript: Transcript, max_probes: int = 16, boilerplate: Boilerplate | None = None) -> list[Probe]:
     """Deterministic probes for a transcript: each type up to its slots (``SLOTS``), filled type by
-    type in order of what matters until ``max_probes``; in transcript order."""
+    type in order of what matters until ``max_probes``; in transcript order. Where each is needed
+    next is looked up for the chosen ones only (a long run has many candidates)."""
     texts = [probe_text(m) for m in transcript.messages]
     calls = transcript.call_indices
     last_call = calls[-1] if calls else len(texts)
-    by_label: dict[str, list[Probe]] = {}
-    for n, cand in enumerate(extract_candidates(transcript, boilerplate), 1):
-        if cand.message_index >= last_call:
-            continue  # stated after the last call: no context of the replay ever holds it
-        needed_at = cand.needed_at if cand.needed_at is not None else _next_use(texts, cand.answer, cand.message_index)
-        probe = Probe(
+    by_label: dict[str, list[Candidate]] = {}
+    for cand in extract_candidates(transcript, boilerplate):
+        if cand.message_index < last_call:  # else no context of the replay ever holds it
+            by_label.setdefault(cand.label, []).append(cand)
+    chosen = _by_slots(by_label, max_probes)
+    return [
+        Probe(
             id=f"{cand.label}-{cand.message_index}-{n}",
             question=cand.question or QUESTIONS[cand.label],
             answer=cand.answer,
             kind=KINDS[cand.label],
             message_index=cand.message_index,
-            needed_at=needed_at,
+            needed_at=cand.needed_at
+            if cand.needed_at is not None
+            else _next_use(texts, cand.answer, cand.message_index),
             source="extracted",
             label=cand.label,
             span=cand.span,
         )
-        by_label.setdefault(cand.label, []).append(probe)
-    return _by_slots(by_label, max_probes)
+        for n, cand in enumerate(chosen, 1)
+    ]
 
 
 def _next_use(texts: list[str], answer: str, after: int) -> int | None:
     return next((j for j in range(after + 1, len(texts)) if answer in texts[j]), None)
 
 
-def _by_slots(groups: dict[str, list[Probe]], limit: int) -> list[Probe]:
-    """Round after round, one more probe of each type that has slots left (types in ``SLOTS``
+def _by_slots(groups: dict[str, list[Candidate]], limit: int) -> list[Candidate]:
+    """Round after round, one more candidate of each type that has slots left (types in ``SLOTS``
     order; within a type, the finder's order: best first), then sorted by where they are stated."""
-    chosen: list[Probe] = []
+    chosen: list[Candidate] = []
     taken = dict.fromkeys(groups, 0)
     for _ in range(max(SLOTS.values())):
         for label, slots in SLOTS.items():
-            probes = groups.get(label, [])
-            if taken.get(label, 0) < min(slots, len(probes)) and len(chosen) < limit:
-                chosen.append(probes[taken[label]])
+            candidates = groups.get(label, [])
+            if taken.get(label, 0) < min(slots, len(candidates)) and len(chosen) < limit:
+                chosen.append(candidates[taken[label]])
                 taken[label] += 1
-    return sorted(chosen, key=lambda p: (p.message_index, p.id))
+    return sorted(chosen, key=lambda c: (c.message_index, c.label, c.answer))
 
 
 def labels_of(probes: Iterable[Probe]) -> set[str]:

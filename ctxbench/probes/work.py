@@ -532,19 +532,24 @@ def final_report(messages: list[Message], actions: list[Action]) -> Iterator[Fac
 
 
 def _distinct(facts: Iterable[Fact]) -> list[Fact]:
-    """Facts that say something new: one restating an earlier one (most of its words, within a few
-    messages) is left out."""
-    kept: list[Fact] = []
+    """Facts that say something new: one restating a kept one (most of its words, within six
+    messages) is left out. Facts arrive in message order, so only the last few kept are compared."""
+    kept: list[tuple[Fact, set[str]]] = []
     for fact in facts:
         words = set(re.findall(r"\w{3,}", fact.answer.lower()))
-        if any(
-            abs(fact.message_index - k.message_index) <= 6
-            and len(words & set(re.findall(r"\w{3,}", k.answer.lower()))) >= 0.5 * max(1, len(words))
-            for k in kept
-        ):
+        if _restates(fact, words, kept):
             continue
-        kept.append(fact)
-    return kept
+        kept.append((fact, words))
+    return [f for f, _ in kept]
+
+
+def _restates(fact: Fact, words: set[str], kept: list[tuple[Fact, set[str]]]) -> bool:
+    for earlier, seen in reversed(kept):
+        if fact.message_index - earlier.message_index > 6:
+            return False
+        if len(words & seen) >= 0.5 * max(1, len(words)):
+            return True
+    return False
 
 
 def _with_neighbour(content: str, sentence: str) -> str:

@@ -31,7 +31,6 @@ from ctxbench.tokens.estimators import Estimator
 from ctxbench.tokens.reasoning import reasoning_tokens
 from ctxbench.transcripts.condensations import CondensationReplay, condensation_event
 from ctxbench.transcripts.model import Message, Transcript
-from ctxbench.transcripts.tool_schemas import tools_message
 
 
 class ReplayObserver(Protocol):
@@ -66,7 +65,7 @@ def replay(
     provider = SimulatedProvider(model, counter, tools)
     problems = RequestProblemCount()
     billing = CallBilling(model, counter, summariser, tools)
-    estimator.size_tools(tools_message(transcript))
+    estimator.start(transcript)  # its tool schemas (and an exact first call, where it has a tokenizer)
     ctx = StrategyContext(
         model=model, estimator=estimator, transcript=transcript, workdir=workdir, summariser=summariser
     )

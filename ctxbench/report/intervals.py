@@ -89,6 +89,8 @@ def interval(
     """Percentile bootstrap interval of ``stat`` over the cells' transcripts (one row each)."""
     if cells.empty or any(c not in cells for c in stat.columns()):
         return (float("nan"), float("nan"))
+    if "transcript" in cells:  # the same cells in any order draw the same resamples (run and report agree)
+        cells = cells.sort_values("transcript", kind="stable")
     return _bounds(stat.resampled(cells, _picks(len(cells), resamples, seed)), level)
 
 
@@ -150,6 +152,7 @@ def paired_difference(
     both = before.merge(after, on=on, suffixes=("_a", "_b"))
     if both.empty:
         return None
+    both = both.sort_values(on, kind="stable")  # the same pairs in any order draw the same resamples
     side_a = both[[f"{c}_a" for c in stat.columns()]].set_axis(stat.columns(), axis=1)
     side_b = both[[f"{c}_b" for c in stat.columns()]].set_axis(stat.columns(), axis=1)
     picks = _picks(len(both), resamples, seed)

@@ -3,7 +3,10 @@ there is nothing to draw (the report prints the reason instead of an empty pictu
 
 from __future__ import annotations
 
+import gzip
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -16,7 +19,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from ctxbench.replay.contexts import FILE as CONTEXTS_FILE  # noqa: E402
 from ctxbench.report.load import ResultSet  # noqa: E402
+from ctxbench.report.tables import natural as natural_text  # noqa: E402
+from ctxbench.report.tables import percent_text  # noqa: E402
 
 MAX_LINES = 8  # more lines than this on one axis are unreadable
 REJECTED = "rejected call (prompt over the window)"
@@ -58,24 +64,76 @@ def _pick(cells: pd.DataFrame, transcript: str | None, model: str | None) -> tup
     return transcript, model
 
 
-def _series(cells: pd.DataFrame, calls: pd.DataFrame, transcript: str, model: str) -> list[tuple[str, pd.DataFrame]]:
-    """(label, calls) per strategy x variant for one transcript and model, at most MAX_LINES."""
+def _series(
+    cells: pd.DataFrame, calls: pd.DataFrame, transcript: str, model: str, left_out: list[str] | None = None
+) -> list[tuple[str, pd.DataFrame]]:
+    """(label, calls) per strategy x variant for one transcript and model, at most MAX_LINES; the
+    labels of the series not drawn go to ``left_out`` (the plot's note says them)."""
     chosen = calls[(calls["transcript"] == transcript) & (calls["model"] == model)]
-    groups = list(chosen.groupby(["strategy", "variant"], sort=True, dropna=False))
+    groups = sorted(chosen.groupby(["strategy", "variant"], sort=False, dropna=False), key=lambda g: natural(g[0]))
     if len(groups) > MAX_LINES:  # a sweep: keep the first variant of each strategy
         firsts: dict[str, Any] = {}
         for key, frame in groups:
             firsts.setdefault(key[0], (key, frame))
-        groups = list(firsts.values())[:MAX_LINES]
+        kept = list(firsts.values())[:MAX_LINES]
+        if left_out is not None:
+            left_out += [label(s, v) for (s, v), _ in groups if all(k != (s, v) for k, _ in kept)]
+        groups = kept
     return [(label(s, v), frame.sort_values("call")) for (s, v), frame in groups]
 
 
+def natural(key: Any) -> tuple:
+    """``tables.natural`` over each part of a group key."""
+    return tuple(natural_text(part) for part in (key if isinstance(key, tuple) else (key,)))
+
+
+def recorded_thresholds(cell_dir: str | Path) -> list[tuple[str, float]] | None:
+    """The levels a cell's strategy acted at as it ran: from the cell's recorded contexts (each step's
+    ratio times the budget it used), else None (cells written without them)."""
+    path = Path(cell_dir) / CONTEXTS_FILE
+    if not path.exists():
+        return None
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            header = json.loads(handle.readline())
+    except (OSError, EOFError, ValueError):
+        return None
+    merged: dict[float, list[str]] = {}
+    for t in header.get("thresholds") or ():
+        merged.setdefault(float(t["tokens"]), []).append(f"{t['layer']} {t['ratio']:g}")
+    return [(", ".join(names), level) for level, names in sorted(merged.items())]
+
+
+def event_budgets(cell_dir: str | Path) -> set[int]:
+    """The budgets a cell's ``context.status`` events report (what DB-GPT-style thresholds apply to)."""
+    path = Path(cell_dir) / "events.jsonl"
+    budgets: set[int] = set()
+    if path.exists():
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                if '"context.status"' in line:
+                    try:
+                        budget = json.loads(line).get("budget")
+                    except ValueError:
+                        continue
+                    if isinstance(budget, int):
+                        budgets.add(budget)
+    return budgets
+
+
 def threshold_lines(rs: ResultSet, cell_dirs: list[str]) -> list[tuple[str, float]]:
-    """Token levels where a strategy acts, from its job's resolved config: ratio keys
-    (``*threshold*``, ``budget_ratio``, ``*headroom_ratio``, a ``thresholds`` map) times the
-    budget they apply to (window - reserved output; the raw window for headroom ratios)."""
+    """Token levels where a strategy acts, as the cell used them: recorded in its contexts file, else
+    its job's ratio keys (``*threshold*``, ``budget_ratio``, ``*headroom_ratio``, a ``thresholds``
+    map) times the budget its events report, else times the budget its config gives (window -
+    reserved output; the raw window for headroom ratios)."""
     lines: dict[str, float] = {}
     for cell_dir in cell_dirs:
+        recorded = recorded_thresholds(cell_dir)
+        if recorded is not None:
+            for key, level in recorded:
+                if level not in lines.values():
+                    lines[key] = level
+            continue
         cfg = rs.config_of(cell_dir)
         if not cfg or not isinstance(cfg.get("strategy"), dict):
             continue
@@ -87,8 +145,11 @@ def threshold_lines(rs: ResultSet, cell_dirs: list[str]) -> list[tuple[str, floa
             window = budget_cfg["max_context_tokens"] if budget_cfg["max_context_tokens"] > 0 else 120_000
         if isinstance(budget_cfg.get("reserved_tokens"), int):
             reserved = budget_cfg["reserved_tokens"]
+        budgets = event_budgets(cell_dir)
+        used = max(budgets) if len(budgets) == 1 else None  # the budget the strategy itself reported
         for key, value in _ratio_keys(strategy).items():
-            level = value * (window if "headroom" in key else window - reserved)
+            base = used if used is not None and "headroom" not in key else None
+            level = value * (base if base is not None else window if "headroom" in key else window - reserved)
             if level not in lines.values():  # `params.warning_threshold` and `thresholds.warning` are one line
                 lines[f"{key}={value:g}"] = level
     return sorted(lines.items(), key=lambda kv: kv[1])[:4]
@@ -126,7 +187,8 @@ def tokens_over_calls(
     transcript, model = _pick(cells, transcript, model)
     plot.title = f"Prompt tokens sent per call: transcript {transcript}, model {model}"
     fig, ax = plt.subplots(figsize=(10, 5.5), layout="constrained")
-    series = _series(cells, calls, transcript, model)
+    left_out: list[str] = []
+    series = _series(cells, calls, transcript, model, left_out)
     full = series[0][1] if series else None
     if full is not None:
         ax.plot(
@@ -172,8 +234,14 @@ def tokens_over_calls(
     plot.figure = fig
     plot.note = (
         "Magenta crosses: calls the provider rejected (over the window). Dashed lines, in each strategy's colour: "
-        "its thresholds (ratio x prompt budget) from its job config, when the job folder was found."
+        "its thresholds as the cell used them (each step's ratio times the budget its events report)."
     )
+    if left_out:
+        plot.note += (
+            f" Not drawn ({len(left_out)} more series than {MAX_LINES} lines can show): "
+            + ", ".join(left_out)
+            + ". Each one's calls: ctxbench view."
+        )
     return plot
 
 
@@ -191,8 +259,12 @@ def retention_vs_savings(comparison: pd.DataFrame) -> Plot:
     # The reference (none, the full history) is what savings are measured against: drawn, never a frontier point.
     reference = data["reference"] if "reference" in data else pd.Series(False, index=data.index)
     several_models = data["model"].nunique() > 1
-    for i, (model, group) in enumerate(data.groupby("model")):
+    windows = "window" in data and data["window"].nunique() > 1
+    keys = ["model", "window"] if windows else ["model"]
+    for i, (key, group) in enumerate(data.groupby(keys, sort=True)):
         color = plt.cm.tab10(i % 10)
+        model, window = (key[0], key[1]) if windows else (key[0] if isinstance(key, tuple) else key, None)
+        where = f"{model}, window {int(window):,}" if window is not None else str(model)
         points = group[~reference.loc[group.index]]
         err: dict[str, Any] = {}
         for axis, col in (("xerr", "savings_vs_none"), ("yerr", "retention")):
@@ -208,10 +280,10 @@ def retention_vs_savings(comparison: pd.DataFrame) -> Plot:
             capsize=3,
             elinewidth=1,
             color=color,
-            label=f"model {model}",
+            label=f"model {where}" if window is not None else f"model {model}",
             **err,
         )
-        # One frontier per model: runs on different models are not alternatives to each other.
+        # One frontier per model and window: runs on different models or windows are not alternatives.
         front = points.loc[pareto(points, "savings_vs_none", "retention")].sort_values("savings_vs_none")
         ax.plot(
             front["savings_vs_none"] * 100,
@@ -221,7 +293,7 @@ def retention_vs_savings(comparison: pd.DataFrame) -> Plot:
             marker="o",
             mfc="none",
             ms=13,
-            label=f"Pareto frontier ({model})" if several_models else "Pareto frontier",
+            label=f"Pareto frontier ({where})" if several_models or window is not None else "Pareto frontier",
         )
     if reference.any():
         ref = data[reference]
@@ -242,18 +314,36 @@ def retention_vs_savings(comparison: pd.DataFrame) -> Plot:
             label="reference: none (full history)",
             **ref_err,
         )
-    # Each point named beside it (offsets alternate so neighbours do not print over each other).
-    for n, (_, row) in enumerate(data.sort_values(["savings_vs_none", "retention"]).iterrows()):
-        name = row["label"] + (f" / {row['model']}" if several_models else "")
-        ax.annotate(
-            name,
-            (row["savings_vs_none"] * 100, row["retention"] * 100),
-            fontsize=8,
-            xytext=(7, 7 if n % 2 == 0 else -12),
-            textcoords="offset points",
-            path_effects=[matplotlib.patheffects.withStroke(linewidth=2.5, foreground="white")],
-        )
     ax.margins(x=0.12, y=0.08)
+    # Each point named beside it, each name moved up or down until it covers no name placed before it.
+    fig.canvas.draw()
+    placed: list[Any] = []
+    for _, row in data.sort_values(["savings_vs_none", "retention"]).iterrows():
+        name = row["label"] + (f" / {row['model']}" if several_models else "")
+        if windows and pd.notna(row.get("window")):
+            name += f" @ {int(row['window']):,}"
+        for dy in (7, -12, 17, -22, 27, -32, 37, -42, 47, -52):
+            text = ax.annotate(
+                name,
+                (row["savings_vs_none"] * 100, row["retention"] * 100),
+                fontsize=8,
+                xytext=(7, dy),
+                textcoords="offset points",
+                path_effects=[matplotlib.patheffects.withStroke(linewidth=2.5, foreground="white")],
+            )
+            box = text.get_window_extent()
+            if not any(box.overlaps(other) for other in placed):
+                break
+            text.remove()
+        else:
+            text = ax.annotate(
+                name,
+                (row["savings_vs_none"] * 100, row["retention"] * 100),
+                fontsize=8,
+                xytext=(7, 7),
+                textcoords="offset points",
+            )
+        placed.append(text.get_window_extent())
     ax.set_xlabel("token savings vs full history (%)")
     ax.set_ylabel("fact retention (%)")
     ax.set_title(plot.title)
@@ -261,8 +351,8 @@ def retention_vs_savings(comparison: pd.DataFrame) -> Plot:
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     plot.figure = fig
     plot.note = (
-        "Circled points are Pareto-optimal (per model): no other run on that model keeps more facts while "
-        "saving more tokens."
+        "Circled points are Pareto-optimal (per model and window): no other run on that model and window keeps "
+        "more facts while saving more tokens."
     )
     if "retention_lo" in data:
         plot.note += " Bars: 95% bootstrap intervals over transcripts."
@@ -392,7 +482,7 @@ def swept_heatmaps(cells: pd.DataFrame) -> list[Plot]:
                     ax.text(
                         j,
                         i,
-                        f"{value:.1%}",
+                        f"{percent_text(value)}%",
                         ha="center",
                         va="center",
                         color="white",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,6 +73,9 @@ def comparison_frame(
     cells = cells_frame(summaries)
     if cells.empty:
         return cells
+    # Sums and means of floats in one order whatever order the cells were found in: a run's table
+    # and the report on its folder then agree to the last digit (0.5395 is not 53.9 in one, 54.0 in the other).
+    cells = cells.sort_values(["strategy", "model", "variant", "transcript", "config_hash"], kind="stable")
     keys = ["strategy", "model", "variant"]
     agg = {
         "transcripts": ("transcript", "nunique"),
@@ -114,6 +118,8 @@ def comparison_frame(
         # calls the strategy got through: a rejected call is neither billed nor a saving).
         table.insert(at + 1, "cost_savings_vs_none", 1 - table.strategy_cost / table.full_cost)
         table.insert(at + 2, "cache_hit_share", table.cached / table.billed.where(table.billed > 0))
+        # The baseline beside the cost: what the full history would have cost over the row's own calls.
+        table["baseline_cost_usd"] = table.full_cost
         table = table.drop(columns=["strategy_cost", "full_cost", "cached", "billed"])
     table = table.drop(columns="uncompacted")
     table.insert(table.columns.get_loc("overflow_errors") + 1, "overflow_per_call", table.overflow_errors / table.calls)
@@ -129,8 +135,23 @@ def comparison_frame(
     table = add_llm_columns(table, summaries, keys, list(cells[keys].itertuples(index=False, name=None)))
     if not table.variant.astype(bool).any():
         table = table.drop(columns="variant")
-    order = table.assign(_ref=~table.reference).sort_values(["model", "_ref", "strategy"])
-    return order.drop(columns="_ref").reset_index(drop=True)
+    # The reference first, then strategies by name, each one's variants by their values (2 before 10).
+    rows = sorted(
+        range(len(table)),
+        key=lambda i: (
+            str(table.model.iloc[i]),
+            not table.reference.iloc[i],
+            str(table.strategy.iloc[i]),
+            natural(table.variant.iloc[i] if "variant" in table else ""),
+        ),
+    )
+    return table.iloc[rows].reset_index(drop=True)
+
+
+def natural(text: Any) -> tuple:
+    """A sort key that orders the numbers inside text by value: ``window=2`` before ``window=10``."""
+    chunks = re.split(r"(-?\d+(?:\.\d+)?)", str(text))
+    return tuple((0, float(c), "") if re.fullmatch(r"-?\d+(?:\.\d+)?", c) else (1, 0.0, c) for c in chunks)
 
 
 def _with_cache_sums(cells: pd.DataFrame) -> pd.DataFrame:
@@ -148,14 +169,20 @@ def _with_cache_sums(cells: pd.DataFrame) -> pd.DataFrame:
 PERCENT = ("savings_vs_none", "cost_savings_vs_none", "cache_hit_share", "retention", "recoverable", "unjudged")
 
 
+def percent_text(share: float) -> str:
+    """A share in percent points, one decimal: the one rounding every table and report uses (so
+    0.5395 is 53.9 in the terminal and 53.9% in the HTML, not 54.0% there)."""
+    return f"{round(share * 100, 9):.1f}"  # round first: 53.9499999999 (float noise) is 53.95
+
+
 def _fmt(col: str, value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if col in PERCENT:
-        return f"{value * 100:.1f}"
+        return percent_text(value)
     if col == "overflow_per_call":
         return f"{value:.3f}"
-    if col == "cost_usd":
+    if col in ("cost_usd", "baseline_cost_usd"):
         return f"{value:,.2f}"
     return f"{value:,}" if isinstance(value, int) else str(value)
 
@@ -246,10 +273,18 @@ def format_table(table: pd.DataFrame) -> str:
             shown[col] = [
                 f"{_fmt(col, v)} [{_fmt(col, a)}, {_fmt(col, b)}]" for v, a, b in zip(shown[col], shown[lo], shown[hi])
             ]
-        elif col in PERCENT or col in ("overflow_per_call", "cost_usd") or pd.api.types.is_integer_dtype(shown[col]):
+        elif (
+            col in PERCENT
+            or col in ("overflow_per_call", "cost_usd", "baseline_cost_usd")
+            or pd.api.types.is_integer_dtype(shown[col])
+        ):
             shown[col] = shown[col].map(lambda v, c=col: _fmt(c, v))
     if "reference" in shown:
         shown["strategy"] = [f"{s} (ref)" if r else s for s, r in zip(shown.strategy, shown.reference)]
+    if "failed_calls" in table:  # a row whose calls were rejected did not finish its transcripts
+        shown["strategy"] = [
+            f"{s} [did not finish]" if int(f or 0) else s for s, f in zip(shown.strategy, table.failed_calls)
+        ]
     shown = shown.drop(columns=[c for c in shown.columns if c.endswith(("_lo", "_hi")) or c == "reference"])
     shown = shown.rename(columns={c: f"{c} %" for c in PERCENT if c in shown})
     notes = []
@@ -265,7 +300,50 @@ def format_table(table: pd.DataFrame) -> str:
             f"(ref): {REFERENCE} sends the full history: the baseline of savings, not a strategy on the frontier; "
             "its rejected calls are failed_calls."
         )
+    notes += cost_notes(table)
     return shown.to_string(index=False) + ("\n" + "\n".join(notes) if notes else "")
+
+
+def _accepted(row: Any) -> str:
+    calls = getattr(row, "calls", None)
+    return "?" if calls is None else f"{int(calls) - int(getattr(row, 'failed_calls', 0) or 0):,}"
+
+
+COST_NOTE = "cost"  # cost notes start with this word: ``ctxbench run`` prints them under its one-line legend
+
+
+def cost_notes(table: pd.DataFrame) -> list[str]:
+    """What a reader needs to compare the cost columns: the baseline, rows that did not finish,
+    and each pair of rows in which one costs more and also "saves" more, with why."""
+    if not {"baseline_cost_usd", "cost_usd", "cost_savings_vs_none"} <= set(table.columns):
+        return []
+    notes = [
+        "cost_savings_vs_none: 1 - cost_usd / baseline_cost_usd, the full history's cost over the same calls under "
+        "the same prompt caching; a rejected call is neither billed nor in the baseline."
+    ]
+    if "failed_calls" in table and (table.failed_calls.fillna(0) > 0).any():
+        stopped = ", ".join(
+            f"{r.strategy} ({int(r.failed_calls):,} calls rejected)"
+            for r in table.itertuples()
+            if (r.failed_calls or 0) > 0
+        )
+        notes.append(f"cost of rows that did not finish covers only their accepted calls: {stopped}.")
+    rows = list(table.itertuples())
+    for a in rows:
+        for b in rows:
+            same_model = getattr(a, "model", None) == getattr(b, "model", None)
+            values = (a.cost_usd, b.cost_usd, a.cost_savings_vs_none, b.cost_savings_vs_none)
+            if a is b or not same_model or any(pd.isna(v) for v in values):
+                continue
+            if a.cost_usd > b.cost_usd and a.cost_savings_vs_none > b.cost_savings_vs_none:
+                notes.append(
+                    f"cost: {a.strategy} costs more than {b.strategy} (${a.cost_usd:,.2f} vs ${b.cost_usd:,.2f}) and "
+                    f"saves more because its baseline is larger (${a.baseline_cost_usd:,.2f} vs "
+                    f"${b.baseline_cost_usd:,.2f}): it got more calls through ({_accepted(a)} vs {_accepted(b)})."
+                    if a.baseline_cost_usd > b.baseline_cost_usd
+                    else f"cost: {a.strategy} costs more than {b.strategy} and saves more against its own baseline."
+                )
+    return notes
 
 
 RETENTION_BREAKDOWNS = {
@@ -396,6 +474,9 @@ def probe_table(summaries: Sequence[dict[str, Any]], gold_chars: int = 60) -> pd
 def retention_tables(summaries: Sequence[dict[str, Any]]) -> dict[str, pd.DataFrame]:
     """Titled retention tables for reports; empty tables are left out."""
     tables = {title: retention_breakdown(summaries, key) for key, title in RETENTION_BREAKDOWNS.items()}
+    by_type, by_label = tables["Retention by probe type"], tables["Retention by probe label"]
+    if by_label.equals(by_type):  # planted probes: the label is the type; one table, not the same twice
+        del tables["Retention by probe label"]
     tables["Facts lost, by the layer that dropped them"] = dropped_by_layer(summaries)
     tables["Paired differences by transcript"] = paired_comparisons(summaries)
     tables["Per probe outcome by strategy"] = probe_table(summaries)
@@ -416,3 +497,29 @@ def per_transcript_frame(cells: pd.DataFrame) -> pd.DataFrame:
     if "variant" in table and not table["variant"].astype(bool).any():
         table = table.drop(columns=["variant"])
     return table.sort_values(["transcript", "model", "strategy"]).reset_index(drop=True)
+
+
+def hoist_constant_columns(frame: Any) -> tuple[Any, str]:
+    """Columns with one value in every row (the model of a one-model sweep, the transcript and
+    call counts, zero retries...) said once below the table instead: a narrower table."""
+    if len(frame) < 2:
+        return frame, ""
+    keep = {"strategy", "reference"}
+    constant = [
+        c
+        for c in frame.columns
+        if c not in keep
+        and not c.endswith(("_lo", "_hi"))
+        and f"{c}_lo" not in frame
+        and frame[c].nunique(dropna=False) == 1
+    ]
+
+    def shown(value: Any) -> str:
+        import numbers
+
+        if isinstance(value, numbers.Integral):
+            return f"{int(value):,}"
+        return f"{value:g}" if isinstance(value, numbers.Real) else str(value)
+
+    said = ", ".join(f"{c} {shown(frame[c].iloc[0])}" for c in constant)
+    return frame.drop(columns=constant), said

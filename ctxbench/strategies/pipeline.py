@@ -12,9 +12,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from ctxbench.core import ContextOverflowError, ModelSpec, SnapshotSource, Strategy, StrategyContext
+from ctxbench.core import ContextOverflowError, ModelSpec, Param, SnapshotSource, Strategy, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.llm.errors import OVERFLOW_TEXTS, SIZE_EXCEEDS_PATTERN
 from ctxbench.transcripts.model import Message
@@ -37,9 +37,11 @@ class Budget:
     reserved output.
     """
 
-    max_context_tokens: int | None = None
-    reserved_tokens: int | None = None
-    fallback_tokens: int = 120_000
+    max_context_tokens: Annotated[
+        int | None, Param("the window planned against (None: the model's; non-positive: fallback_tokens)")
+    ] = None
+    reserved_tokens: Annotated[int | None, Param("tokens kept for the reply (None: the model's reserve)", ge=0)] = None
+    fallback_tokens: Annotated[int, Param("the window when max_context_tokens is not positive", gt=0)] = 120_000
 
     def window(self, model: ModelSpec) -> int:
         """The setting, but never more than the model's window: a budget the model cannot hold
@@ -67,13 +69,19 @@ class Step:
     (DB-GPT reports every layer it runs).
     """
 
-    layer: Layer
-    when: float | None = None
-    of: Literal["budget", "window"] = "budget"
-    from_attempt: int = 0
-    until_attempt: int | None = None
-    forced_from_attempt: int | None = None
-    always_report: bool = False
+    layer: Annotated[Layer, Param("the layer: a _target_ config, or a layer object")]
+    when: Annotated[float | None, Param("run when the prompt reaches this share of the base (None: always)", ge=0)] = (
+        None
+    )
+    of: Annotated[Literal["budget", "window"], Param("the base: the budget (window - reserved) or the raw window")] = (
+        "budget"
+    )
+    from_attempt: Annotated[int, Param("a reactive step runs from this retry on (0: the first overflow)", ge=0)] = 0
+    until_attempt: Annotated[int | None, Param("and up to this retry (None: every one)", ge=0)] = None
+    forced_from_attempt: Annotated[int | None, Param("from this retry on, run even below when", ge=0)] = None
+    always_report: Annotated[bool, Param("recount and report after the layer ran, even when it changed nothing")] = (
+        False
+    )
 
     @classmethod
     def coerce(cls, value: Step | Mapping[str, Any] | Layer) -> Step:
@@ -87,15 +95,29 @@ class Step:
 class LayeredStrategy(Strategy):
     def __init__(
         self,
-        proactive: Sequence[Step | Mapping[str, Any] | Layer] = (),
-        reactive: Sequence[Step | Mapping[str, Any] | Layer] = (),
-        max_retries: int = 1,
-        budget: Budget | Mapping[str, Any] | None = None,
-        thresholds: Mapping[str, float] | None = None,
-        overflow_patterns: Sequence[str] = DEFAULT_OVERFLOW_PATTERNS,
-        name: str = "layered",
-        prepare: Sequence[Layer] = (),
-        compaction: str = "rewrite",
+        proactive: Annotated[
+            Sequence[Step | Mapping[str, Any] | Layer], Param("steps run before each call, in order (Step's fields)")
+        ] = (),
+        reactive: Annotated[
+            Sequence[Step | Mapping[str, Any] | Layer],
+            Param("steps run when the provider rejects the prompt (Step's fields)"),
+        ] = (),
+        max_retries: Annotated[int, Param("retries after an overflow", ge=0)] = 1,
+        budget: Annotated[
+            Budget | Mapping[str, Any] | None, Param("the prompt budget planned against (Budget's fields)")
+        ] = None,
+        thresholds: Annotated[
+            Mapping[str, float] | None,
+            Param("named shares of the budget (warning, error, critical) for events and reports", gt=0, le=1),
+        ] = None,
+        overflow_patterns: Annotated[
+            Sequence[str], Param("provider error texts that count as an overflow")
+        ] = DEFAULT_OVERFLOW_PATTERNS,
+        name: Annotated[str, Param("the strategy's name in results")] = "layered",
+        prepare: Annotated[Sequence[Layer], Param("layers run on each call's new messages before anything else")] = (),
+        compaction: Annotated[
+            str, Param("rewrite: compaction changes the stored history; view: each call compacts a copy")
+        ] = "rewrite",
     ) -> None:
         # Layers that rewrite what arrived before the first count (e.g. tool-result snapshots):
         # not compaction, so they emit no status event and are not recorded as layers.

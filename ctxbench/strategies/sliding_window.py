@@ -3,7 +3,9 @@ rounds that fit in a share of the prompt budget; on overflow, shrink the share a
 
 from __future__ import annotations
 
-from ctxbench.core import ContextOverflowError, Strategy, StrategyContext
+from typing import Annotated
+
+from ctxbench.core import ContextOverflowError, Param, Strategy, StrategyContext
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import group_rounds
 
@@ -11,11 +13,15 @@ from ctxbench.transcripts.rounds import group_rounds
 class SlidingWindow(Strategy):
     def __init__(
         self,
-        budget_ratio: float = 0.8,
-        keep_first_user: bool = True,
-        max_retries: int = 3,
-        retry_shrink: float = 0.5,
-        name: str = "sliding_window",
+        budget_ratio: Annotated[
+            float, Param("share of the prompt budget the kept messages may fill", gt=0, le=1)
+        ] = 0.8,
+        keep_first_user: Annotated[bool, Param("the first user message (the task) stays")] = True,
+        max_retries: Annotated[int, Param("retries after an overflow, each keeping less", ge=0)] = 3,
+        retry_shrink: Annotated[
+            float, Param("each retry keeps this share of what the previous one kept", gt=0, le=1)
+        ] = 0.5,
+        name: Annotated[str, Param("the strategy's name in results")] = "sliding_window",
     ) -> None:
         if not 0 < budget_ratio <= 1:
             raise ValueError(f"budget_ratio must be in (0, 1], got {budget_ratio}")

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Annotated
 
+from ctxbench.core import Param
 from ctxbench.errors import ConfigError
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.tokens.line_starts import SPACE_AFTER_WORD, STARTS_LINE
@@ -50,7 +52,12 @@ def calls_text(message: Message) -> str:
 class DbgptEstimator(Estimator):
     """Per-message content tokens with the model's tiktoken encoding; ``len // 4`` fallback."""
 
-    def __init__(self, model: str = "gpt-3.5-turbo") -> None:
+    def __init__(
+        self,
+        model: Annotated[
+            str, Param("the model name DB-GPT picks its tiktoken encoding by (cl100k_base if unknown)")
+        ] = "gpt-3.5-turbo",
+    ) -> None:
         self.model = model
         self.encoding = dbgpt_encoding_name(model)
         self.tokenizer: Tokenizer | None

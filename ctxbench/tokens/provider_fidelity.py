@@ -47,7 +47,6 @@ from ctxbench.tokens.reasoning import reasoning_tokens
 from ctxbench.tokens.tokenizers import Tokenizer, get_tokenizer, resolve_tokenizer_name
 from ctxbench.transcripts.condensations import CondensationReplay
 from ctxbench.transcripts.model import Message, Transcript
-from ctxbench.transcripts.tool_schemas import tools_message
 
 ReasoningPolicy = Literal["tool_loop", "all", "none"]
 REASONING_POLICIES: tuple[str, ...] = ("tool_loop", "all", "none")
@@ -312,8 +311,8 @@ def _estimators(provider_tok: str) -> list[tuple[str, Estimator]]:
         ("ratio", FixedRatioEstimator(4.0)),
         (f"exact:{STRATEGY_TOKENIZER}", ExactEstimator(STRATEGY_TOKENIZER)),
         ("exact:provider_family", ExactEstimator(provider_tok)),
-        ("ema", EmaEstimator()),
-        ("anchored", AnchoredEstimator()),
+        ("ema", EmaEstimator(tokenizer=provider_tok)),
+        ("anchored", AnchoredEstimator(tokenizer=provider_tok)),
     ]
 
 
@@ -327,9 +326,8 @@ def estimator_errors(transcripts: Iterable[Transcript]) -> dict[tuple[str, str],
             continue
         source, model = source_of(transcript)
         estimators = _estimators(provider_tokenizer(model) or STRATEGY_TOKENIZER)
-        tools = tools_message(transcript)
         for _, est in estimators:
-            est.size_tools(tools)
+            est.start(transcript)
         working: list[Message] = []
         for message in transcript.messages:
             reported = reported_prompt(message) if message.role == "assistant" else None

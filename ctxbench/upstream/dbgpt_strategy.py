@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from ctxbench.core import ContextOverflowError, Layer, Strategy, StrategyContext
+from ctxbench.core import ContextOverflowError, Layer, Param, Strategy, StrategyContext
 from ctxbench.layers.base import compacted
 from ctxbench.layers.llm_full_compression import SECTIONS
 from ctxbench.tokens.dbgpt import message_text
@@ -88,22 +88,40 @@ class UpstreamDbgpt(Strategy):
 
     def __init__(
         self,
-        max_context_tokens: int | None = 120_000,
-        reserved_tokens: int = 4096,
-        warning_threshold: float = 0.70,
-        error_threshold: float = 0.90,
-        critical_threshold: float = 0.95,
-        min_keep_recent_rounds: int = 3,
-        max_observation_age_rounds: int = 5,
-        truncated_observation_max_chars: int = 200,
-        min_keep_tokens: int = 10_000,
-        max_compact_failures: int = 3,
-        follow_model_window: bool = True,
-        set_model_name: bool = True,
-        tool_results_as_observations: bool = True,
-        prepare: Sequence[Layer] = (),
-        max_retries: int = 1,
-        name: str = "upstream_dbgpt",
+        max_context_tokens: Annotated[
+            int | None, Param("DB-GPT's context_length (non-positive: 120000; None: the model's window)")
+        ] = 120_000,
+        reserved_tokens: Annotated[int, Param("tokens DB-GPT keeps for the reply", ge=0)] = 4096,
+        warning_threshold: Annotated[
+            float, Param("share of the budget from which Layers 1 and 2 run", gt=0, le=1)
+        ] = 0.70,
+        error_threshold: Annotated[float, Param("share of the budget from which Layer 3 runs", gt=0, le=1)] = 0.90,
+        critical_threshold: Annotated[float, Param("share of the budget reported as critical", gt=0, le=1)] = 0.95,
+        min_keep_recent_rounds: Annotated[int, Param("the newest rounds Layers 2 and 3 keep", ge=0)] = 3,
+        max_observation_age_rounds: Annotated[
+            int, Param("the newest rounds whose observations Layer 1 keeps whole", ge=0)
+        ] = 5,
+        truncated_observation_max_chars: Annotated[
+            int, Param("characters Layer 1 keeps of an older observation", ge=0)
+        ] = 200,
+        min_keep_tokens: Annotated[
+            int, Param("Layer 2 keeps older rounds while the kept tokens stay below this", ge=0)
+        ] = 10_000,
+        max_compact_failures: Annotated[
+            int, Param("consecutive summary failures that open Layer 3's breaker", ge=0)
+        ] = 3,
+        follow_model_window: Annotated[
+            bool, Param("plan against the smaller of context_length and the model's window")
+        ] = True,
+        set_model_name: Annotated[
+            bool, Param("give DB-GPT the model's name (its tiktoken encoding follows it)")
+        ] = True,
+        tool_results_as_observations: Annotated[
+            bool, Param("hand tool results to DB-GPT as its Observation messages")
+        ] = True,
+        prepare: Annotated[Sequence[Layer], Param("layers run on each call's new messages first (snapshots)")] = (),
+        max_retries: Annotated[int, Param("retries after an overflow", ge=0)] = 1,
+        name: Annotated[str, Param("the strategy's name in results")] = "upstream_dbgpt",
     ) -> None:
         self.upstream = load_context()
         self.settings = {

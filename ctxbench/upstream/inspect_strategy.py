@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from ctxbench.core import ContextOverflowError, Strategy, StrategyContext
+from ctxbench.core import ContextOverflowError, Param, Strategy, StrategyContext
 from ctxbench.transcripts.model import Message, ToolCall
 from ctxbench.upstream import UpstreamMissing
 
@@ -85,7 +85,13 @@ class _SummariserAPI:
 class InspectCompaction(Strategy):
     compaction = "view"
 
-    def __init__(self, kind: str = "auto", threshold: float = 0.9, name: str = "inspect_compaction", **options: Any):
+    def __init__(
+        self,
+        kind: Annotated[str, Param("inspect_ai's compaction: auto, edit, trim or summary")] = "auto",
+        threshold: Annotated[float, Param("share of the prompt budget at which inspect_ai compacts", gt=0, le=1)] = 0.9,
+        name: Annotated[str, Param("the strategy's name in results")] = "inspect_compaction",
+        **options: Any,
+    ):
         if kind not in KINDS:
             from ctxbench.errors import ConfigError
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from ctxbench.core import ContextOverflowError, Strategy, StrategyContext
+from ctxbench.core import ContextOverflowError, Param, Strategy, StrategyContext
 from ctxbench.transcripts.model import Message, ToolCall
 from ctxbench.upstream import UpstreamMissing
 
@@ -85,16 +85,18 @@ def _summary_model(strategy: LangchainMiddleware, max_input_tokens: int) -> Any:
 class LangchainMiddleware(Strategy):
     def __init__(
         self,
-        kind: str = "summarization",
-        trigger: float = 0.8,
-        keep_messages: int = 20,
-        trim_tokens_to_summarize: int | None = 4000,
-        clear_keep: int = 3,
-        clear_at_least: int = 0,
-        clear_tool_inputs: bool = False,
-        exclude_tools: list[str] | tuple[str, ...] = (),
-        placeholder: str = "[cleared]",
-        name: str = "langchain_middleware",
+        kind: Annotated[str, Param("LangChain's middleware: summarization or context_editing")] = "summarization",
+        trigger: Annotated[float, Param("share of the prompt budget at which it acts", gt=0, le=1)] = 0.8,
+        keep_messages: Annotated[int, Param("messages the summarization keeps", ge=0)] = 20,
+        trim_tokens_to_summarize: Annotated[
+            int | None, Param("tokens of history handed to the summary (None: all)", ge=0)
+        ] = 4000,
+        clear_keep: Annotated[int, Param("the newest tool uses context editing keeps", ge=0)] = 3,
+        clear_at_least: Annotated[int, Param("clear only when this many tokens are freed", ge=0)] = 0,
+        clear_tool_inputs: Annotated[bool, Param("also clear call arguments")] = False,
+        exclude_tools: Annotated[list[str] | tuple[str, ...], Param("tools whose results are never cleared")] = (),
+        placeholder: Annotated[str, Param("the text that replaces a cleared result")] = "[cleared]",
+        name: Annotated[str, Param("the strategy's name in results")] = "langchain_middleware",
     ):
         if kind not in KINDS:
             from ctxbench.errors import ConfigError

@@ -1,0 +1,154 @@
+"""One result cell: a transcript replayed through a job's strategy, judged at its checkpoints
+and published (``ctxbench run`` computes each cell with ``run_cell``; ``ctxbench bench`` times
+the same function). Only light modules are imported up front: a sweep's parent imports this
+module and never runs a cell."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
+    from ctxbench.probes.boilerplate import Boilerplate
+    from ctxbench.replay.provider import ModelSpec
+    from ctxbench.results.store import Cell
+    from ctxbench.tokens.counting import TokenCounter
+    from ctxbench.transcripts.model import Transcript
+
+
+@dataclass
+class CellJob:
+    """What the cells of one job share: its config, model, counter (one tokenizer per job), the
+    dataset's boilerplate, the overrides and resolved config stored in each summary."""
+
+    cfg: DictConfig
+    model: ModelSpec
+    counter: TokenCounter
+    boilerplate: Boilerplate | None
+    overrides: list[str]
+    resolved: dict[str, Any]
+    record_contexts: bool = True
+    progress: bool = False
+
+
+def compaction_cost(summariser: Any, summary: dict[str, Any]) -> dict[str, Any]:
+    """Summariser calls and their cost beside the agent's cost (the JetBrains cost split); the
+    cell's cost with prompt caching (``cost_usd``), without (``cost_usd_uncached``), and the
+    cost saving against the full history under the same caching, on the calls the strategy
+    got through (``cost_savings_vs_none``)."""
+    usage = list(getattr(summariser, "usage", None) or [])
+    cost = round(sum(u.get("cost_usd") or 0.0 for u in usage), 6)
+    agent = summary["agent_cost_usd"]
+    out = {
+        "compaction_calls": len(usage),
+        "compaction_cost_usd": cost,
+        "cost_usd": round(agent + cost, 6),
+        "cost_usd_uncached": round(summary.get("agent_cost_usd_uncached", agent) + cost, 6),
+        "total_cost_usd": round(agent + cost, 6),
+    }
+    full = summary.get("full_history_cost_usd_served")
+    if full:
+        out["cost_savings_vs_none"] = round(1 - (agent + cost) / full, 6)
+    return out
+
+
+def llm_cell_metrics(summariser: Any, observer: Any, result: Any, judge_cfg: dict[str, Any]) -> dict[str, Any]:
+    """The cell's cost split (agent, compaction, judge) and its LLM side: calls, cache hits, retries,
+    failures by role and kind, degradation (ctxbench.llm.accounting) and judge checks
+    (ctxbench.judges.llm). ``cost_usd`` counts every LLM call, the judge's too;
+    ``cost_savings_vs_none`` stays the strategy's own."""
+    from ctxbench.build import judge_usage
+    from ctxbench.judges.llm import judge_control_metrics
+    from ctxbench.llm.accounting import llm_metrics
+
+    judge = observer.judge if observer is not None else None
+    metrics = {**compaction_cost(summariser, result.summary)}
+    metrics.update(
+        llm_metrics(
+            list(getattr(summariser, "usage", None) or []),
+            judge_usage(judge) if judge is not None else [],
+            result.events,
+        )
+    )
+    for key in ("cost_usd", "cost_usd_uncached", "total_cost_usd"):
+        metrics[key] = round(metrics[key] + metrics["judge_cost_usd"], 6)
+    if judge is not None:
+        metrics.update(judge_control_metrics(judge, float(judge_cfg.get("max_false_positive_rate", 0.10))))
+    return metrics
+
+
+def run_cell(job: CellJob, cell: Cell, work: Path, transcript: Transcript, data_hash: str) -> dict[str, Any]:
+    """Compute ``cell`` in its private workspace ``work`` and publish it (``Cell.write``, one
+    rename); returns its summary as written."""
+    from tqdm import tqdm
+
+    from ctxbench.build import build_estimator, build_probe_observer, build_strategy, build_summariser, to_plain
+    from ctxbench.judges.agreement import agreement_metrics
+    from ctxbench.probes.metrics import retention_metrics
+    from ctxbench.replay.contexts import FILE as CONTEXTS_FILE
+    from ctxbench.replay.contexts import ContextRecorder
+    from ctxbench.replay.engine import replay
+
+    cfg, model = job.cfg, job.model
+    strategy, estimator = build_strategy(cfg), build_estimator(cfg)
+    observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), job.boilerplate)
+    counted = job.counter.for_transcript(transcript)  # the provider counts what this agent sent
+    summariser = build_summariser(cfg, work, transcript.id)
+    recorder = ContextRecorder(transcript, counted, strategy, model) if job.record_contexts else None
+    calls_bar = tqdm(
+        total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not job.progress, leave=False
+    )
+    with calls_bar:
+        result = replay(
+            transcript,
+            strategy,
+            estimator,
+            model,
+            counted,
+            workdir=work,
+            summariser=summariser,
+            observers=[o for o in (observer, recorder) if o is not None],
+            on_progress=calls_bar.update,
+        )
+    write_files = getattr(strategy, "write_files", None)  # a strategy need not derive from Strategy
+    if write_files is not None:
+        write_files(work)  # published with the cell (DB-GPT's snapshot store)
+    judge_cfg = to_plain(cfg.get("judge")) or {}
+    metrics = {**result.summary, **llm_cell_metrics(summariser, observer, result, judge_cfg)}
+    extra = {}
+    if recorder is not None:
+        extra[CONTEXTS_FILE] = recorder.rows
+    if observer is not None:
+        answers = {p.id: p.answer for p in observer.probes}
+        metrics.update(retention_metrics(observer.rows, answers))
+        if any(r.get("others") for r in observer.rows):
+            metrics["judge_agreement"] = agreement_metrics(observer.rows)
+        extra["retention.jsonl"] = observer.rows
+        controls = getattr(observer.judge, "controls", None)
+        if controls:
+            extra["judge_controls.jsonl"] = list(controls)
+    info = {
+        "tokenizer": model.tokenizer,
+        "estimator": estimator.name,
+        "dataset": cfg.dataset.name,
+        "data_hash": data_hash,
+        "overrides": job.overrides,
+        "context_window": model.context_window,
+        "source_format": transcript.source.get("format"),
+        "summariser": getattr(summariser, "name", None),
+        "judge": observer.judge.name if observer else None,
+    }
+    cell.write(
+        calls=result.calls,
+        events=result.events,
+        metrics=metrics,
+        info=info,
+        extra_files=extra,
+        workspace=work,
+        config=job.resolved,
+    )
+    return json.loads((cell.path / "summary.json").read_text("utf-8"))

@@ -1,0 +1,93 @@
+"""Which probe golds a text holds, found once per text.
+
+A gold is kept when its normalised form (``normalise``) is a substring of a message's
+normalised text. Normalising a long tool result costs more than searching it, and most
+messages hold no gold at all, so each gold has an *anchor*: its longest word, which has no
+whitespace and so is a substring of the case-folded text wherever the gold is a substring of
+the normalised text. A text is case-folded and searched for the anchors (one C-level
+``in`` per distinct anchor: at this size, 16-48 golds, faster than an Aho-Corasick pass or a
+compiled alternation, measured in docs/performance.md); only a text that holds an anchor of
+a gold of more than one word is normalised, to confirm it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+EMPTY: frozenset[int] = frozenset()
+
+
+def normalise(text: str) -> str:
+    """Case- and whitespace-insensitive form used for matching gold values: case-folded, every
+    whitespace run one space, no space at either end. (Equal to ``re.sub(r"\\s+", " ", text)
+    .casefold().strip()``, checked for every code point: case folding neither makes nor
+    removes whitespace, and ``\\s`` is ``str.isspace``; splitting is three times faster.)"""
+    return " ".join(text.casefold().split())
+
+
+class GoldIndex:
+    """The distinct normalised golds of some probes, numbered in the order they were added, and
+    which of them a text holds. ``version`` changes whenever a gold is added: what was found
+    with an older version may miss the new golds."""
+
+    def __init__(self) -> None:
+        self.golds: list[str] = []
+        self._ids: dict[str, int] = {}
+        self.anchors: list[str] = []  # distinct; anchors[a] is the longest word of golds_of[a]'s golds
+        self._anchor_ids: dict[str, int] = {}
+        self._golds_of: list[list[int]] = []  # per anchor: the golds it stands for
+        self.longest_anchor = 0
+        self.version = 0
+
+    def ids(self, golds: Iterable[str]) -> tuple[int, ...]:
+        """The numbers of normalised, non-empty ``golds`` (in their order), added if new."""
+        out = []
+        for gold in golds:
+            number = self._ids.get(gold)
+            if number is None:
+                number = self._ids[gold] = len(self.golds)
+                self.golds.append(gold)
+                self._anchor(gold, number)
+                self.version += 1
+            out.append(number)
+        return tuple(out)
+
+    def _anchor(self, gold: str, number: int) -> None:
+        word = max(gold.split(" "), key=len)
+        anchor = self._anchor_ids.get(word)
+        if anchor is None:
+            anchor = self._anchor_ids[word] = len(self.anchors)
+            self.anchors.append(word)
+            self._golds_of.append([])
+            self.longest_anchor = max(self.longest_anchor, len(word))
+        self._golds_of[anchor].append(number)
+
+    def anchors_in(self, folded: str) -> frozenset[int]:
+        """The anchors a case-folded text holds."""
+        hits = [a for a, anchor in enumerate(self.anchors) if anchor in folded]
+        return frozenset(hits) if hits else EMPTY
+
+    def golds_in(self, anchors: frozenset[int], normalised: Callable[[], str]) -> frozenset[int]:
+        """The golds a text holds, given the anchors its case-folded form holds and a way to get
+        its normalised form (asked for only when a gold of several words must be confirmed)."""
+        if not anchors:
+            return EMPTY
+        held = []
+        text: str | None = None
+        for anchor in anchors:
+            word = self.anchors[anchor]
+            for number in self._golds_of[anchor]:
+                gold = self.golds[number]
+                if gold == word:  # one word: the anchor is the gold
+                    held.append(number)
+                    continue
+                if text is None:
+                    text = normalised()
+                if gold in text:
+                    held.append(number)
+        return frozenset(held) if held else EMPTY
+
+    def golds_in_text(self, normalised: str) -> frozenset[int]:
+        """The golds an already normalised text holds (a snapshot's)."""
+        held = [number for number, gold in enumerate(self.golds) if gold in normalised]
+        return frozenset(held) if held else EMPTY
