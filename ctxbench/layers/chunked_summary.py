@@ -6,7 +6,8 @@ messages and a recent tail. ``tail_by="tokens"`` (default) sizes the tail in tok
 compaction does (Pi's ``findCutPoint``, under OpenClaw's compaction safeguard): walking back from the
 newest message, messages are kept while they add up to at most ``keep_recent_tokens`` (Pi's
 ``keepRecentTokens``, 20,000), and never more than the room the prompt budget leaves after the kept
-head and the summary (``max_summary_tokens``): Pi assumes a window far above 20,000 tokens, and on a
+head (sized as a request: with tool schemas) and the summary (``max_summary_tokens``), divided by
+SAFETY_MARGIN 1.2 (OpenClaw's buffer for the estimate's error): Pi assumes a window far above 20,000 tokens, and on a
 12k window a 20,000-token tail would keep everything. The tail never starts on a tool result.
 ``tail_by="messages"`` keeps the recent N = min(6, floor(total/3)) messages (the same split as
 pruning; after a prune, the messages the prune kept): the reading before issue 26, with which the
@@ -308,9 +309,11 @@ class ChunkedSummary(Layer):
         notice = next((i for i in range(n - 1, -1, -1) if PRUNED_KEY in messages[i].metadata), None)
         low = 0 if notice is None else notice + 1  # the tail never takes a prune notice along
         message_tokens = ctx.estimator.message
-        kept_head_tokens = sum(message_tokens(messages[i]) for i in head if SUMMARY_KEY not in messages[i].metadata)
-        room = ctx.model.prompt_budget - kept_head_tokens - self.max_summary_tokens
-        cap = max(0, min(self.keep_recent_tokens, room))
+        # The head as a request (the estimator adds what every request carries: tool schemas, framing);
+        # the tail with OpenClaw's SAFETY_MARGIN (1.2) for the estimate's error.
+        kept_head = [messages[i] for i in sorted(head) if SUMMARY_KEY not in messages[i].metadata]
+        room = ctx.model.prompt_budget - ctx.estimator.prompt(kept_head) - self.max_summary_tokens
+        cap = max(0, min(self.keep_recent_tokens, int(room / self.plan.safety_margin)))
         start, total = n, 0
         for i in range(n - 1, low - 1, -1):
             if i in head:

@@ -6,8 +6,8 @@ until it fits again.
   never below 1024 chars.
 * The input is measured as OpenClaw's ``estimateContextChars`` does: tool results count
   ``ceil(chars x 4/2)`` (they are denser: 2 chars/token against 4), other messages their chars,
-  system messages not at all (OpenClaw keeps the system prompt outside the ``messages`` the guard
-  measures; ``system_in_budget=True`` counts them, the reading before issue 26).
+  system messages too unless ``system_in_budget=False`` (OpenClaw keeps the system prompt outside the
+  ``messages`` the guard measures; counting it is the default, measured in docs/strategies.md).
 * Only results of whitelisted high-output tools are compacted (the design document's list names
   categories); Write/Create results are always kept because later steps build on them; the newest
   results are kept (the trailing results the model has not seen yet are never touched, and the walk
@@ -214,8 +214,8 @@ class CompactOldToolResults(Layer):
             bool, Param("with by_action, compact a result whose call matches no category")
         ] = True,
         system_in_budget: Annotated[
-            bool, Param("count the system prompt in the budget (OpenClaw's guard leaves it outside)")
-        ] = False,
+            bool, Param("count the system prompt in the budget (OpenClaw's guard leaves it outside: false)")
+        ] = True,
     ) -> None:
         if eligibility not in ELIGIBILITY:
             raise ValueError(f"eligibility must be one of {', '.join(ELIGIBILITY)}, got {eligibility!r}")
