@@ -44,7 +44,7 @@ from typing import Annotated, Any, Literal
 from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.prune_history import PRUNED_KEY, head_indices, split_history
-from ctxbench.layers.tool_pairs import repair_tool_pairs
+from ctxbench.layers.tool_pairs import repair_as_openclaw
 from ctxbench.llm.base import SummariserError, SummaryRequest
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.transcripts.model import Message
@@ -378,7 +378,8 @@ class ChunkedSummary(Layer):
         )
         event["summary_chars"] = len(text)
         ctx.emit(event)
-        return repair_tool_pairs([messages[i] for i in kept_head] + [summary] + [messages[i] for i in recent])
+        kept = [messages[i] for i in kept_head] + [summary] + [messages[i] for i in recent]
+        return repair_as_openclaw(kept)[0]  # OpenClaw's repair: a call that lost its result gets a synthetic one
 
     def produce(
         self, ctx: StrategyContext, source: list[Message], run: SummaryRun
