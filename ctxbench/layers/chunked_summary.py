@@ -311,8 +311,8 @@ class ChunkedSummary(Layer):
         message_tokens = ctx.estimator.message
         # The head as a request (the estimator adds what every request carries: tool schemas, framing);
         # the tail with OpenClaw's SAFETY_MARGIN (1.2) for the estimate's error.
-        kept_head = [messages[i] for i in sorted(head) if SUMMARY_KEY not in messages[i].metadata]
-        room = ctx.model.prompt_budget - ctx.estimator.prompt(kept_head) - self.max_summary_tokens
+        head_request = [messages[i] for i in sorted(head) if SUMMARY_KEY not in messages[i].metadata]
+        room = ctx.model.prompt_budget - ctx.estimator.prompt(head_request) - self.max_summary_tokens
         cap = max(0, min(self.keep_recent_tokens, int(room / self.plan.safety_margin)))
         start, total = n, 0
         for i in range(n - 1, low - 1, -1):
