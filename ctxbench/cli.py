@@ -28,9 +28,15 @@ from ctxbench.errors import CtxbenchError
 # name -> (module:function taking argv and returning an exit code, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("ctxbench.run_app:cli", "replay transcripts through strategies (a Hydra app: overrides, -m sweeps)"),
-    "import": ("ctxbench.transcripts.importer:cli", "convert agent transcripts (any known format) to canonical JSONL"),
+    "import": (
+        "ctxbench.calibration.commands:import_cli",
+        "convert agent transcripts (any known format) to canonical JSONL",
+    ),
     "generate": ("ctxbench.datagen.cli:cli", "regenerate (or --check) the bundled synthetic transcripts"),
-    "calibrate": ("ctxbench.tokens.calibrate:cli", "measure tokenizer chars/token and estimator error on transcripts"),
+    "calibrate": (
+        "ctxbench.calibration.commands:calibrate_cli",
+        "measure tokenizer chars/token and estimator error on transcripts",
+    ),
     "report": ("ctxbench.report.cli:report_cli", "gather runs into tables, plots, HTML and Markdown"),
     "view": ("ctxbench.view.cli:cli", "see what a strategy sent and dropped, call by call (static pages or --serve)"),
     "baseline": ("ctxbench.report.gate:baseline_cli", "store the current results summary as a CI baseline"),

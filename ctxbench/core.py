@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: importing them here would tie the contract to the implementations
     from ctxbench.tokens.estimators import Estimator
@@ -47,15 +47,21 @@ class ModelSpec:
     prompt caching (``cache``: a ``ctxbench.replay.prefix_cache.CacheRules``; None bills every prompt
     token in full) and an optional latency model (``ctxbench.replay.billing.LatencyModel``)."""
 
-    name: str = "gpt-4o"
-    context_window: int = 128_000
-    reserved_output_tokens: int = 4_096
-    tokenizer: str = "o200k_base"
-    input_price_per_mtok: float = 0.0
-    output_price_per_mtok: float = 0.0
-    error_style: str = "openai"
-    cache: Any = None
-    latency: Any = None
+    name: Annotated[str, Param("the model's name in results (litellm's, for its prices)")] = "gpt-4o"
+    context_window: Annotated[int, Param("the window: the prompt plus the reserved output, in tokens", gt=0)] = 128_000
+    reserved_output_tokens: Annotated[
+        int, Param("tokens kept for the reply (the prompt budget is the window minus these)", ge=0)
+    ] = 4_096
+    tokenizer: Annotated[str, Param("the tokenizer the provider counts with (ctxbench ls tokenizer)")] = "o200k_base"
+    input_price_per_mtok: Annotated[float, Param("USD per 1M prompt tokens", ge=0)] = 0.0
+    output_price_per_mtok: Annotated[float, Param("USD per 1M output tokens", ge=0)] = 0.0
+    error_style: Annotated[str, Param("how the provider words an overflow rejection (openai, anthropic, ...)")] = (
+        "openai"
+    )
+    cache: Annotated[
+        Any, Param("the provider's prompt caching (CacheRules' fields; null: every prompt token billed in full)")
+    ] = None
+    latency: Annotated[Any, Param("a latency model (LatencyModel's fields; null: none)")] = None
 
     @property
     def prompt_budget(self) -> int:

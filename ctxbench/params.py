@@ -168,7 +168,7 @@ def value_problems(path: str, tp: Any, param: Param | None, value: Any) -> list[
         origin, args = get_origin(member), get_args(member)
         if isinstance(value, Mapping) and origin in (dict, Mapping) and len(args) == 2:
             return [p for key, item in value.items() for p in value_problems(f"{path}.{key}", args[1], param, item)]
-        if isinstance(value, list) and origin in (list, tuple, Sequence) and args and args[0] is not str:
+        if isinstance(value, list) and origin in (list, tuple, Sequence) and args:
             return [p for i, item in enumerate(value) for p in value_problems(f"{path}.{i}", args[0], param, item)]
     if isinstance(value, float) and value.is_integer() and int in _members(tp) and float not in _members(tp):
         value = int(value)  # an override's 2.0 for a count

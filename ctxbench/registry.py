@@ -195,8 +195,11 @@ def parameters(obj: Callable[..., Any]) -> list[ParamRow]:
     return out
 
 
-def summary(obj: Any) -> str:
-    """The first sentence-line of an object's docstring, else of its module's."""
+def summary(obj: Any, paragraph: bool = False) -> str:
+    """The first line of an object's docstring, else of its module's (``paragraph``: the whole
+    first paragraph, in one line)."""
     own = obj.__dict__.get("__doc__") if isinstance(obj, type) else obj.__doc__  # not the base class's
     doc = inspect.cleandoc(own or "") or inspect.getdoc(inspect.getmodule(obj)) or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    if not doc.strip():
+        return ""
+    return " ".join(doc.strip().split("\n\n")[0].split()) if paragraph else doc.strip().splitlines()[0]

@@ -8,6 +8,7 @@ import logging
 import os
 import shutil
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
@@ -240,7 +241,7 @@ def hydra_main(cfg: DictConfig) -> None:
 def comparison_table(summaries: Sequence[dict[str, Any]], report: Any = None) -> str:
     """Per strategy (and model): tokens sent, peak, savings against `none`, errors, retries,
     retention; with intervals unless ``report.ci`` is false."""
-    from ctxbench.report.tables import COST_NOTE, comparison_frame, format_table
+    from ctxbench.report.tables import COST_NOTE, comparison_frame, resampled, table_and_notes, terminal_width
 
     report = report or {}
     frame = comparison_frame(
@@ -250,18 +251,37 @@ def comparison_table(summaries: Sequence[dict[str, Any]], report: Any = None) ->
         seed=int(report.get("seed", 0)),
     )
     narrow, same = hoist_constant_columns(frame)
-    rows = len(frame) + 1  # header and rows; format_table's notes follow
-    notes = format_table(frame).splitlines()[rows:]
-    lines = format_table(narrow).splitlines()[:rows]
-    if same:
-        lines.append(f"in every row: {same}")
-    if notes:  # format_table's notes, in one line: a CI log stays short (docs/results.md says more)
-        lines.append(LEGEND)
+    notes = table_and_notes(frame)[1]
+    width = terminal_width(bool(report.get("wide", False)), report.get("width"))
+    table = table_and_notes(narrow, width, resampled(frame))[0].splitlines()
+    lines = [f"in every row: {same}"] if same else []
+    if notes:  # format_table's notes, in a line or two: a CI log stays short (docs/results.md says more)
+        intervals = any(n.startswith("[low, high]") for n in notes)
+        lines += legend([p for p in LEGEND if intervals or not p.startswith("[low, high]")], width or 120)
     lines += [n for n in notes if n.startswith(COST_NOTE)]  # what the cost columns can be compared by
-    return "\n".join(lines)
+    if width:  # the lines under the table fit the terminal too
+        lines = [wrapped for line in lines for wrapped in textwrap.wrap(line, width, subsequent_indent="  ")]
+    return "\n".join(table + lines)
 
 
-LEGEND = "% in points; [low, high]: 95% bootstrap interval over transcripts; (ref): full history; see docs/results.md"
+LEGEND = (
+    "% in points",
+    "[low, high]: 95% bootstrap interval over transcripts",
+    "(ref): full history",
+    "peak includes rejected prompts",
+    "see docs/results.md",
+)
+
+
+def legend(parts: Sequence[str], width: int = 120) -> list[str]:
+    """The legend's parts joined by "; " into as few lines as fit ``width``."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + 2 + len(part) <= width:
+            lines[-1] += "; " + part
+        else:
+            lines.append(part)
+    return lines
 
 
 def hoist_constant_columns(frame: Any) -> tuple[Any, str]:
@@ -371,9 +391,11 @@ def cli(argv: Sequence[str]) -> int:
     from hydra.errors import CompactHydraException
 
     argv = [a if a != "--strict" else "++dataset.strict=true" for a in argv]  # a bad dataset file stops the run
-    args = [a for a in argv if a not in ("-q", "--quiet", "--reuse-stale")]
+    args = [a for a in argv if a not in ("-q", "--quiet", "--reuse-stale", "--wide")]
     if any(a in ("-q", "--quiet") for a in argv):  # no bars, warnings and errors only, then the table and results
         args += list(QUIET_OVERRIDES)
+    if "--wide" in argv:  # the table in one piece, however wide (else columns that do not fit go below)
+        args.append("report.wide=true")
     if "--reuse-stale" in argv:  # keep cells written by other ctxbench code (see results/store.code_fingerprint)
         args.append("reuse_stale=true")
     # Let errors reach ctxbench.cli instead of Hydra printing them and exiting 1 for every kind.

@@ -9,8 +9,10 @@ is checked against what its class declares (``ctxbench.params``: the type and de
 signature, the range and description in its ``Param``), the same declarations ``ctxbench ls``
 shows, so a plugin's layer gets the same checks as a shipped one. Unknown keys are found two
 ways: a ``strategy.params`` key that nothing in the strategy config interpolates, and a key of a
-``_target_`` object that its class does not take. The settings groups that are not a class's
-parameters (``model``, ``llm``, ``judge``) are checked by the rules of ``_SETTINGS_RULES``.
+``_target_`` object that its class does not take. The settings groups are checked against the
+classes they configure the same way (``model``: ``ModelSpec`` and its ``CacheRules``; each LLM role:
+``RoleConfig``; ``llm.faults``: ``FaultConfig``; ``judge.checkpoints``: ``CheckpointPolicy``), and
+the judge's own keys against ``_JUDGE_KEYS``: no range is inferred from a key's name.
 :func:`window_warnings` compares the model's window with each transcript's system prompt once the
 dataset is read.
 """
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,84 +29,30 @@ from typing import Any, TypeGuard, cast
 from omegaconf import DictConfig, OmegaConf
 
 from ctxbench import params
+from ctxbench.core import Param
 from ctxbench.errors import ConfigError
 
 _PARAM_REF = re.compile(r"\$\{strategy\.params\.([A-Za-z0-9_]+)\}")
 _NUMBER = "a number"
 
 
-# --- the settings groups (model, llm, judge): ranges by key ---------------------------------------------
-# These groups are plain settings, not a class's parameters, so nothing declares them: (test, allowed
-# range as said to the user); a key matches the first rule whose pattern it matches. The strategy
-# and estimator trees are checked against their classes' declarations instead (ctxbench.params).
-
-
-def _in(low: float, high: float, low_open: bool, high_open: bool) -> tuple[Any, str]:
-    def test(v: float) -> bool:
-        above = v > low if low_open else v >= low
-        below = v < high if high_open else v <= high
-        return above and below
-
-    text = f"{'(' if low_open else '['}{low:g}, {'inf' if math.isinf(high) else f'{high:g}'}{')' if high_open else ']'}"
-    return test, text
-
-
-_UNIT = _in(0, 1, True, False)  # (0, 1]
-_SHARE = _in(0, 1, False, False)  # [0, 1]
-_POSITIVE = _in(0, math.inf, True, True)
-_NON_NEGATIVE = _in(0, math.inf, False, True)
-_SETTINGS_RULES: list[tuple[re.Pattern[str], tuple[Any, str], bool]] = [  # (key pattern, range, integer)
-    (re.compile(r"^(warning|error|critical)(_threshold)?$|_threshold$"), _UNIT, False),
-    (re.compile(r"^(budget_ratio|retry_shrink|alpha)$"), _UNIT, False),
-    # Ratios of the window that trigger something may exceed 1 (never triggers: a way to turn a
-    # layer off, as tests/configs do with preemptive_overflow_ratio=5); shares of a whole may not.
-    (re.compile(r"^(preemptive_overflow_ratio|trigger_ratio)$"), _NON_NEGATIVE, False),
-    (re.compile(r"(_ratio|_share)$"), _SHARE, False),
-    (re.compile(r"_rate$"), _SHARE, False),
-    (re.compile(r"^temperature$"), _in(0, 2, False, False), False),
-    (re.compile(r"^when$"), _NON_NEGATIVE, False),
-    (re.compile(r"^(every_n_calls|fail_first_n)$"), _NON_NEGATIVE, True),
-    (re.compile(r"(chars_per_token(_estimate)?|_cpt)$"), _POSITIVE, False),
-    (re.compile(r"^(context_window|max_context_tokens)$"), _POSITIVE, True),
-    (re.compile(r"_per_mtok$|_ms$|^safety_margin$|^backoff_jitter$"), _NON_NEGATIVE, False),
-    (
-        re.compile(
-            r"^(max|min)_|_(tokens|chars|rounds|steps|retries|failures|attempts|parts|chunks|messages|recent)$"
-            r"|^(keep|keep_rounds|keep_recent_rounds|keep_first|n|max_size|limit|seed)$"
-        ),
-        _NON_NEGATIVE,
-        True,
-    ),
-]
-
-
-def _rule(key: str) -> tuple[tuple[Any, str], bool] | None:
-    for pattern, allowed, integer in _SETTINGS_RULES:
-        if pattern.search(key):
-            return allowed, integer
-    return None
+# --- the judge group's own keys ---------------------------------------------------------------------------
+# ctxbench.build reads these one by one (no class takes them whole), so they are declared here, the
+# way a class declares its parameters; the judge's checkpoints and repeat are classes' (below).
+_JUDGE_KEYS: dict[str, tuple[Any, Param]] = {
+    "kind": (str, Param("the judge: deterministic, llm, or a plugin's judge by name")),
+    "extract_probes": (bool, Param("transcripts without planted probes get extracted ones")),
+    "max_extracted_probes": (int, Param("probes extracted per transcript, at most", ge=0)),
+    "write_probes": (bool, Param("an LLM (llm.prober, else llm.judge) writes the probes instead")),
+    "controls": (bool, Param("grade known answers (gold, a plausible wrong one, UNKNOWN) per checkpoint")),
+    "max_false_positive_rate": (float, Param("a judge above this on the controls is untrusted", ge=0, le=1)),
+    "max_context_chars": (int | None, Param("cut the rendered context to its last N characters", ge=0)),
+    "beside": (list[str], Param("judges run beside it on the same context, for agreement")),
+}
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _check_value(name: str, key: str, value: Any, problems: dict[str, str]) -> None:
-    rule = _rule(key)
-    if rule is None or value is None:
-        return
-    (test, text), integer = rule
-    kind = "an integer" if integer else _NUMBER
-    if isinstance(value, bool) and not integer:
-        problems.setdefault(name, f"{name}={value!r}: must be {kind} in {text}")
-    elif isinstance(value, bool):
-        return  # a switch where counts are usual (keep_first: true)
-    elif not _is_number(value) or (isinstance(value, float) and math.isnan(value)):
-        problems.setdefault(name, f"{name}={value!r}: must be {kind} in {text}")
-    elif integer and isinstance(value, float) and not value.is_integer():
-        problems.setdefault(name, f"{name}={value!r}: must be an integer in {text}")
-    elif not test(value):
-        problems.setdefault(name, f"{name}={value!r}: out of range, allowed {text}")
 
 
 # --- walking the strategy config ------------------------------------------------------------------------
@@ -259,8 +206,7 @@ def group_problems(cfg: DictConfig, group: str) -> list[str]:
         return [f"{group}: {' '.join(str(exc).split())}"]
     problems: dict[str, str] = {}
     if not (isinstance(resolved, dict) and "_target_" in resolved):  # a settings group, not a class's parameters
-        for path, key, _, value in _pairs(None, resolved, group):
-            _check_value(path, key, value, problems)
+        _settings_problems(resolved, group, problems)
     low, high = (resolved.get("min_cpt"), resolved.get("max_cpt")) if isinstance(resolved, dict) else (None, None)
     if _is_number(low) and _is_number(high) and low > high:
         problems.setdefault(f"{group}.min_cpt", f"{group}.min_cpt={low!r} must not exceed {group}.max_cpt={high!r}")
@@ -269,6 +215,47 @@ def group_problems(cfg: DictConfig, group: str) -> list[str]:
     except ConfigError as exc:
         problems.setdefault(group, f"{group}: {exc}")
     return list(problems.values())
+
+
+def _settings_classes(node: Any, group: str) -> Iterator[tuple[str, Any, dict[str, Any]]]:
+    """(path, class, mapping) of each part of a settings group that a class declares: the model
+    (``ModelSpec``, its ``cache``: ``CacheRules``), each LLM role (``RoleConfig``) and the faults
+    (``FaultConfig``), the judge's checkpoints (``CheckpointPolicy``)."""
+    from ctxbench.core import ModelSpec
+    from ctxbench.llm.client import RoleConfig
+    from ctxbench.llm.faults import FaultConfig
+    from ctxbench.probes.checkpoints import CheckpointPolicy
+    from ctxbench.replay.prefix_cache import CacheRules
+
+    if not isinstance(node, dict):
+        return
+    if group == "model":
+        yield "model", ModelSpec, node
+        if isinstance(node.get("cache"), dict):
+            yield "model.cache", CacheRules, node["cache"]
+    elif group == "llm":
+        for key, value in node.items():
+            if isinstance(value, dict):
+                yield f"llm.{key}", FaultConfig if key == "faults" else RoleConfig, value
+    elif group == "judge":
+        if isinstance(node.get("checkpoints"), dict):
+            yield "judge.checkpoints", CheckpointPolicy, node["checkpoints"]
+        if isinstance(node.get("repeat"), dict):  # what the repeat judge changes of llm.judge
+            yield "judge.repeat", RoleConfig, node["repeat"]
+
+
+def _settings_problems(node: Any, group: str, problems: dict[str, str]) -> None:
+    """A settings group's values against what declares them: the classes above, and the judge's own
+    keys (``_JUDGE_KEYS``). Unknown keys are the builder's to report (``RoleConfig.from_dict``, ...)."""
+    for path, cls, mapping in _settings_classes(node, group):
+        for found in params.node_problems(cls, mapping, path):
+            if isinstance(found, params.Problem):
+                problems.setdefault(found.path, f"{found.path}={found.value!r}: {found.text}")
+    if group == "judge" and isinstance(node, dict):
+        for key, (tp, declared) in _JUDGE_KEYS.items():
+            if key in node:
+                for found in params.value_problems(f"judge.{key}", tp, declared, node[key]):
+                    problems.setdefault(found.path, f"{found.path}={found.value!r}: {found.text}")
 
 
 def _check_order(resolved: dict[str, Any], raw: dict[str, Any], problems: dict[str, str]) -> None:
@@ -304,9 +291,7 @@ def run_problems(cfg: DictConfig, original_cwd: str | Path | None = None) -> lis
         problems += group_problems(cfg, group)
     model = _mapping(cfg.model, resolve=True) if "model" in cfg else {}
     found: dict[str, str] = {}
-    for key in ("context_window", "reserved_output_tokens", "input_price_per_mtok", "output_price_per_mtok"):
-        if key in model:
-            _check_value(f"model.{key}", key if key != "reserved_output_tokens" else "max_tokens", model[key], found)
+    _settings_problems(model, "model", found)
     window, reserved = model.get("context_window"), model.get("reserved_output_tokens")
     if not found and _is_number(window) and _is_number(reserved) and reserved >= window:
         found["model"] = (

@@ -3,7 +3,7 @@
     .venv/bin/python scripts/fidelity_table.py [--transcripts ../shared/transcripts] [--readme README.md]
 
 Imports every transcript under ``--transcripts``, measures it as ``ctxbench calibrate --against
-provider`` does (``ctxbench.tokens.provider_fidelity``) and rewrites the part of the README between
+provider`` does (``ctxbench.calibration.provider_fidelity``) and rewrites the part of the README between
 ``<!-- fidelity-table:start -->`` and ``<!-- fidelity-table:end -->``: one row per (source, model,
 tokenizer) and the estimators' MAPE per source (the transcripts are read as ``ctxbench calibrate``
 reads them).
@@ -18,8 +18,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from ctxbench.calibration.provider_fidelity import estimator_rows, measure
 from ctxbench.tokens.calibrate import load_any
-from ctxbench.tokens.provider_fidelity import estimator_rows, measure
 
 START, END = "<!-- fidelity-table:start -->", "<!-- fidelity-table:end -->"
 ROOT = Path(__file__).resolve().parents[1]

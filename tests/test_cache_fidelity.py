@@ -1,6 +1,6 @@
 """The prompt-cache simulator against the cache usage real providers reported."""
 
-from ctxbench.replay.cache_fidelity import fidelity_rows, simulate_transcript, write_cache_fidelity
+from ctxbench.calibration.cache_fidelity import fidelity_rows, simulate_transcript, write_cache_fidelity
 from ctxbench.tokens.calibrate import load_any
 from ctxbench.transcripts.formats._common import normalize_usage
 from ctxbench.transcripts.model import Message, Transcript

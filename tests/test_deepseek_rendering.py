@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ctxbench.calibration.provider_fidelity import measure
 from ctxbench.tokens.counting import TokenCounter, tools_tokens
-from ctxbench.tokens.provider_fidelity import measure
 from ctxbench.tokens.reasoning import reasoning_tokens
 from ctxbench.tokens.tokenizers import get_tokenizer, resolve_tokenizer_name
 from ctxbench.transcripts.formats.openai import MINI_SWE_AGENT_BASH_TOOL
@@ -114,8 +114,8 @@ def test_estimators_count_the_first_call_and_meet_their_goals_against_deepseek_a
 ) -> None:
     """Issue 25.2: no blind first call (it was the 4.0 chars/token guess: 9.8% off on DeepSeek, 7.5% on
     OpenHands); anchored <= 0.5% and ema <= 1.0% against the provider's counts."""
+    from ctxbench.calibration.provider_fidelity import estimator_errors, estimator_rows
     from ctxbench.tokens.calibrate import load_any
-    from ctxbench.tokens.provider_fidelity import estimator_errors, estimator_rows
 
     transcripts = load_any(
         [shared_transcripts / "mini-swe-agent-deepseek", shared_transcripts / "openhands-multi-swe-bench-example"]

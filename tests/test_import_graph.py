@@ -21,23 +21,8 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
     return root
 
 
-# Known edges another open issue removes, left out of the check until it lands (the check fails
-# once an edge is gone, so its mark goes with it). Issue 25 moves `calibrate --against provider`
-# (ctxbench.tokens.provider_fidelity) above ctxbench.replay; these are its edges: the module
-# circle with replay.cache_fidelity, and the importers' ratio note, which closes a
-# tokens <-> transcripts circle (tokens imports transcripts.model).
-PENDING_ISSUE_25 = frozenset(
-    {
-        ("ctxbench.tokens.provider_fidelity", "ctxbench.replay.cache_fidelity"),
-        ("ctxbench.replay.cache_fidelity", "ctxbench.tokens.provider_fidelity"),
-        ("ctxbench.transcripts.importer", "ctxbench.tokens.provider_fidelity"),
-        ("ctxbench.transcripts.dataset_import", "ctxbench.tokens.provider_fidelity"),
-    }
-)
-
-
 def test_ctxbench_has_no_import_cycle_and_core_imports_nothing_of_it():
-    assert check_imports.problems(ROOT / "ctxbench", pending=PENDING_ISSUE_25) == []
+    assert check_imports.problems(ROOT / "ctxbench") == []
 
 
 def test_the_check_finds_module_and_subpackage_cycles(tmp_path):
@@ -80,7 +65,6 @@ def test_the_script_exits_non_zero_on_a_cycle(tmp_path):
     root = _package(tmp_path, {"a.py": "from . import b\n", "b.py": "from . import a\n"})
     script = ROOT / "scripts" / "check_imports.py"
     bad = subprocess.run([sys.executable, script, root], capture_output=True, text=True)
-    pending = [f"--pending={a}={b}" for a, b in sorted(PENDING_ISSUE_25)]
-    good = subprocess.run([sys.executable, script, *pending, ROOT / "ctxbench"], capture_output=True, text=True)
+    good = subprocess.run([sys.executable, script, ROOT / "ctxbench"], capture_output=True, text=True)
     assert (bad.returncode, good.returncode) == (1, 0), bad.stdout + good.stdout
     assert "pkg.a, pkg.b" in bad.stdout

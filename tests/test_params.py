@@ -15,9 +15,13 @@ from typing import Annotated, Any, Literal
 import pytest
 from omegaconf import OmegaConf
 
-from ctxbench.core import Param
+from ctxbench.core import ModelSpec, Param
+from ctxbench.llm.client import RoleConfig
+from ctxbench.llm.faults import FaultConfig
 from ctxbench.params import declarations, undeclared, value_problems
+from ctxbench.probes.checkpoints import CheckpointPolicy
 from ctxbench.registry import entries
+from ctxbench.replay.prefix_cache import CacheRules
 from ctxbench.strategies.pipeline import Budget, Step
 from ctxbench.upstream.dbgpt_strategy import UpstreamDbgpt
 from ctxbench.upstream.inspect_strategy import InspectCompaction
@@ -33,7 +37,8 @@ _spec.loader.exec_module(param_docs)
 
 def _shipped() -> list[Any]:
     own = [e.load() for kind in ("layer", "strategy", "estimator") for e in entries(kind) if e.origin == "ctxbench"]
-    return [*own, Step, Budget, UpstreamDbgpt, InspectCompaction, LangchainMiddleware]
+    settings = [ModelSpec, CacheRules, RoleConfig, FaultConfig, CheckpointPolicy]  # the settings groups' classes
+    return [*own, Step, Budget, UpstreamDbgpt, InspectCompaction, LangchainMiddleware, *settings]
 
 
 @pytest.mark.parametrize("obj", _shipped(), ids=lambda obj: obj.__name__)

@@ -10,7 +10,7 @@ from ctxbench.probes.actions import probe_text, shell_edits
 from ctxbench.probes.boilerplate import find_boilerplate
 from ctxbench.probes.extract import extract_candidates, extract_probes
 from ctxbench.probes.outputs import errors, read_output, suite_summary
-from ctxbench.probes.shell import heredoc_bodies, is_read_only, runs_tests, script_run, strip_heredocs
+from ctxbench.probes.shell import heredoc_bodies, is_read_only, is_scratch, runs_tests, script_run, strip_heredocs
 from ctxbench.transcripts.importer import import_file
 from ctxbench.transcripts.model import Message, Probe, ToolCall, Transcript
 
@@ -298,3 +298,29 @@ def test_scratch_scripts_are_not_files_changed_and_the_diff_decides():
     assert not any(label == "file_changed" and "reproduce" in a for label, a in by)
     assert ("change", "if obj.tags is not None:") in by
     assert ("reproduction", "decoded tags: None") in by
+
+
+def _trivial_pattern(probe: Probe, task: str) -> bool:
+    """The trivial patterns the issue-23 audit counted: a read-only command, a directory, a throwaway
+    script, a name copied from the task."""
+    answer = probe.answer.strip()
+    if is_read_only(answer) and " " in answer and probe.label != "task":
+        return True
+    if probe.label == "file_changed" and (answer.endswith("/") or "." not in answer.rsplit("/", 1)[-1]):
+        return True
+    if probe.label == "file_changed" and is_scratch(answer):
+        return True
+    return probe.label == "identifier" and answer in task
+
+
+def test_probes_of_every_dev_transcript_rarely_match_a_trivial_pattern(shared_transcripts):
+    probes = trivial = 0
+    for path in sorted(shared_transcripts.rglob("*")):
+        if path.suffix not in (".traj", ".jsonl", ".json"):
+            continue
+        for transcript in import_file(path)[:20]:
+            task = next((m.content for m in transcript.messages if m.role == "user"), "")
+            for probe in extract_probes(transcript):
+                probes += 1
+                trivial += _trivial_pattern(probe, task)
+    assert probes > 200 and trivial / probes <= 0.10, (trivial, probes)

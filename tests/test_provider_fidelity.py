@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench.cli import main
-from ctxbench.tokens.counting import TokenCounter
-from ctxbench.tokens.estimators import AnchoredEstimator, EmaEstimator
-from ctxbench.tokens.provider_fidelity import (
+from ctxbench.calibration.provider_fidelity import (
     estimator_errors,
     estimator_rows,
     file_median_ratio,
     measure,
     provider_tokenizer,
 )
+from ctxbench.cli import main
+from ctxbench.tokens.counting import TokenCounter
+from ctxbench.tokens.estimators import AnchoredEstimator, EmaEstimator
 from ctxbench.tokens.tokenizers import get_tokenizer
 from ctxbench.transcripts.canonical import write_transcripts
 from ctxbench.transcripts.model import Message, ToolCall, Transcript

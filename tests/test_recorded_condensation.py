@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from ctxbench.build import build_estimator, build_model, build_strategy, build_summariser
+from ctxbench.calibration.provider_fidelity import measure
 from ctxbench.core import ModelSpec
 from ctxbench.replay.engine import replay
 from ctxbench.strategies.none import FullHistory
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.estimators import ExactEstimator
-from ctxbench.tokens.provider_fidelity import measure
 from ctxbench.tokens.tokenizers import get_tokenizer
 from ctxbench.transcripts.condensations import recorded_condensations
 from ctxbench.transcripts.model import Message, ToolCall, Transcript

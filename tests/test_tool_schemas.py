@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from ctxbench.calibration.provider_fidelity import estimator_rows, measure
 from ctxbench.core import ModelSpec
 from ctxbench.replay.engine import replay
 from ctxbench.replay.prefix_cache import CacheRules, PrefixCache
 from ctxbench.strategies.none import FullHistory
 from ctxbench.tokens.counting import TokenCounter, tools_tokens
 from ctxbench.tokens.estimators import AnchoredEstimator, EmaEstimator, ExactEstimator, FixedRatioEstimator
-from ctxbench.tokens.provider_fidelity import estimator_rows, measure
 from ctxbench.tokens.tokenizers import get_tokenizer
 from ctxbench.transcripts.importer import TranscriptWarning, import_file
 from ctxbench.transcripts.model import Message, ToolCall, Transcript

@@ -10,8 +10,9 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
+from ctxbench.core import Param
 from ctxbench.errors import ConfigError
 from ctxbench.llm.base import SummariserError
 from ctxbench.llm.cassette import Cassette, CassetteMiss, prompt_preview, request_key
@@ -27,21 +28,37 @@ STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "none")
 
 @dataclass(frozen=True)
 class RoleConfig:
-    model: str  # a litellm model string: "gpt-4.1-mini", "anthropic/claude-haiku-4-5", "openai/<name>"
-    role: str = "summariser"
-    api_base: str | None = None  # e.g. "http://127.0.0.1:8000/v1" for an OpenAI-compatible local server
-    api_key_env: str | None = None  # the NAME of the environment variable holding the key, never the key
-    temperature: float = 0.0
-    max_tokens: int | None = None  # default completion cap (a summary request's own max_tokens wins)
-    timeout: float = 120.0  # seconds per attempt
-    num_retries: int = 2  # ctxbench's retries of a transient failure (error, timeout, rate limit)
-    retry_min_seconds: float = 1.0  # backoff before the first retry; doubles each retry, with jitter
-    retry_max_seconds: float = 30.0  # backoff cap (a server's Retry-After is honoured up to this)
-    structured_output: str = "auto"  # JSON replies (judge): auto | json_schema | json_object | none
-    input_price_per_mtok: float | None = None  # USD per 1M tokens; unset -> litellm's local cost map
-    output_price_per_mtok: float | None = None
-    cached_input_price_per_mtok: float | None = None  # prompt tokens the provider served from its cache
-    params: dict[str, Any] = field(default_factory=dict)  # other answer-changing params (top_p, seed, stop, ...)
+    model: Annotated[str, Param("a litellm model string (gpt-4.1-mini, anthropic/claude-haiku-4-5, openai/<name>)")]
+    role: Annotated[str, Param("summariser, answerer, judge, ...")] = "summariser"
+    api_base: Annotated[
+        str | None, Param("the server's URL (an OpenAI-compatible local server: http://127.0.0.1:8000/v1)")
+    ] = None
+    api_key_env: Annotated[
+        str | None, Param("the NAME of the environment variable that holds the key, never the key")
+    ] = None
+    temperature: Annotated[float, Param("sampling temperature", ge=0, le=2)] = 0.0
+    max_tokens: Annotated[int | None, Param("default completion cap (a request's own max_tokens wins)", ge=1)] = None
+    timeout: Annotated[float, Param("seconds per attempt", gt=0)] = 120.0
+    num_retries: Annotated[int, Param("retries of a transient failure (error, timeout, rate limit)", ge=0)] = 2
+    retry_min_seconds: Annotated[
+        float, Param("backoff before the first retry; doubles each retry, with jitter", ge=0)
+    ] = 1.0
+    retry_max_seconds: Annotated[float, Param("backoff cap (a server's Retry-After is honoured up to this)", ge=0)] = (
+        30.0
+    )
+    structured_output: Annotated[str, Param("JSON replies: auto, json_schema, json_object or none")] = "auto"
+    input_price_per_mtok: Annotated[
+        float | None, Param("USD per 1M prompt tokens (null: litellm's cost map)", ge=0)
+    ] = None
+    output_price_per_mtok: Annotated[
+        float | None, Param("USD per 1M output tokens (null: litellm's cost map)", ge=0)
+    ] = None
+    cached_input_price_per_mtok: Annotated[
+        float | None, Param("USD per 1M prompt tokens the provider served from its cache", ge=0)
+    ] = None
+    params: Annotated[dict[str, Any], Param("other answer-changing parameters (top_p, seed, stop, ...)")] = field(
+        default_factory=dict
+    )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], role: str) -> RoleConfig:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Annotated, Any
 
+from ctxbench.core import Param
 from ctxbench.errors import ConfigError
 from ctxbench.llm.base import SummariserError, SummaryRequest
 
@@ -28,17 +29,17 @@ MALFORMED_TEXT = "I have reviewed the conversation and everything looks fine so 
 
 @dataclass(frozen=True)
 class FaultConfig:
-    seed: int = 0
-    error_rate: float = 0.0
-    timeout_rate: float = 0.0
-    rate_limit_rate: float = 0.0
-    empty_rate: float = 0.0
-    malformed_rate: float = 0.0
-    overflow_rate: float = 0.0
-    fail_first_n: int = 0  # the first N calls fail with "error" (e.g. to trip a circuit breaker)
+    seed: Annotated[int, Param("seed of the fault draws", ge=0)] = 0
+    error_rate: Annotated[float, Param("share of calls that fail with a server error", ge=0, le=1)] = 0.0
+    timeout_rate: Annotated[float, Param("share of calls that time out", ge=0, le=1)] = 0.0
+    rate_limit_rate: Annotated[float, Param("share of calls rejected with 429", ge=0, le=1)] = 0.0
+    empty_rate: Annotated[float, Param("share of calls answered with nothing", ge=0, le=1)] = 0.0
+    malformed_rate: Annotated[float, Param("share of calls answered with malformed text", ge=0, le=1)] = 0.0
+    overflow_rate: Annotated[float, Param("share of calls rejected as too long", ge=0, le=1)] = 0.0
+    fail_first_n: Annotated[int, Param("the first N calls fail with an error (to trip a circuit breaker)", ge=0)] = 0
     # Whose calls these are (the transcript's id; set by the run, not by a config): drawn into the
     # hash, so each transcript fails at its own calls. "" keys by the seed and call number only.
-    stream: str = ""
+    stream: Annotated[str, Param("whose calls these are (set by the run: the transcript's id)")] = ""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None, where: str = "llm.faults") -> FaultConfig:

@@ -7,9 +7,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any
+from typing import Annotated, Any
 
-from ctxbench.core import StrategyContext
+from ctxbench.core import Param, StrategyContext
 from ctxbench.judges.base import Judge, Verdict
 from ctxbench.transcripts.model import Message, Probe, Transcript
 
@@ -18,9 +18,9 @@ REJECTED = Verdict("lost", "rejected-call", evidence="call rejected: the agent n
 
 @dataclass(frozen=True)
 class CheckpointPolicy:
-    every_n_calls: int = 10  # 0 disables periodic checkpoints
-    after_compaction: bool = True
-    when_needed: bool = True  # at the call that produces the message needing the fact
+    every_n_calls: Annotated[int, Param("judge every N calls (0: no periodic checkpoints)", ge=0)] = 10
+    after_compaction: Annotated[bool, Param("judge after every call where a layer fired")] = True
+    when_needed: Annotated[bool, Param("judge a fact at the call whose output needs it again")] = True
 
 
 def _needed_at(probe: Probe) -> int:

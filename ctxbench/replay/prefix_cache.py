@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate, compress, count, islice
 from operator import is_not
-from typing import Any
+from typing import Annotated, Any
 
+from ctxbench.core import Param
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.running import REPLACED_LIMIT, common_prefix, noted_changes
 
@@ -46,15 +47,22 @@ SUMMED_LIMIT = 32  # up to this many messages after the shared part are summed a
 class CacheRules:
     """One provider's caching rules and cache prices (USD per 1M tokens), from the model config."""
 
-    provider: str
-    read_price_per_mtok: float
-    write_price_per_mtok: float | None = None  # None: writes cost the plain input price
-    min_tokens: int = 1024
-    step_tokens: int = 1
-    ttl_seconds: float | None = None
-    breakpoints: tuple[str, ...] = ("system", "last_message")
-    lookback_blocks: int = 20
-    cache_reply: bool = False
+    provider: Annotated[str, Param("whose caching rules: openai, anthropic, deepseek, ...")]
+    read_price_per_mtok: Annotated[float, Param("USD per 1M prompt tokens served from the cache", ge=0)]
+    write_price_per_mtok: Annotated[
+        float | None, Param("USD per 1M tokens written to the cache (null: the input price)", ge=0)
+    ] = None
+    min_tokens: Annotated[int, Param("the shortest prefix the provider caches", ge=0)] = 1024
+    step_tokens: Annotated[int, Param("cached prefixes grow in steps of this many tokens", ge=1)] = 1
+    ttl_seconds: Annotated[
+        float | None, Param("a cached prefix expires after this long unused (null: never)", ge=0)
+    ] = None
+    breakpoints: Annotated[tuple[str, ...], Param("where cache breakpoints go (system, last_message, ...)")] = (
+        "system",
+        "last_message",
+    )
+    lookback_blocks: Annotated[int, Param("blocks the provider looks back for a cached prefix", ge=0)] = 20
+    cache_reply: Annotated[bool, Param("the reply joins the cached prefix of the next call")] = False
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:

@@ -14,7 +14,13 @@ from ctxbench.progress import show_progress
 from ctxbench.report.figures import all_plots
 from ctxbench.report.load import gather
 from ctxbench.report.render import close_all, write_html, write_markdown
-from ctxbench.report.tables import comparison_frame, format_table, per_transcript_frame, retention_tables
+from ctxbench.report.tables import (
+    comparison_frame,
+    format_table,
+    per_transcript_frame,
+    retention_tables,
+    terminal_width,
+)
 
 FORMATS = ("html", "md", "csv", "parquet")
 
@@ -33,6 +39,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-ci", action="store_true", help="no bootstrap intervals in the tables (as report.ci=false for a run)"
     )
+    p.add_argument("--wide", action="store_true", help="print the table in one piece, however wide")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap over transcripts (default 0)")
     return p
 
@@ -82,7 +89,7 @@ def report_cli(argv: Sequence[str]) -> int:
         steps.update(1)
         steps.close()
         close_all(plots)
-    print(format_table(comparison))
+    print(format_table(comparison, terminal_width(args.wide)))
     print(f"\n{len(rs.summaries)} cells, {len(calls)} calls; wrote {len(written)} files to {out}:")
     for path in written:
         print(f"  {path}")

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ctxbench.atomic import write_bytes_atomic, write_text_atomic
 from ctxbench.report.plots import Plot
-from ctxbench.report.tables import PERCENT, hoist_constant_columns, percent_text
+from ctxbench.report.tables import PERCENT, hoist_constant_columns, percent_text, resampled
 
 PERCENT_COLS = (*PERCENT, "savings")  # shares shown in percent everywhere in a report
 
@@ -50,6 +50,8 @@ def _display(table: pd.DataFrame, interval_html: bool = False) -> pd.DataFrame:
             shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
         if f"{col}_lo" in table:  # a 95% bootstrap interval over transcripts beside the value
             low, high = (table[f"{col}_{end}"].map(_shown_like(col)) for end in ("lo", "hi"))
+            if not any(resampled(table)):  # one transcript per row: [x, x] says nothing
+                continue
             if interval_html:  # HTML: the interval on a line of its own under the value
                 shown[col] = [
                     f"{html.escape(v)}<span class='ci'>[{html.escape(a)}, {html.escape(b)}]</span>"

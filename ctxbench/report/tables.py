@@ -14,7 +14,7 @@ import pandas as pd
 from ctxbench.report.intervals import STATS, add_intervals, paired_difference
 
 # Overrides that choose what is compared or where it goes, not a variant of a strategy.
-NOT_VARIANT = ("strategy=", "model=", "dataset", "output", "progress", "hydra", "experiment=")
+NOT_VARIANT = ("strategy=", "model=", "dataset", "output", "progress", "hydra", "experiment=", "report.", "reuse_stale")
 
 
 def cells_frame(summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
@@ -259,11 +259,54 @@ def add_llm_columns(
     return table
 
 
-def format_table(table: pd.DataFrame) -> str:
+def format_table(table: pd.DataFrame, width: int | None = None) -> str:
     """A plain-text table for the terminal: rates with their interval as ``value [low, high]``
-    (percentages in points), the reference row marked, and a footnote on what it means."""
+    (percentages in points), the reference row marked, and a footnote on what it means. With
+    ``width``, columns that do not fit go to a block under the first (see ``in_blocks``)."""
+    body, notes = table_and_notes(table, width)
+    return body + ("\n" + "\n".join(notes) if notes else "")
+
+
+def terminal_width(wide: bool = False, width: int | None = None) -> int | None:
+    """The width a table is cut to: ``width`` if given, else the terminal's when printing to one;
+    None (no limit) with ``wide``, or into a file or pipe (a CI log: one table, the fewest bytes)."""
+    import shutil
+    import sys
+
+    if wide:
+        return None
+    if width:
+        return int(width)
+    return shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else None
+
+
+def in_blocks(shown: pd.DataFrame, width: int | None) -> str:
+    """``shown`` as text no wider than ``width``: the first column, then as many columns as fit; the
+    rest in further blocks, each starting with the first column again (the row's name)."""
+    text = shown.to_string(index=False)
+    if not width or max(map(len, text.splitlines())) <= width or len(shown.columns) < 3:
+        return text
+    first = shown.columns[0]
+    size = {c: max(len(str(c)), int(shown[c].astype(str).str.len().max())) + 2 for c in shown.columns}
+    blocks, block, used = [], [first], size[first]
+    for col in shown.columns[1:]:
+        if used + size[col] > width and len(block) > 1:
+            blocks.append(block)
+            block, used = [first], size[first]
+        block.append(col)
+        used += size[col]
+    blocks.append(block)
+    return "\n\n".join(shown[b].to_string(index=False) for b in blocks)
+
+
+def table_and_notes(
+    table: pd.DataFrame, width: int | None = None, several: list[bool] | None = None
+) -> tuple[str, list[str]]:
+    """``format_table``'s table text and its notes apart; ``several``: per row, whether its interval
+    is shown (default ``resampled(table)``; a table whose transcripts column was hoisted passes it)."""
     if table.empty:
-        return "(no results)"
+        return "(no results)", []
+    several = resampled(table) if several is None else several
     shown = table.copy()
     for col in list(shown.columns):
         if col.endswith(("_lo", "_hi")) or col == "reference":
@@ -271,7 +314,8 @@ def format_table(table: pd.DataFrame) -> str:
         lo, hi = f"{col}_lo", f"{col}_hi"
         if lo in shown:
             shown[col] = [
-                f"{_fmt(col, v)} [{_fmt(col, a)}, {_fmt(col, b)}]" for v, a, b in zip(shown[col], shown[lo], shown[hi])
+                f"{_fmt(col, v)} [{_fmt(col, a)}, {_fmt(col, b)}]" if many else _fmt(col, v)
+                for v, a, b, many in zip(shown[col], shown[lo], shown[hi], several)
             ]
         elif (
             col in PERCENT
@@ -288,7 +332,7 @@ def format_table(table: pd.DataFrame) -> str:
     shown = shown.drop(columns=[c for c in shown.columns if c.endswith(("_lo", "_hi")) or c == "reference"])
     shown = shown.rename(columns={c: f"{c} %" for c in PERCENT if c in shown})
     notes = []
-    if any(c.endswith("_lo") for c in table.columns):
+    if any(c.endswith("_lo") for c in table.columns) and any(several):
         notes.append("[low, high]: 95% bootstrap interval over transcripts (seeded; report.ci=false hides it).")
     if "probes" in table:
         notes.append(
@@ -300,8 +344,17 @@ def format_table(table: pd.DataFrame) -> str:
             f"(ref): {REFERENCE} sends the full history: the baseline of savings, not a strategy on the frontier; "
             "its rejected calls are failed_calls."
         )
+    if "peak" in table:
+        notes.append("peak: the largest prompt sent, rejected ones included (it can exceed the window).")
     notes += cost_notes(table)
-    return shown.to_string(index=False) + ("\n" + "\n".join(notes) if notes else "")
+    return in_blocks(shown, width), notes
+
+
+def resampled(table: pd.DataFrame) -> list[bool]:
+    """Per row: whether its interval says anything (two transcripts or more; one gives [x, x])."""
+    if "transcripts" not in table:
+        return [True] * len(table)
+    return [int(n or 0) > 1 for n in table["transcripts"]]
 
 
 def _accepted(row: Any) -> str:
@@ -514,12 +567,14 @@ def hoist_constant_columns(frame: Any) -> tuple[Any, str]:
         and frame[c].nunique(dropna=False) == 1
     ]
 
-    def shown(value: Any) -> str:
+    def shown(col: str, value: Any) -> str:
         import numbers
 
+        if col in PERCENT and isinstance(value, numbers.Real):
+            return f"{percent_text(float(value))}%"  # a share in percent, as in the table's columns
         if isinstance(value, numbers.Integral):
             return f"{int(value):,}"
         return f"{value:g}" if isinstance(value, numbers.Real) else str(value)
 
-    said = ", ".join(f"{c} {shown(frame[c].iloc[0])}" for c in constant)
+    said = ", ".join(f"{c} {shown(c, frame[c].iloc[0])}" for c in constant)
     return frame.drop(columns=constant), said

@@ -2,7 +2,7 @@
 wrong each estimator is against the real count over the calls of real transcripts.
 
 With ``--against provider`` it measures replay fidelity instead: the replayed prompt against the
-provider-reported prompt tokens of every call that carries usage (``ctxbench.tokens.provider_fidelity``).
+provider-reported prompt tokens of every call that carries usage (``ctxbench.calibration.provider_fidelity``).
 
 For every transcript and tokenizer the prompt of each call (all messages before an
 assistant message) is counted exactly; estimators guess the same prompt; the EMA learns
@@ -19,13 +19,13 @@ import io
 import math
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxbench.cli import describe
 from ctxbench.data import BUNDLED
-from ctxbench.errors import InputError
+from ctxbench.errors import ConfigError, InputError
 from ctxbench.tokens.content_kinds import KINDS, classify
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.estimators import EmaEstimator, Estimator, ExactEstimator, FixedRatioEstimator
@@ -65,6 +65,7 @@ class _Span:
     as one span and each call costs O(1) instead of O(prefix)."""
 
     __slots__ = ("char_count", "content", "tool_calls")
+    role = "span"  # not an assistant message: no reasoning part (``estimators.sent_chars``)
 
     def __init__(self, chars: int) -> None:
         self.char_count = chars
@@ -416,7 +417,12 @@ def report(result: Calibration, out_dir: Path | None) -> str:
     return text
 
 
-def cli(argv: list[str]) -> int:
+ProviderReport = Callable[[Sequence[Transcript], Path, Sequence[str], str | None], str]
+
+
+def cli(argv: list[str], against_provider: ProviderReport | None = None) -> int:
+    """``ctxbench calibrate``; ``against_provider`` writes the ``--against provider`` report (the
+    command passes ``ctxbench.calibration.provider_fidelity.write_report``: it replays, above tokens)."""
     parser = argparse.ArgumentParser(prog="ctxbench calibrate", description=describe(__doc__))
     parser.add_argument(
         "paths", nargs="*", default=[str(BUNDLED)], help="transcript files or directories (default: the bundled data)"
@@ -455,9 +461,9 @@ def cli(argv: list[str]) -> int:
     if not transcripts:
         raise InputError(", ".join(map(str, args.paths)), None, "no transcripts found")
     if args.against == "provider":
-        from ctxbench.tokens.provider_fidelity import write_report
-
-        print(write_report(transcripts, args.out, args.tokenizers or (), args.reasoning))
+        if against_provider is None:
+            raise ConfigError("--against provider: run it as `ctxbench calibrate` (ctxbench.calibration.commands)")
+        print(against_provider(transcripts, args.out, args.tokenizers or (), args.reasoning))
         return 0
     result = calibrate(transcripts, args.tokenizers or DEFAULT_TOKENIZERS, args.references or DEFAULT_REFERENCES)
     print(report(result, args.out))

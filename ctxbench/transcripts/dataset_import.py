@@ -14,6 +14,7 @@ import sys
 import tempfile
 import warnings
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,9 +159,16 @@ def _free_target(out_dir: Path, name: str, prefix: str, totals: ImportTotals) ->
 
 
 def import_dataset(
-    given: str, out_dir: Path, fmt: str, column: str | None, totals: ImportTotals, strict: bool = False
+    given: str,
+    out_dir: Path,
+    fmt: str,
+    column: str | None,
+    totals: ImportTotals,
+    strict: bool = False,
+    ratio_note: Callable[[object, Sequence[Transcript], str], str] | None = None,
 ) -> None:
-    """Import one dataset source; prints one ``ok``/``FAILED`` line per split, like the file importer.
+    """Import one dataset source; prints one ``ok``/``FAILED`` line per split, like the file importer
+    (``ratio_note``: the replay's median ratio against the usage of a sample, as ``importer.cli``).
 
     ``strict``: the first unreadable row fails its split, and the first failed split ends this source.
     """
@@ -198,9 +206,7 @@ def import_dataset(
                 return
             continue
         n_transcripts, n_messages, n_usage, skipped, formats, sample = counts
-        from ctxbench.tokens.provider_fidelity import import_ratio_note  # here: tokens imports transcripts
-
-        fidelity = import_ratio_note(place, sample, f"first {len(sample)} runs with usage")
+        fidelity = ratio_note(place, sample, f"first {len(sample)} runs with usage") if ratio_note else ""
         totals.ok += 1
         totals.transcripts += n_transcripts
         totals.messages += n_messages

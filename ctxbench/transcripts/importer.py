@@ -14,7 +14,7 @@ import stat
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ctxbench.cli import describe
@@ -184,7 +184,10 @@ failure is one line "FAILED  FILE:PLACE: what"), or no source file was found: ba
 --strict stops at the first failure. See docs/robustness.md."""
 
 
-def cli(argv: list[str]) -> int:
+RatioNote = Callable[[object, Sequence[Transcript], str], str]
+
+
+def cli(argv: list[str], ratio_note: RatioNote | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="ctxbench import",
         description=describe(__doc__),
@@ -217,7 +220,7 @@ def cli(argv: list[str]) -> int:
     dataset_sources = [given for given in args.paths if is_dataset_source(given)]
     ds_totals = ImportTotals()
     for given in dataset_sources:
-        import_dataset(given, out_dir, args.format, args.column, ds_totals, strict=args.strict)
+        import_dataset(given, out_dir, args.format, args.column, ds_totals, strict=args.strict, ratio_note=ratio_note)
         if ds_totals.failed and args.strict:
             return BAD_INPUT
     files, failures = expand_paths([p for p in args.paths if p not in dataset_sources], exclude=out_dir)
@@ -254,9 +257,8 @@ def cli(argv: list[str]) -> int:
             continue
         fmt = transcripts[0].source.get("format", args.format) if transcripts else args.format
         messages, with_usage = _summary(transcripts)
-        from ctxbench.tokens.provider_fidelity import import_ratio_note  # here: tokens imports transcripts
-
-        fidelity = import_ratio_note(path, transcripts) if with_usage else ""
+        # The replay's median ratio against the usage (``ctxbench import`` passes the calibration's note).
+        fidelity = ratio_note(path, transcripts, "") if with_usage and ratio_note else ""
         ok += 1
         n_transcripts += len(transcripts)
         n_messages += messages

@@ -34,6 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ctxbench.calibration.cache_fidelity import COLUMNS as CACHE_COLUMNS
+from ctxbench.calibration.cache_fidelity import write_cache_fidelity
+from ctxbench.calibration.sources import has_usage, reported_prompt, source_of
 from ctxbench.errors import ConfigError
 from ctxbench.tokens.counting import TokenCounter, tools_tokens
 from ctxbench.tokens.estimators import (
@@ -67,24 +70,6 @@ def provider_tokenizer(model: str | None) -> str | None:
     except ConfigError:
         low = model.lower()
         return next((tok for key, tok in FAMILY_APPROXIMATIONS if key in low), None)
-
-
-def source_of(transcript: Transcript) -> tuple[str, str]:
-    """(source, model): the format, with sub-agents apart (their system prompt and tools differ)."""
-    src = transcript.source or {}
-    fmt = str(src.get("format") or "?")
-    if transcript.metadata.get("sidechain"):
-        fmt += "/sidechain"
-    return fmt, str(src.get("model") or transcript.metadata.get("model") or "?")
-
-
-def reported_prompt(message: Message) -> int | None:
-    value = (message.metadata.get("usage") or {}).get("prompt_tokens")
-    return int(value) if isinstance(value, int | float) and value > 0 else None
-
-
-def has_usage(transcript: Transcript) -> bool:
-    return any(m.role == "assistant" and reported_prompt(m) for m in transcript.messages)
 
 
 @dataclass
@@ -432,7 +417,7 @@ def write_report(
     transcripts: Sequence[Transcript], out_dir: Path, tokenizers: Sequence[str] = (), reasoning: str | None = None
 ) -> str:
     """Write provider_fidelity.csv, fidelity_outliers.csv, estimators_vs_provider.csv and the prompt
-    cache's cache_fidelity.csv (``ctxbench.replay.cache_fidelity``) into ``out_dir``; return the
+    cache's cache_fidelity.csv (``ctxbench.calibration.cache_fidelity``) into ``out_dir``; return the
     printed report."""
     fidelity = measure(transcripts, tokenizers, reasoning)
     rows, outliers = fidelity.fidelity_rows(), fidelity.outlier_rows()
@@ -454,9 +439,6 @@ def write_report(
         parts.append(f"no known tokenizer for the model of: {', '.join(fidelity.skipped)} (use --tokenizer)")
     if est_rows:
         parts += ["", "## Estimators against the provider's reported prompt tokens (%)", text_table(est_rows)]
-    from ctxbench.replay.cache_fidelity import COLUMNS as CACHE_COLUMNS
-    from ctxbench.replay.cache_fidelity import write_cache_fidelity
-
     cache_rows = write_cache_fidelity(transcripts, out_dir)
     if cache_rows:
         parts += [

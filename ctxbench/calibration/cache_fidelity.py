@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from ctxbench.calibration.sources import source_of
 from ctxbench.replay.prefix_cache import CacheRules, PrefixCache, message_time
 from ctxbench.transcripts.model import Message, Transcript
 
@@ -139,8 +140,6 @@ def _error(simulated: int, reported: int) -> float | None:
 
 def fidelity_rows(transcripts: Sequence[Transcript]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Per (source, model) rows and per-session rows (``COLUMNS``, ``SESSION_COLUMNS``)."""
-    from ctxbench.tokens.provider_fidelity import source_of
-
     groups: dict[tuple[str, str], list[tuple[str, list[CacheCall]]]] = {}
     for transcript in transcripts:
         calls = simulate_transcript(transcript)
