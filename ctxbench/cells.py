@@ -92,8 +92,10 @@ def run_cell(job: CellJob, cell: Cell, work: Path, transcript: Transcript, data_
     from ctxbench.replay.contexts import FILE as CONTEXTS_FILE
     from ctxbench.replay.contexts import ContextRecorder
     from ctxbench.replay.engine import replay
+    from ctxbench.tokens import count_cache
 
     cfg, model = job.cfg, job.model
+    count_cache.cell_started()  # counts other workers of the sweep made meanwhile
     strategy, estimator = build_strategy(cfg), build_estimator(cfg)
     observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), job.boilerplate)
     counted = job.counter.for_transcript(transcript)  # the provider counts what this agent sent
@@ -142,6 +144,7 @@ def run_cell(job: CellJob, cell: Cell, work: Path, transcript: Transcript, data_
         "summariser": getattr(summariser, "name", None),
         "judge": observer.judge.name if observer else None,
     }
+    count_cache.cell_finished()  # this cell's new counts, for the other workers
     cell.write(
         calls=result.calls,
         events=result.events,

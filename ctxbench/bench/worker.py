@@ -37,6 +37,8 @@ from typing import Any
 # that ran next: 0.02 s of the 1M-token floor's 0.17 s, so every CPU ratio looked 13-15% better.
 # Set before anything imports numpy (a value set by the caller is kept).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# Every measurement tokenizes afresh (the floor is one tokenizer pass): no counts from other runs.
+os.environ.setdefault("CTXBENCH_COUNT_CACHE", "off")
 
 from ctxbench.memory import release_free_memory
 from ctxbench.tokens.counting import TokenCounter

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ctxbench.tokens import count_cache
 from ctxbench.tokens.line_starts import PieceCounter
 from ctxbench.transcripts.model import Message, ToolCall
 
@@ -84,6 +85,10 @@ class Tokenizer(ABC):
     # ``ctxbench.tokens.line_starts``): appended text is then counted from the last line only.
     splits_at_line_starts: bool = False
     _pieces: PieceCounter | None = None
+    # What makes this tokenizer's counts the same in every process (its encoding and the code that
+    # counts with it): long texts' counts are then shared through ``ctxbench.tokens.count_cache``.
+    # None: never shared (a tokenizer whose files could change under the same name).
+    cache_identity: str | None = None
 
     @abstractmethod
     def count(self, text: str) -> int:
@@ -105,19 +110,22 @@ class Tokenizer(ABC):
         cached = message.token_cache.get(key)
         if cached is None:
             base = message.appended_to
-            if base is None:
-                if message.role == "tool" and self.splits_at_line_starts:
-                    # The start of a tool result (a pre-token boundary near 200 characters in) is
-                    # counted apart and remembered: when DB-GPT's Layer 1 cuts it to that start,
-                    # only the few characters after that boundary are tokenized again.
-                    cached = self.pieces().with_head(message.content, OBSERVATION_HEAD_CHARS)
-                else:
-                    cached = self.count(message.content)
+            if base is None:  # a long text's count may come from another cell (count_cache)
+                count = self._tool_result_count if message.role == "tool" else self.count
+                cached = count_cache.counted(self.cache_identity, message.content, count)
             else:
                 suffix = message.content[len(base.content) :]
                 cached = self.count_appended(base.content, self.count_content(base), suffix)
             message.token_cache[key] = cached
         return cached
+
+    def _tool_result_count(self, text: str) -> int:
+        if not self.splits_at_line_starts:
+            return self.count(text)
+        # The start of a tool result (a pre-token boundary near 200 characters in) is counted apart
+        # and remembered: when DB-GPT's Layer 1 cuts it to that start, only the few characters
+        # after that boundary are tokenized again.
+        return self.pieces().with_head(text, OBSERVATION_HEAD_CHARS)
 
     def count_appended(self, text: str, text_tokens: int, suffix: str) -> int:
         """Tokens of ``text + suffix`` given ``text_tokens``, the count of ``text``: from the

@@ -58,6 +58,8 @@ class TiktokenTokenizer(Tokenizer):
         # Reviewed split patterns (tests/test_line_starts.py checks the identity on both).
         self.splits_at_line_starts = encoding in ("cl100k_base", "o200k_base")
         self._count = tiktoken_counter(self._encoding)
+        # The encoding's ranks are fixed by its name (tiktoken checks their hash): counts are shared.
+        self.cache_identity = f"tiktoken-{tiktoken.__version__}:{encoding}"
 
     def count(self, text: str) -> int:
         return self._count(text) if text else 0
