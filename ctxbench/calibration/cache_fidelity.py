@@ -86,6 +86,8 @@ def provider_rules(provider: str, model: str | None = None) -> CacheRules:
     data = yaml.safe_load((MODEL_CONFIGS / f"{PROVIDER_CONFIG[provider]}.yaml").read_text("utf-8"))
     rules = CacheRules.from_config(data["cache"])
     assert rules is not None, f"{PROVIDER_CONFIG[provider]}.yaml has no cache block"
+    # The rules alone: what they predict is measured, and what a calibration fitted is fitted again.
+    rules = CacheRules(**{**rules.__dict__, "hit_rate": 1.0, "calibrated": None})
     if provider == "anthropic" and model and "haiku" in model.lower():
         rules = CacheRules(**{**rules.__dict__, "min_tokens": HAIKU_MIN_TOKENS})
     return rules
@@ -193,10 +195,104 @@ def write_csv(path: Path, rows: list[dict[str, Any]], columns: Sequence[str]) ->
     write_text_atomic(path, handle.getvalue())  # published whole or not at all
 
 
+CALIBRATION_COLUMNS = (
+    "model_config",
+    "provider",
+    "sessions",
+    "fit_calls",
+    "scored_calls",
+    "hit_rate",
+    "reported_hit_share",
+    "simulated_hit_share_before",
+    "simulated_hit_share_after",
+)
+
+
+Group = Sequence[tuple[Transcript, list[CacheCall]]]  # the sessions of one provider, simulated
+
+
+def _split(group: Group) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(session, call) positions to fit on and to score on: every other call after each session's
+    first (which reads what earlier sessions cached), alternating across the sessions."""
+    later = [(s, k) for s, (_, calls) in enumerate(group) for k in range(1, len(calls))]
+    return later[0::2], later[1::2]
+
+
+def _share(group: Group, at: Sequence[tuple[int, int]], simulated: bool) -> float:
+    calls = [group[s][1][k] for s, k in at]
+    prompt = sum(c.prompt for c in calls)
+    cached = sum(c.simulated_cached if simulated else c.reported_cached for c in calls)
+    return round(cached / prompt, 6) if prompt else 0.0
+
+
+def calibrate_cache(transcripts: Sequence[Transcript]) -> list[dict[str, Any]]:
+    """Per shipped model config whose provider the transcripts' cache usage comes from: the share of
+    the simulated hits the provider served (``hit_rate``), fitted on half the calls (reported reads /
+    simulated reads) and scored on the others by simulating again with it."""
+    groups: dict[str, list[tuple[Transcript, list[CacheCall]]]] = {}
+    for transcript in transcripts:
+        calls = simulate_transcript(transcript)
+        if calls:
+            usage = next(u for m in transcript.messages if (u := _usage(m)) and cache_provider(u))
+            groups.setdefault(str(cache_provider(usage)), []).append((transcript, calls))
+    rows = []
+    for provider, group in sorted(groups.items()):
+        fit, score = _split(group)
+        simulated = sum(group[s][1][k].simulated_cached for s, k in fit)
+        reported = sum(group[s][1][k].reported_cached for s, k in fit)
+        rate = round(min(1.0, reported / simulated), 4) if simulated else 1.0
+        refit = []
+        for transcript, _ in group:
+            base = provider_rules(provider, transcript.source.get("model"))
+            rules = CacheRules(**{**base.__dict__, "hit_rate": rate})
+            refit.append((transcript, simulate_transcript(transcript, rules)))
+        rows.append(
+            {
+                "model_config": PROVIDER_CONFIG[provider],
+                "provider": provider,
+                "sessions": len(group),
+                "fit_calls": len(fit),
+                "scored_calls": len(score),
+                "hit_rate": rate,
+                "reported_hit_share": _share(group, score, simulated=False),
+                "simulated_hit_share_before": _share(group, score, simulated=True),
+                "simulated_hit_share_after": _share(refit, score, simulated=True),
+            }
+        )
+    return rows
+
+
+def calibration_yaml(rows: Sequence[dict[str, Any]]) -> str:
+    """The fitted settings, per model config, as ``model.cache`` keys ``ctxbench run`` reads."""
+    settings = {
+        r["model_config"]: {
+            "hit_rate": r["hit_rate"],
+            "calibrated": f"{r['provider']} cache usage, {r['fit_calls']} calls of {r['sessions']} sessions",
+        }
+        for r in rows
+    }
+    head = "# ctxbench calibrate --against provider: model.cache settings fitted on reported cache usage\n"
+    return head + yaml.safe_dump(settings, sort_keys=True)
+
+
+def run_overrides(row: dict[str, Any]) -> str:
+    """The ``ctxbench run`` overrides that use one fitted row."""
+    calibrated = f"{row['provider']} cache usage, {row['fit_calls']} calls of {row['sessions']} sessions"
+    return (
+        f"model={row['model_config']} model.cache.hit_rate={row['hit_rate']} 'model.cache.calibrated=\"{calibrated}\"'"
+    )
+
+
 def write_cache_fidelity(transcripts: Sequence[Transcript], out_dir: Path) -> list[dict[str, Any]]:
-    """Write cache_fidelity.csv and cache_fidelity_sessions.csv; return the per-source rows."""
+    """Write cache_fidelity.csv, cache_fidelity_sessions.csv, cache_calibration.csv and
+    cache_calibration.yaml; return the per-source rows."""
+    from ctxbench.atomic import write_text_atomic
+
     rows, sessions = fidelity_rows(transcripts)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(out_dir / "cache_fidelity.csv", rows, COLUMNS)
     write_csv(out_dir / "cache_fidelity_sessions.csv", sessions, SESSION_COLUMNS)
+    fitted = calibrate_cache(transcripts)
+    write_csv(out_dir / "cache_calibration.csv", fitted, CALIBRATION_COLUMNS)
+    write_text_atomic(out_dir / "cache_calibration.yaml", calibration_yaml(fitted))
     return rows

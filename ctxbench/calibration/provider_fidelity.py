@@ -34,8 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ctxbench.calibration.cache_fidelity import (
+    CALIBRATION_COLUMNS,
+    calibrate_cache,
+    run_overrides,
+    write_cache_fidelity,
+)
 from ctxbench.calibration.cache_fidelity import COLUMNS as CACHE_COLUMNS
-from ctxbench.calibration.cache_fidelity import write_cache_fidelity
 from ctxbench.calibration.sources import has_usage, reported_prompt, source_of
 from ctxbench.errors import ConfigError
 from ctxbench.tokens.counting import TokenCounter, tools_tokens
@@ -446,9 +451,18 @@ def write_report(
             "## Prompt cache: simulated against reported (reads summed per session after its first call)",
             text_table(cache_rows, CACHE_COLUMNS),
         ]
+    fitted = calibrate_cache(transcripts)
+    if fitted:
+        parts += [
+            "",
+            "## Prompt cache calibration: hit_rate fitted on every other call, hit shares on the others",
+            text_table(fitted, CALIBRATION_COLUMNS),
+            "use it: ctxbench run " + "; ctxbench run ".join(run_overrides(r) for r in fitted),
+            f"(also in {out_dir}/cache_calibration.yaml)",
+        ]
     parts += [
         "",
         f"written: {out_dir}/provider_fidelity.csv, fidelity_outliers.csv, estimators_vs_provider.csv, "
-        "cache_fidelity.csv, cache_fidelity_sessions.csv",
+        "cache_fidelity.csv, cache_fidelity_sessions.csv, cache_calibration.csv, cache_calibration.yaml",
     ]
     return "\n".join(parts)

@@ -63,6 +63,14 @@ class CacheRules:
     )
     lookback_blocks: Annotated[int, Param("blocks the provider looks back for a cached prefix", ge=0)] = 20
     cache_reply: Annotated[bool, Param("the reply joins the cached prefix of the next call")] = False
+    # What ``ctxbench calibrate --against provider`` fits from reported cache usage: the share of a
+    # cacheable prefix the provider serves from its cache (OpenAI routes best-effort: a request may
+    # land where its prefix is not cached), and what the fit was made on (None: never calibrated,
+    # and ``ctxbench run`` says so).
+    hit_rate: Annotated[
+        float, Param("share of a cacheable prefix the provider serves (calibrate fits it)", ge=0, le=1)
+    ] = 1.0
+    calibrated: Annotated[str | None, Param("what hit_rate was fitted on (null: never calibrated)")] = None
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
@@ -74,6 +82,8 @@ class CacheRules:
             raise ValueError(f"cache.breakpoints: at most {MAX_BREAKPOINTS}, got {len(self.breakpoints)}")
         if self.step_tokens < 1 or self.min_tokens < 0:
             raise ValueError("cache.step_tokens must be >= 1 and cache.min_tokens >= 0")
+        if not 0.0 <= self.hit_rate <= 1.0:
+            raise ValueError(f"cache.hit_rate must be within [0, 1], got {self.hit_rate}")
 
     @classmethod
     def from_config(cls, data: dict[str, Any] | None) -> CacheRules | None:
@@ -209,7 +219,9 @@ class PrefixCache:
         # (a request costs O(its new messages), not a copy of the whole history each time).
         extended = best is not None and shared >= len(best.messages)
         chain = self._new_chain(best, shared, messages, size, sizes, extended, last_k)
-        cached = min(self._billable_read(read, prompt_tokens), prompt_tokens)
+        # The expected read when the provider serves only a share of the hits it could (hit_rate).
+        served = read if rules.hit_rate >= 1.0 else int(read * rules.hit_rate)
+        cached = min(self._billable_read(served, prompt_tokens), prompt_tokens)
         write = 0
         expiry = now + rules.ttl_seconds if now is not None and rules.ttl_seconds is not None else None
         if rules.provider == "anthropic":

@@ -362,7 +362,7 @@ def _accepted(row: Any) -> str:
     return "?" if calls is None else f"{int(calls) - int(getattr(row, 'failed_calls', 0) or 0):,}"
 
 
-COST_NOTE = "cost"  # cost notes start with this word: ``ctxbench run`` prints them under its one-line legend
+COST_NOTE = "cost:"  # notes that say why rows compare badly: ``ctxbench run`` prints them under its legend
 
 
 def cost_notes(table: pd.DataFrame) -> list[str]:
@@ -380,7 +380,7 @@ def cost_notes(table: pd.DataFrame) -> list[str]:
             for r in table.itertuples()
             if (r.failed_calls or 0) > 0
         )
-        notes.append(f"cost of rows that did not finish covers only their accepted calls: {stopped}.")
+        notes.append(f"cost: rows that did not finish cover only their accepted calls: {stopped}.")
     rows = list(table.itertuples())
     for a in rows:
         for b in rows:
