@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import os
 import signal
 import sys
 import traceback
@@ -111,8 +112,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         if isinstance(exc, BrokenPipeError) or exc.errno not in _PLACE_ERRNOS:
             if isinstance(exc, BrokenPipeError):  # the reader went away (`ctxbench ls | head`): not an error
-                import os
-
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 return 0
             return _internal_error(name)
@@ -122,7 +121,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except Terminated:
         print(f"ctxbench {name}: terminated (SIGTERM); results already written are kept", file=sys.stderr)
-        return 143
+        # The clean-up ran while the exception unwound. End now: native threads still running (pyarrow's
+        # readers under `import`) abort the interpreter's shutdown ("terminate called ...", SIGABRT).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(143)
     except KeyboardInterrupt:
         print(f"ctxbench {name}: interrupted; results already written are kept", file=sys.stderr)
         return 130

@@ -5,8 +5,9 @@ A layer, strategy or estimator declares each parameter once, in its signature:
 dataclass the same way, on its fields). This module reads those declarations for
 ``ctxbench.validation`` (is a configured value of the declared type, in the declared range?) and
 for ``ctxbench ls`` (type, default, range, what it is), so neither guesses from key names. Types
-are checked by pydantic, strictly (``"5"`` is not an integer, ``true`` is not a number), except
-that a whole float (``2.0``, as an override may give it) is accepted for an integer.
+are checked strictly (``"5"`` is not an integer, ``true`` is not a number), except that a whole
+float (``2.0``, as an override may give it) is accepted for an integer: scalars here, any other
+type (``Sequence[str]``, a mapping, a class) by pydantic's strict validators.
 """
 
 from __future__ import annotations
@@ -172,6 +173,55 @@ def value_problems(path: str, tp: Any, param: Param | None, value: Any) -> list[
             return [p for i, item in enumerate(value) for p in value_problems(f"{path}.{i}", args[0], param, item)]
     if isinstance(value, float) and value.is_integer() and int in _members(tp) and float not in _members(tp):
         value = int(value)  # an override's 2.0 for a count
+    allowed = range_text(param)
+    wrong_type = Problem(path, value, f"must be {_kind(tp)}{f' in {allowed}' if allowed else ''}")
+    fits = _scalar_fits(tp, value)
+    if fits is None:  # not a plain scalar type: pydantic checks it
+        return _pydantic_problems(path, tp, param, value, wrong_type)
+    if not fits or _nan(value):
+        return [wrong_type]
+    if isinstance(value, int | float) and not isinstance(value, bool) and not _within(value, param):
+        return [Problem(path, value, f"out of range, allowed {allowed}")]
+    return []
+
+
+_SCALARS = (bool, int, float, str)
+
+
+def _scalar_fits(tp: Any, value: Any) -> bool | None:
+    """Whether ``value`` is of a type made of scalars (``int``, ``float | None``, a ``Literal``),
+    strictly as pydantic's strict mode has it (``True`` is no int, an int is a float); None for any
+    other type. Checked here because building a pydantic validator per parameter costs more than
+    the whole check of a config."""
+    members = _members(tp)
+    if not all(m is type(None) or m in _SCALARS or get_origin(m) is Literal for m in members):
+        return None
+    for member in members:
+        if member is type(None) and value is None:
+            return True
+        if get_origin(member) is Literal and value in get_args(member) and type(value) in map(type, get_args(member)):
+            return True
+        if member is bool and isinstance(value, bool):
+            return True
+        if member is int and isinstance(value, int) and not isinstance(value, bool):
+            return True
+        if member is float and isinstance(value, int | float) and not isinstance(value, bool):
+            return True
+        if member is str and isinstance(value, str):
+            return True
+    return False
+
+
+def _within(value: float, param: Param) -> bool:
+    return (
+        (param.ge is None or value >= param.ge)
+        and (param.gt is None or value > param.gt)
+        and (param.le is None or value <= param.le)
+        and (param.lt is None or value < param.lt)
+    )
+
+
+def _pydantic_problems(path: str, tp: Any, param: Param, value: Any, wrong_type: Problem) -> list[Problem]:
     adapter = _adapter(tp, (param.ge, param.gt, param.le, param.lt))
     if adapter is None:
         return []
@@ -181,10 +231,9 @@ def value_problems(path: str, tp: Any, param: Param | None, value: Any) -> list[
         adapter.validate_python(value)
     except ValidationError as exc:
         errors = exc.errors()
-        allowed = range_text(param)
         if errors and all(e["type"] in _RANGE_ERRORS for e in errors) and not _nan(value):
-            return [Problem(path, value, f"out of range, allowed {allowed}")]
-        return [Problem(path, value, f"must be {_kind(tp)}{f' in {allowed}' if allowed else ''}")]
+            return [Problem(path, value, f"out of range, allowed {range_text(param)}")]
+        return [wrong_type]
     return []
 
 

@@ -31,6 +31,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def ctxbench_check(request: pytest.FixtureRequest) -> Callable[..., pd.DataFrame]:
     """Compare results with a baseline; fail the test on a regression; return the check table."""
+    from ctxbench.errors import CtxbenchError
     from ctxbench.report.gate import compare, current_entries, failed, format_check, load_baseline, parse_tolerances
 
     config = request.config
@@ -49,8 +50,12 @@ def ctxbench_check(request: pytest.FixtureRequest) -> Callable[..., pd.DataFrame
         else:
             paths = [results] if isinstance(results, str | Path) else list(results)
         tol = parse_tolerances([*config.getoption("--ctxbench-tolerance"), *tolerances])
-        entries, _ = current_entries(paths)
-        table = compare(load_baseline(baseline)["entries"], entries, tol, allow_missing)
+        try:
+            entries, _ = current_entries(paths)
+            expected = load_baseline(baseline)["entries"]
+        except CtxbenchError as exc:  # a bad baseline or results folder: one line, not a traceback
+            pytest.fail(f"ctxbench check: {exc}", pytrace=False)
+        table = compare(expected, entries, tol, allow_missing)
         if failed(table):
             pytest.fail(f"ctxbench regression against {baseline}:\n{format_check(table)}", pytrace=False)
         return table

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from ctxbench.atomic import write_text_atomic
 from ctxbench.cells import CellJob, run_cell
@@ -38,6 +38,22 @@ log = logging.getLogger("ctxbench")
 # console gets one line per job, so a sweep's log stays short (issue 18: under 2 KB for the main job).
 cell_log = logging.getLogger("ctxbench.cells")
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+NAME_REFUSED = "ctxbench: output.name refused"  # marks the resolver's error through Hydra's wrapping
+
+
+def _checked_output_name(name: Any) -> str:
+    """``output.name`` as Hydra puts it in its job folder (configs/config.yaml): refused before Hydra
+    creates that folder when it would leave ``output.root`` (validation.py says the same, later)."""
+    from ctxbench.validation import output_name_problem
+
+    problem = output_name_problem(name)
+    if problem:
+        raise ValueError(f"{NAME_REFUSED}: {problem}")
+    return str(name)
+
+
+if not OmegaConf.has_resolver("ctxbench_output_name"):
+    OmegaConf.register_new_resolver("ctxbench_output_name", _checked_output_name)
 CELLS_FILE = "cells.json"
 SKIPPED_FILE = "skipped_dataset_files.json"  # one line per bad dataset file a job skipped
 
@@ -162,7 +178,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     # Text recurring across runs of one framework is its boilerplate, not what a user wrote.
     boilerplate = find_boilerplate(t for t, _ in dataset if not t.probes)
     progress = show_progress(cfg.get("progress", "auto"))
-    started, reused, stale = time.perf_counter(), 0, 0
+    started, reused, stale, recomputed = time.perf_counter(), 0, 0, 0
     resolved = resolved_config(cfg)
     record_contexts = bool(cfg.output.get("contexts", True))  # not in a cell's hash: it changes no number
     job = CellJob(cfg, model, counter, boilerplate, overrides, resolved, record_contexts, progress)
@@ -170,7 +186,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
 
     def do_cell(index: int, cell: Cell, transcript: Transcript, data_hash: str, blocking: bool) -> bool:
         """Reuse or compute one cell under its lock; False when another run holds it (not blocking)."""
-        nonlocal reused, stale
+        nonlocal reused, stale, recomputed
         lock = cell.lock()
         if not lock.acquire(blocking=False):
             if not blocking:
@@ -178,7 +194,10 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
             log.info("waiting for %s (being computed by %s)", cell.path.relative_to(root), lock.holder())
             lock.acquire(blocking=True)
         try:
-            summary = cell.stored()
+            summary, problem = cell.check()
+            if problem is not None:  # a file deleted, cut or altered since it was published, an old schema
+                cell_log.warning("recompute %s: not a complete cell (%s)", cell.path.name, problem)
+                recomputed += 1
             if summary is not None and summary.get("code") != code_fingerprint() and not cfg.get("reuse_stale"):
                 cell_log.info("recompute %s: ctxbench's replay code changed since it was written", cell.path.name)
                 stale += 1
@@ -210,7 +229,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     for transcript, data_hash in dataset:
         cell_hash = config_hash(cell_config(cfg, f"{data_hash}:{transcript.id}"))
         items.append((Cell(root, transcript.id, name, model.name, cell_hash), transcript, data_hash))
-    cells = [str(cell.path) for cell, _, _ in items]
+    # Relative to the job folder: a results folder copied or moved elsewhere lists its own cells.
+    cells = [os.path.relpath(cell.path, output_dir) for cell, _, _ in items]
     bar = tqdm(items, desc=f"{name} on {model.name}", unit="transcript", disable=not progress, leave=False)
     deferred = [(i, c, t, h) for i, (c, t, h) in enumerate(bar) if not do_cell(i, c, t, h, blocking=False)]
     for i, c, t, h in deferred:
@@ -227,7 +247,9 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         f" [{extra}]" if extra else "",
         len(summaries),
         "" if len(summaries) == 1 else "s",
-        (f" ({reused} reused)" if reused else "") + (f" ({stale} recomputed: code changed)" if stale else ""),
+        (f" ({reused} reused)" if reused else "")
+        + (f" ({stale} recomputed: code changed)" if stale else "")
+        + (f" ({recomputed} recomputed: incomplete or altered)" if recomputed else ""),
         f"{calls:,}",
         time.perf_counter() - started,
     )
@@ -321,11 +343,12 @@ class PrintComparison(Callback):
         self._print(config, sorted(Path(config.hydra.sweep.dir).glob(f"*/{CELLS_FILE}")), glob=False)
 
     def _print(self, config: DictConfig, places: list[Path], glob: bool = True) -> None:
+        from ctxbench.results.reader import read_cells_list
         from ctxbench.results.store import iter_summaries
 
         report = config.get("report")
         files = [p / CELLS_FILE for p in places] if glob else places
-        cells = [Path(c) for f in files if f.exists() for c in json.loads(f.read_text("utf-8"))]
+        cells = [c for f in files if f.exists() for c in read_cells_list(f)]
         summaries = [s for c in cells for _, s in iter_summaries(c / "summary.json") if (c / "summary.json").exists()]
         skipped = sorted({line for f in files for line in _read_list(f.parent / SKIPPED_FILE)})
         if skipped:
@@ -395,6 +418,17 @@ def _shown(path: Path) -> str:
 QUIET_OVERRIDES = ("progress=false", "hydra.job_logging.root.level=WARNING", "hydra.hydra_logging.root.level=WARNING")
 
 
+def _name_refusal(exc: BaseException) -> str | None:
+    """The output.name problem inside whatever Hydra and OmegaConf wrapped it in, or None."""
+    current: BaseException | None = exc
+    while current is not None:
+        text = str(current)
+        if NAME_REFUSED in text:
+            return text.split(f"{NAME_REFUSED}: ", 1)[1].splitlines()[0].split("\n")[0]
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def _output_place(args: Sequence[str]) -> str:
     """``output.root/output.name`` as the overrides give it (for an error that names no file)."""
     given = dict(
@@ -422,6 +456,9 @@ def cli(argv: Sequence[str]) -> int:
     try:
         hydra_main()
     except CompactHydraException as exc:  # a missing config group option, a bad override, ...
+        problem = _name_refusal(exc)
+        if problem is not None:
+            raise ConfigError(f"invalid config:\n  {problem}") from None
         cause = f" ({exc.__cause__})" if exc.__cause__ is not None else ""
         text = f"{exc}{cause}".split("Config search path:")[0]
         raise ConfigError(" ".join(text.split())) from None
@@ -429,4 +466,9 @@ def cli(argv: Sequence[str]) -> int:
         if exc.filename is None:
             exc.filename = _output_place(args)
         raise
+    except Exception as exc:  # output.name refused while Hydra resolved its job folder (configs/config.yaml)
+        problem = _name_refusal(exc)
+        if problem is None:
+            raise
+        raise ConfigError(f"invalid config:\n  {problem}") from None
     return 2 if RUN_STATE["skipped"] else 0  # bad input (skipped dataset files); the rest ran and is kept

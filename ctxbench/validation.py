@@ -311,10 +311,16 @@ def _output_problems(cfg: DictConfig, original_cwd: str | Path | None) -> list[s
     """``output.name`` stays a folder inside ``output.root``. (Cassette folders are not confined: a
     user names them on purpose, to share recorded exchanges between a record run and a replay run.)"""
     output = cfg.get("output") or {}
-    name = str(output.get("name", ""))
+    problem = output_name_problem(output.get("name", ""))
+    return [problem] if problem else []
+
+
+def output_name_problem(name: Any) -> str | None:
+    """Why ``output.name`` cannot be a folder inside ``output.root``, or None."""
+    name = str(name)
     if not name or params.escapes(name) or name in (".", ""):
-        return [f"output.name={name!r}: must be a folder name inside output.root (no '..', not absolute)"]
-    return []
+        return f"output.name={name!r}: must be a folder name inside output.root (no '..', not absolute)"
+    return None
 
 
 def validate_run_config(cfg: DictConfig, original_cwd: str | Path | None = None) -> None:

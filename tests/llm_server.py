@@ -6,7 +6,12 @@ digest of the whole request, so replies are checkable and differ per request. ``
 it answer like a failing provider instead: "overflow" (400 context_length_exceeded), "rate_limit"
 (429), "error" (500), "empty" (empty content), "malformed" (no headings), "slow" (sleeps past the
 client timeout), "length" (the reply, with finish_reason "length"). ``script`` gives a behaviour
-per request instead, in turn (cycled): a server that fails, then recovers, then fails again."""
+per request instead, in turn (cycled): a server that fails, then recovers, then fails again.
+
+Hostile behaviours (issue 29): "no_choices" (``"choices": []``), "missing_choices" (no key),
+"drip_body" / "drip_headers" (one byte every ``drip_seconds``, each read well within any timeout),
+"huge" (a ``huge_bytes`` reply), "gzip_bomb" (a small gzip body that inflates to ``huge_bytes``),
+"huge_usage" (a usage of 10^25 prompt tokens)."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import hashlib
 import json
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -63,7 +69,11 @@ class LLMServer:
         sleep_seconds: float = 3.0,
         reply: Callable[[dict[str, Any]], str] = reply_text,
         script: list[str] | None = None,
+        drip_seconds: float = 0.2,
+        huge_bytes: int = 100 << 20,
     ) -> None:
+        self.drip_seconds = drip_seconds
+        self.huge_bytes = huge_bytes
         self.behaviour = behaviour
         self.script = list(script or [])  # behaviour per request, in turn (cycled)
         self.behaviours: list[str] = []  # what each request got
@@ -95,6 +105,8 @@ class LLMServer:
                     return self._send(429, RATE_LIMIT_BODY)
                 if behaviour == "slow":
                     time.sleep(server.sleep_seconds)
+                if behaviour in HOSTILE:
+                    return HOSTILE[behaviour](self, server, body)
                 canned = {"empty": "", "malformed": "All good, nothing to report."}
                 text = canned[behaviour] if behaviour in canned else server.reply(body)
                 words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
@@ -132,6 +144,7 @@ class LLMServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
                     pass
 
+        self.handler = Handler
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -154,3 +167,103 @@ class LLMServer:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+# --- hostile replies ------------------------------------------------------------------------------------
+
+
+def completion(text: str, **usage: Any) -> dict[str, Any]:
+    counts = {"prompt_tokens": 10, "completion_tokens": len(text.split()), **usage}
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "test-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {**counts, "total_tokens": counts["prompt_tokens"] + counts["completion_tokens"]},
+    }
+
+
+def _raw(handler: Any, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+    _stream(handler, status, len(data), [data], headers)
+
+
+def _stream(handler: Any, status: int, length: int, chunks: Any, headers: dict[str, str] | None = None) -> None:
+    """A reply sent in chunks (a 100 MB body without 100 MB in this process)."""
+    try:
+        handler.send_response(status)
+        for key, value in {
+            "Content-Type": "application/json",
+            "Content-Length": str(length),
+            **(headers or {}),
+        }.items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        for chunk in chunks:
+            handler.wfile.write(chunk)
+    except (BrokenPipeError, ConnectionResetError, OSError):
+        pass
+
+
+def _huge_parts(size: int, fill: bytes) -> tuple[bytes, int, bytes]:
+    head, tail = json.dumps(completion("@")).encode().split(b"@")
+    return head, size, tail
+
+
+def _huge_chunks(size: int, fill: bytes) -> Any:
+    head, n, tail = _huge_parts(size, fill)
+    yield head
+    block = fill * (1 << 20)
+    for _ in range(n >> 20):
+        yield block
+    yield tail
+
+
+def _drip(handler: Any, data: bytes, seconds: float) -> None:
+    try:
+        for i in range(len(data)):
+            handler.wfile.write(data[i : i + 1])
+            handler.wfile.flush()
+            time.sleep(seconds)
+    except (BrokenPipeError, ConnectionResetError, OSError):
+        pass
+
+
+def _drip_body(handler: Any, server: LLMServer, body: dict[str, Any]) -> None:
+    data = json.dumps(completion("a reply that takes minutes to arrive " * 20)).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.flush()
+    _drip(handler, data, server.drip_seconds)
+
+
+def _drip_headers(handler: Any, server: LLMServer, body: dict[str, Any]) -> None:
+    head = b"HTTP/1.1 200 OK\r\n" + b"".join(f"X-Pad-{i}: {'x' * 40}\r\n".encode() for i in range(300))
+    _drip(handler, head, server.drip_seconds)
+
+
+def _huge(handler: Any, server: LLMServer, body: dict[str, Any]) -> None:
+    head, n, tail = _huge_parts(server.huge_bytes, b"x")
+    length = len(head) + (n >> 20 << 20) + len(tail)
+    _stream(handler, 200, length, _huge_chunks(server.huge_bytes, b"x"))
+
+
+def _gzip_bomb(handler: Any, server: LLMServer, body: dict[str, Any]) -> None:
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip framing
+    data = b"".join(compressor.compress(chunk) for chunk in _huge_chunks(server.huge_bytes, b" ")) + compressor.flush()
+    _raw(handler, 200, data, {"Content-Encoding": "gzip"})
+
+
+HOSTILE: dict[str, Callable[[Any, LLMServer, dict[str, Any]], None]] = {
+    "no_choices": lambda h, s, b: _raw(h, 200, json.dumps({**completion("x"), "choices": []}).encode()),
+    "missing_choices": lambda h, s, b: _raw(
+        h, 200, json.dumps({k: v for k, v in completion("x").items() if k != "choices"}).encode()
+    ),
+    "drip_body": _drip_body,
+    "drip_headers": _drip_headers,
+    "huge": _huge,
+    "gzip_bomb": _gzip_bomb,
+    "huge_usage": lambda h, s, b: _raw(h, 200, json.dumps(completion("fine", prompt_tokens=10**25)).encode()),
+}

@@ -102,10 +102,22 @@ def test_pytest_fixture_in_a_user_suite(pytester, sweep_root, tmp_path) -> None:
     pytester.runpytest(*args).assert_outcomes(skipped=1)  # no baseline given: skipped, not failed
     pytester.runpytest(*args, "--ctxbench-baseline", str(baseline)).assert_outcomes(passed=1)
     data = json.loads(baseline.read_text())
-    data["entries"][0]["metrics"]["retries"] = -1  # current retries (0) now exceed the baseline
+    # A baseline that sent 1 token per transcript: every current run sends more (a baseline with
+    # impossible figures, e.g. -1 retries, is refused as such: tests/test_robust_results.py).
+    data["entries"][0]["metrics"]["tokens_sent"] = 1
     for numbers in data["entries"][0]["per_transcript"].values():
-        numbers["retries"] = -1
+        for key in [k for k in numbers if k.startswith("tokens_sent")]:
+            numbers[key] = 1
     baseline.write_text(json.dumps(data))
-    result = pytester.runpytest(*args, "--ctxbench-baseline", str(baseline))
+    result = pytester.runpytest(*args, "--ctxbench-baseline", str(baseline), "--ctxbench-tolerance", "tokens_sent=0")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*ctxbench regression*", "*retries*FAIL*"])
+    result.stdout.fnmatch_lines(["*ctxbench regression*", "*tokens_sent*FAIL*"])
+
+
+def test_a_tolerance_is_said_in_the_units_of_its_delta():
+    """Issue 27: "-31.34% (tolerance -0.02)" mixed a percent delta with a fraction tolerance."""
+    from ctxbench.report.gate import Tolerance
+
+    assert Tolerance.parse("0.02").said_for("retention") == "2.00%"
+    assert Tolerance.parse("5%").said_for("retention") == "5% of the baseline"
+    assert Tolerance.parse("0").said_for("overflow_errors") == "0"

@@ -9,6 +9,7 @@ import importlib.util
 import math
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -106,6 +107,10 @@ def test_a_plugin_layer_gets_the_same_one_line_error_as_a_shipped_one(tmp_path: 
         (float | None, Param("share", gt=0, le=1), "x", "must be a number or null in (0, 1]"),
         (Literal["budget", "window"], Param("base"), "windw", "must be 'budget' | 'window'"),
         (str, Param("folder", folder=True), "../x", "a folder here must stay inside the cell"),
+        (Sequence[str], Param("tools"), "Bash", "must be Sequence[str]"),  # pydantic's check: a str is no list
+        (Sequence[str], Param("tools"), ["Bash"], None),
+        (dict[str, Any] | None, Param("plan"), {"parts": 2}, None),
+        (dict[str, Any] | None, Param("plan"), [1], "must be dict[str, Any] | None"),
     ],
 )
 def test_values_are_checked_strictly_against_the_declared_type(tp: Any, param: Param, value: Any, expected) -> None:

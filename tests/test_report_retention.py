@@ -12,7 +12,7 @@ from ctxbench.report.cli import report_cli
 from ctxbench.report.load import gather
 from ctxbench.report.plots import retention_vs_savings
 from ctxbench.report.tables import comparison_frame
-from ctxbench.results.store import Cell
+from ctxbench.results.store import Cell, seal
 from ctxbench.strategies.none import FullHistory
 from ctxbench.strategies.sliding_window import SlidingWindow
 from tests.test_gate_paired import _write
@@ -29,6 +29,7 @@ def _results(tmp_path):
         (target / "summary.json").write_text(text)
         for name in ("calls.jsonl", "events.jsonl"):
             (target / name).write_bytes((cell.parent / name).read_bytes())
+        seal(target)  # a cell made by hand is complete once its manifest lists its files
     return root
 
 

@@ -56,7 +56,8 @@ def test_multirun_writes_resumable_cells_and_prints_comparison(tmp_path):
     cell_lines = [
         line for log in sweep.glob("*/*.log") for line in log.read_text().splitlines() if "ctxbench.cells" in line
     ]
-    assert len(cell_lines) == 4 and sum(" skip " in line for line in cell_lines) == 3  # a line per cell, in the log
+    assert len(cell_lines) == 5 and sum(" skip " in line for line in cell_lines) == 3  # a line per cell, in the log
+    assert sum("not a complete cell" in line for line in cell_lines) == 1  # and why the victim is recomputed
     assert victim.exists()
     assert all(p.stat().st_mtime_ns == t for p, t in mtimes.items())
     recomputed = json.loads(victim.read_text())

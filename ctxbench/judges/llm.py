@@ -76,18 +76,41 @@ def render_context(working: Sequence[Message], max_chars: int | None = None) -> 
     return "\n\n".join(_block(m) for m in visible_messages(working, max_chars))
 
 
-def _first_object(text: str) -> Any:
-    """The first JSON value that decodes at a ``{`` in ``text`` (code fences and prose around it allowed)."""
+MAX_PROSE_CHARS = 200  # text around the grade ("Sure:"); more is an answer of another kind (instructions)
+_FREE_KEYS = {"reason", "reasoning", "explanation", "rationale"}  # said beside a grade by real models
+_PROBE_KEYS = ("probe", "probe_id", "question")  # a grade naming what it grades must name this probe
+
+
+def _objects(text: str) -> tuple[list[dict[str, Any]], int]:
+    """The top-level JSON objects in ``text`` (code fences stripped) and how many characters are outside them."""
     text = _FENCE.sub("", text.strip())
     decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    inside, position = 0, 0
     for match in re.finditer(r"\{", text):
+        if match.start() < position:
+            continue  # inside an object already read
         try:
-            value, _ = decoder.raw_decode(text, match.start())
+            value, end = decoder.raw_decode(text, match.start())
         except ValueError:
             continue
         if isinstance(value, dict):
-            return value
-    raise ValueError("no JSON object")
+            found.append(value)
+            inside += end - match.start()
+            position = end
+    return found, len(text) - inside
+
+
+def _first_object(text: str) -> Any:
+    """The one JSON object in ``text`` (code fences and a little prose around it allowed)."""
+    found, outside = _objects(text)
+    if not found:
+        raise ValueError("no JSON object")
+    if sum(1 for o in found if "correct" in o) > 1:
+        raise ValueError("two grades in one reply")
+    if outside > MAX_PROSE_CHARS:
+        raise ValueError(f"{outside} characters of text around the grade (instructions, not a grade)")
+    return found[0]
 
 
 def _rating(value: Any, key: str) -> float | None:
@@ -103,10 +126,19 @@ def _rating(value: Any, key: str) -> float | None:
     return float(value)
 
 
-def validate_grade(text: str) -> dict[str, Any]:
+def validate_grade(text: str, probe: Probe | None = None) -> dict[str, Any]:
     """The grade in a judge's reply, checked against GRADE_SCHEMA; raises ValueError saying what is wrong.
-    ``"correct": "true"`` and numbers as strings are read for what they say."""
+    ``"correct": "true"`` and numbers as strings are read for what they say. A reply with two grades,
+    keys the schema does not have (instructions), or a grade naming another probe is not a grade."""
     grade = _first_object(text)
+    unknown = sorted(set(grade) - set(GRADE_SCHEMA["properties"]) - _FREE_KEYS - set(_PROBE_KEYS))
+    if unknown:
+        raise ValueError(f"unexpected key {unknown[0]!r} in the grade")
+    if probe is not None:
+        for key in _PROBE_KEYS:
+            named = grade.get(key)
+            if named is not None and str(named).strip() not in (probe.id, probe.question.strip()):
+                raise ValueError(f"a grade for another probe ({key}={str(named)[:60]!r})")
     correct = grade.get("correct")
     if isinstance(correct, str):
         correct = _TRUTH.get(correct.strip().lower(), correct)
@@ -212,7 +244,7 @@ class LLMJudge:
             except SummariserError as error:
                 return None, error.kind
             try:
-                return validate_grade(text), ""
+                return validate_grade(text, probe), ""
             except ValueError as error:
                 if hasattr(self.grader, "mark_failed"):
                     self.grader.mark_failed("malformed", f"judge reply is not a valid grade: {error}")

@@ -24,6 +24,7 @@ ROLES: tuple[str, ...] = ("summariser", "answerer", "judge")
 # Failures worth asking again: they say nothing about the request itself.
 RETRY_KINDS = frozenset({"error", "timeout", "rate_limit"})
 STRUCTURED_OUTPUT = ("auto", "json_schema", "json_object", "none")
+MAX_USAGE_TOKENS = 10_000_000  # no model's window comes near: a larger reported count is not a count
 
 
 @dataclass(frozen=True)
@@ -254,27 +255,25 @@ class LLMClient:
         api_key = self._api_key()
         if api_key:
             kwargs["api_key"] = api_key
+        from ctxbench.llm.http import attempt_deadline, bounded_client
+
+        if litellm.client_session is None:  # OpenAI-compatible calls: a deadline per attempt, bounded replies
+            litellm.client_session = bounded_client()
         try:
-            response = litellm.completion(**kwargs)
+            with attempt_deadline(cfg.timeout):
+                response = litellm.completion(**kwargs)
         except Exception as exc:  # litellm raises provider-specific types; classify_exception maps them
+            refused = _refusal(exc)
+            if refused is not None:  # too large, or an encoding that cannot be bounded: not worth asking again
+                return {"error": {"kind": "malformed", "message": refused}}, None
             message = " ".join(str(exc).split())[:500]
+            if "no 'choices'" in message:  # litellm's own check of a 200 without choices
+                return {"error": {"kind": "malformed", "message": message}}, None
             return {"error": {"kind": classify_exception(exc), "message": message}}, _retry_after(exc)
-        usage = getattr(response, "usage", None)
-        counts = {
-            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
-        }
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached_prompt = int(getattr(details, "cached_tokens", 0) or 0)
-        if cached_prompt:  # the provider's prompt cache served these (OpenAI; litellm maps Anthropic's reads)
-            counts["cached_prompt_tokens"] = cached_prompt
-        choice = response.choices[0]
-        return {
-            "response": choice.message.content or "",
-            "finish_reason": getattr(choice, "finish_reason", None),
-            "model": getattr(response, "model", None) or cfg.model,
-            "usage": counts,
-        }, None
+        try:
+            return _checked_reply(response, cfg.model), None
+        except ValueError as exc:  # a 200 that is not a completion: counted as malformed, never a verdict
+            return {"error": {"kind": "malformed", "message": f"reply {exc}"}}, None
 
     def _api_key(self) -> str | None:
         cfg = self.config
@@ -330,6 +329,59 @@ class LLMClient:
                 "key": key,
             }
         )
+
+
+def _count(value: Any, name: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        raise ValueError(f"usage.{name} is {value!r}, not a token count")
+    if not 0 <= value <= MAX_USAGE_TOKENS or int(value) != value:
+        raise ValueError(f"usage.{name}={value!r} is not a plausible token count (0..{MAX_USAGE_TOKENS:,})")
+    return int(value)
+
+
+def _checked_reply(response: Any, model: str) -> dict[str, Any]:
+    """The cassette entry of a provider reply, checked: one choice with text, plausible usage."""
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise ValueError("has no choices")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    content = getattr(message, "content", None)
+    if content is not None and not isinstance(content, str):
+        raise ValueError(f"content is {type(content).__name__}, not text")
+    usage = getattr(response, "usage", None)
+    counts = {
+        "prompt_tokens": _count(getattr(usage, "prompt_tokens", 0), "prompt_tokens"),
+        "completion_tokens": _count(getattr(usage, "completion_tokens", 0), "completion_tokens"),
+    }
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached_prompt = _count(getattr(details, "cached_tokens", 0), "prompt_tokens_details.cached_tokens")
+    if cached_prompt > counts["prompt_tokens"]:
+        raise ValueError(f"usage says {cached_prompt} cached of {counts['prompt_tokens']} prompt tokens")
+    if cached_prompt:  # the provider's prompt cache served these (OpenAI; litellm maps Anthropic's reads)
+        counts["cached_prompt_tokens"] = cached_prompt
+    return {
+        "response": content or "",
+        "finish_reason": getattr(choice, "finish_reason", None),
+        "model": getattr(response, "model", None) or model,
+        "usage": counts,
+    }
+
+
+def _refusal(exc: BaseException) -> str | None:
+    """The transport's refusal (ctxbench.llm.http.ReplyRefused) somewhere in the exception's chain."""
+    from ctxbench.llm.http import ReplyRefused
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ReplyRefused):
+            return str(current)
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _retry_after(exc: BaseException) -> float | None:

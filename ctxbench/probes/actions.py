@@ -59,6 +59,12 @@ class Action:
     result: str = ""  # the observation that answered the action
 
 
+def same_file(a: str, b: str) -> bool:
+    """Two spellings of one path: equal, or one is the other's tail after a "/"."""
+    a, b = a.removeprefix("./"), b.removeprefix("./")
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
 def decoded_arguments(arguments: str) -> str:
     """Tool-call arguments as the agent meant them: JSON string values, unescaped."""
     try:

@@ -141,12 +141,6 @@ def _task(messages: list[Message], boilerplate: Boilerplate) -> Candidate | None
     return None
 
 
-def same_file(a: str, b: str) -> bool:
-    """Two spellings of one path: equal, or one is the other's tail after a "/"."""
-    a, b = a.removeprefix("./"), b.removeprefix("./")
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
-
-
 def _blank(match: re.Match[str]) -> str:
     return " " * len(match.group(0))  # keep offsets
 

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ctxbench.probes.actions import Action
+from ctxbench.probes.actions import Action, same_file
 from ctxbench.probes.outputs import MAKE_RECIPE, errors, read_output, suite_summary
 from ctxbench.probes.shell import is_read_only, is_scratch, runs_tests, script_run
 from ctxbench.transcripts.model import Message
@@ -193,7 +193,7 @@ class WorkReader:
         self.diff = _last_diff(messages)
         if self.diff is not None:  # what the diff holds is the fix; other edits fixed the environment
             in_diff = [p for p, _ in _diff_files(self.diff[1])]
-            fixes = [a for a in self.source_edits if any(_same(a.path or "", p) for p in in_diff)]
+            fixes = [a for a in self.source_edits if any(same_file(a.path or "", p) for p in in_diff)]
             self.source_edits = fixes or self.source_edits
         self.first_fix = min((a.message_index for a in self.source_edits), default=None)
 
@@ -206,7 +206,7 @@ class WorkReader:
         if not files:
             last: dict[str, int] = {}
             for a in self.source_edits:
-                key = next((k for k in last if _same(k, a.path or "")), a.path or "")
+                key = next((k for k in last if same_file(k, a.path or "")), a.path or "")
                 last[key] = a.message_index
             files = list(last.items())
         for path, at in files:
@@ -232,7 +232,7 @@ class WorkReader:
         if not found:
             by_file: dict[str, Action] = {}
             for a in self.source_edits:
-                by_file[next((k for k in by_file if _same(k, a.path or "")), a.path or "")] = a
+                by_file[next((k for k in by_file if same_file(k, a.path or "")), a.path or "")] = a
             for path, a in by_file.items():
                 seen = "\n".join(m.content for m in self.messages[: a.message_index] if m.role != "assistant")
                 key = _key_line(a.new_text.splitlines(), a.old_text.splitlines(), seen if not a.old_text else "")
@@ -243,7 +243,7 @@ class WorkReader:
     def _edited_at(self, path: str, default: int) -> int:
         """Where the agent last edited a file the diff names: the fact is stated there, not in the
         diff shown at submission (often after the last call, where no context ever holds it)."""
-        return max((a.message_index for a in self.source_edits if _same(a.path or "", path)), default=default)
+        return max((a.message_index for a in self.source_edits if same_file(a.path or "", path)), default=default)
 
     @staticmethod
     def _change(path: str, key: tuple[str, str], at: int, context: str) -> Fact:
@@ -381,7 +381,7 @@ class WorkReader:
         went through, or the same command ran clean. A slip, not a fact to carry."""
         a = self.actions[n]
         for b in self.actions[n + 1 : n + 4]:
-            if a.op == "edit" and b.op == "edit" and b.ok and _same(a.path or "", b.path or ""):
+            if a.op == "edit" and b.op == "edit" and b.ok and same_file(a.path or "", b.path or ""):
                 return True
             if (
                 a.op == "shell"
@@ -402,7 +402,7 @@ class WorkReader:
         own = script == "-" or (script is not None and is_scratch(script))
         typo = re.match(r"(?:\S+ )*(?:SyntaxError|IndentationError|TabError|NameError)\b", line.split(" in ")[-1])
         bare = re.fullmatch(r"[\w.]*(?:Error|Exception)", line.strip())
-        in_source = any(_same(path, p) for p in re.findall(r'File "([^"]+)"', line) for path in self._fix_paths())
+        in_source = any(same_file(path, p) for p in re.findall(r'File "([^"]+)"', line) for path in self._fix_paths())
         return own and not in_source and bool(typo or bare or script == "-")
 
     def _fix_paths(self) -> list[str]:
@@ -588,11 +588,6 @@ def _removed_paths(command: str) -> list[str]:
 
 def _base(path: str | None) -> str:
     return (path or "").rstrip("/").rsplit("/", 1)[-1]
-
-
-def _same(a: str, b: str) -> bool:
-    a, b = a.removeprefix("./"), b.removeprefix("./")
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
 
 def _environment_error(line: str) -> bool:

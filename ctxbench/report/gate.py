@@ -92,6 +92,13 @@ class Tolerance:
     def __str__(self) -> str:
         return f"{self.value:.0%}" if self.relative else f"{self.value:g}"
 
+    def said_for(self, metric: str) -> str:
+        """In the units the metric's delta is printed in: a share's tolerance in percentage points
+        like its delta ("-31.34%, tolerance -2.00%", not "tolerance -0.02"); a relative one says so."""
+        if self.relative:
+            return f"{self.value:.0%} of the baseline"
+        return _fmt(metric, self.value, False)
+
 
 def parse_tolerances(
     items: Sequence[str] | None, defaults: Mapping[str, str] = DEFAULT_TOLERANCES
@@ -159,19 +166,10 @@ def _key(entry: Mapping[str, Any]) -> tuple[str, str, str]:
 
 
 def load_baseline(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read baseline: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
-    if not isinstance(data, dict) or data.get("schema") != BASELINE_SCHEMA:
-        raise InputError(path, "schema", f"not a ctxbench baseline (expected schema {BASELINE_SCHEMA!r})")
-    for i, entry in enumerate(data.get("entries") or ()):
-        if not isinstance(entry, dict) or not {"strategy", "model", "metrics"} <= entry.keys():
-            raise InputError(path, f"entries[{i}]", "needs strategy, model and metrics")
-    return data
+    """A baseline, schema-checked: finite numbers in range (results/reader.py); else one ``InputError``."""
+    from ctxbench.results.reader import read_baseline
+
+    return read_baseline(path, BASELINE_SCHEMA)
 
 
 def paired(before: Mapping[str, Any], after: Mapping[str, Any], metric: str, seed: int = 0) -> Paired | None:
@@ -229,7 +227,7 @@ def compare(
                         "current": None,
                         "delta": None,
                         "interval": None,
-                        "tolerance": str(tol),
+                        "tolerance": tol.said_for(metric),
                         "status": "FAIL: absent now",
                     }
                 )
@@ -252,7 +250,7 @@ def compare(
                     "current": after,
                     "delta": delta,
                     "interval": (diff.low, diff.high, diff.transcripts) if diff else None,
-                    "tolerance": ("-" if metric in HIGHER_IS_BETTER else "+") + str(tol),
+                    "tolerance": ("-" if metric in HIGHER_IS_BETTER else "+") + tol.said_for(metric),
                     "status": status,
                 }
             )

@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from ctxbench.errors import InputError
 from ctxbench.report.tables import NOT_VARIANT, cells_frame, comparison_frame
+from ctxbench.results.reader import read_cells_list, read_records
 from ctxbench.results.store import SUMMARY, iter_summaries
 
 CELLS_FILE = "cells.json"
@@ -88,18 +89,8 @@ def variant_overrides(overrides: Iterable[str] | None) -> dict[str, str]:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    rows = []
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"line {line_no}", f"not valid JSON ({exc.msg})") from None
-    return rows
+    """A cell's ``calls.jsonl`` (schema-checked; the cell's manifest already said it is whole)."""
+    return read_records(path, "call") if path.exists() else []
 
 
 def _job_config(job_dir: Path) -> dict[str, Any] | None:
@@ -138,10 +129,7 @@ def gather(paths: Sequence[str | Path]) -> ResultSet:
             add(cell_dir, summary)
         jobs = [path] if path.name == CELLS_FILE else sorted(path.rglob(CELLS_FILE)) if path.is_dir() else []
         for cells_file in jobs:
-            try:
-                listed = [Path(c) for c in json.loads(cells_file.read_text("utf-8"))]
-            except (OSError, json.JSONDecodeError) as exc:
-                raise InputError(cells_file, None, f"not a list of cell folders ({exc})") from None
+            listed = read_cells_list(cells_file)
             config = _job_config(cells_file.parent)
             for cell_dir in listed:
                 for found_dir, summary in iter_summaries(cell_dir / SUMMARY) if (cell_dir / SUMMARY).exists() else ():

@@ -12,7 +12,6 @@ are found recursively and deduplicated. Only complete cells (with ``summary.json
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +19,7 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from ctxbench.errors import InputError
+from ctxbench.results.reader import check_record, iter_jsonl
 from ctxbench.results.records import CallRecord, EventRecord, Judgment, Summary
 from ctxbench.results.store import iter_summaries
 
@@ -52,14 +52,12 @@ def _records(path: Path, make: Callable[[dict[str, Any]], R], kind: str) -> list
     if not path.exists():
         return []
     out = []
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(make(json.loads(line)))
-            except (json.JSONDecodeError, TypeError) as exc:
-                raise InputError(path, f"line {line_no}", f"not a {kind} record ({exc})") from None
+    for line_no, record in iter_jsonl(path, kind):
+        check_record(record, kind, path, f"line {line_no}")
+        try:
+            out.append(make(record))
+        except TypeError as exc:
+            raise InputError(path, f"line {line_no}", f"not a {kind} record ({exc})") from None
     return out
 
 

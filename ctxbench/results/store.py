@@ -1,7 +1,8 @@
 """The results store: one directory per cell (transcript x strategy x model). A cell is computed
 in a private workspace (``.tmp-<cell>-<pid>-*`` beside it) under a per-cell lock and published
-with one rename, ``summary.json`` written last: a cell is complete or absent, never half-written
-nor shared by two runs, and a re-run of the same config skips it (an interrupted sweep resumes)."""
+with one rename, ``manifest.json`` (every file's size and sha256) written last: a cell is complete
+or absent, never half-written nor shared by two runs, and a re-run of the same config skips it (an
+interrupted sweep resumes); a cell altered after publishing is recomputed (``results/reader.py``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import functools
 import gzip
 import hashlib
 import json
+import math
 import re
 import subprocess
 from collections.abc import Iterator
@@ -26,9 +28,26 @@ from ctxbench.atomic import (
     write_json_atomic,
     write_jsonl_atomic,
 )
+from ctxbench.errors import InputError
+from ctxbench.results.reader import MANIFEST, SCHEMA_VERSION, SUMMARY, manifest_of, verify_cell
 
-SCHEMA_VERSION = "ctxbench.results/1"
-SUMMARY = "summary.json"
+__all__ = ["MANIFEST", "SCHEMA_VERSION", "SUMMARY", "Cell", "config_hash", "iter_summaries", "seal"]
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinities as null: the reader refuses them (a NaN is how a broken metric looks)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def seal(folder: Path) -> Path:
+    """Write the cell's manifest (every file's size and sha256): the last write of a cell."""
+    return write_json_atomic(folder / MANIFEST, manifest_of(folder))
 
 
 def config_hash(data: Any) -> str:
@@ -60,7 +79,8 @@ def code_fingerprint() -> str:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "x"
+    """A folder name from an id: no path separator, never hidden (a leading dot), never ``..``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_.")[:80] or "x"
 
 
 @functools.cache
@@ -99,14 +119,20 @@ class Cell:
 
     def stored(self) -> dict[str, Any] | None:
         """The cell's summary if the cell is complete (for this config), else None."""
-        summary = self.path / SUMMARY
-        if not summary.exists():
-            return None
+        return self.check()[0]
+
+    def check(self) -> tuple[dict[str, Any] | None, str | None]:
+        """(summary, None) for a complete cell of this config; (None, why) for a folder that is not
+        one (files missing or altered, an old schema); (None, None) when there is no folder."""
+        if not self.path.exists():
+            return None, None
         try:
-            data = json.loads(summary.read_text("utf-8"))
-        except (OSError, json.JSONDecodeError):
-            return None
-        return data if data.get("cell", {}).get("config_hash") == self.config_hash else None
+            data = verify_cell(self.path)
+        except InputError as exc:
+            return None, str(exc)
+        if data["cell"].get("config_hash") != self.config_hash:
+            return None, f"{self.path / SUMMARY}: written for another config"
+        return data, None
 
     def lock(self) -> FolderLock:
         """The cell's lock: hold it from checking ``is_complete`` until the cell is published."""
@@ -152,32 +178,36 @@ class Cell:
                 "config_hash": self.config_hash,
                 **info,
             },
-            "metrics": metrics,
+            "metrics": _finite(metrics),
             "config": config,  # the job's resolved config (strategy, model, estimator, llm, judge, dataset...)
             "code": code_fingerprint(),
         }
         write_json_atomic(folder / SUMMARY, summary)
+        seal(folder)  # last: every file above (and what the replay wrote into the workspace) is covered
         if workspace is not None:
             publish_dir(workspace, self.path)
         return self.path
 
 
 def iter_summaries(*roots: str | Path) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """Every complete cell summary under the given result folders (runs, sweeps, roots)."""
+    """Every published cell under the given result folders (runs, sweeps, roots), verified: a cell
+    with a file missing or altered, or of another schema, is an ``InputError`` naming the file."""
     seen: set[Path] = set()
     for root in roots:
         root = Path(root)
-        candidates = [root] if root.name == SUMMARY else sorted(root.rglob(SUMMARY))
-        for path in candidates:
-            if any(part.startswith(".") for part in path.relative_to(root).parts[:-1]):
-                continue  # a workspace not yet published (.tmp-*), or one a killed run left
-            resolved = path.resolve()
+        if root.name in (SUMMARY, MANIFEST):
+            folders = [root.parent]
+        else:
+            marks = [*root.rglob(SUMMARY), *root.rglob(MANIFEST)]
+            folders = sorted({m.parent for m in marks if not _hidden(m.parent, root)})
+        for folder in folders:
+            resolved = folder.resolve()
             if resolved in seen:
                 continue
             seen.add(resolved)
-            try:
-                data = json.loads(path.read_text("utf-8"))
-            except (OSError, json.JSONDecodeError):
-                continue
-            if data.get("schema_version") == SCHEMA_VERSION:
-                yield path.parent, data
+            yield folder, verify_cell(folder)
+
+
+def _hidden(folder: Path, root: Path) -> bool:
+    """A workspace not yet published (.tmp-*), or one a killed run left."""
+    return any(part.startswith(".") for part in folder.relative_to(root).parts)
