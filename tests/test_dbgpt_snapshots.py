@@ -104,20 +104,76 @@ def test_without_workdir_nothing_is_written_but_prompt_is_the_same(tmp_path):
     assert [m.content for m in with_dir] == [m.content for m in without]
 
 
-def test_task_progress_block_in_system_message():
+def _dbgpt_source(relative: str) -> str:
+    """A module of the installed dbgpt wheel (scripts/setup.sh installs it), read as text: importing
+    dbgpt.agent pulls in most of DB-GPT (reference.md 7)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("dbgpt")
+    assert spec is not None and spec.origin, "dbgpt==0.8.2 is not installed (scripts/setup.sh installs it)"
+    return (Path(spec.origin).parent / relative).read_text("utf-8")
+
+
+def dbgpt_progress_text(entries: list[dict], question: str) -> str:
+    """What DB-GPT 0.8.2's own code puts in the ReAct system prompt: ``Role.task_progress_summary``
+    (role.py) run on ``entries``, rendered into ``_REACT_SYSTEM_TEMPLATE`` (react_agent.py) from its
+    ``{% if task_progress %}`` line to ``{{ question }}``, with DB-GPT's sandboxed jinja environment."""
+    import ast
+    import textwrap
+    from types import SimpleNamespace
+    from typing import Optional
+
+    from jinja2.sandbox import SandboxedEnvironment
+
+    role = _dbgpt_source("agent/core/role.py")
+    tree = ast.parse(role)
+    function = next(
+        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == "task_progress_summary"
+    )
+    namespace: dict = {"os": os, "Optional": Optional}
+    exec(textwrap.dedent(ast.get_source_segment(role, function) or ""), namespace)  # noqa: S102 - DB-GPT's code
+    progress = namespace["task_progress_summary"](SimpleNamespace(_task_progress=entries))
+    react = _dbgpt_source("agent/expand/react_agent.py")
+    template = next(
+        ast.literal_eval(node.value)
+        for node in ast.walk(ast.parse(react))
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_REACT_SYSTEM_TEMPLATE"
+    )
+    segment = template[template.index("{% if task_progress %}") : template.index("{{ question }}") + 14]
+    return SandboxedEnvironment().from_string(segment).render(task_progress=progress, question=question)
+
+
+def test_task_progress_block_is_byte_for_byte_dbgpts(tmp_path):
+    """The block in the system message is what DB-GPT's own role.py and react_agent.py write: the title
+    `## Task Progress (do NOT repeat completed steps)`, every step as `✅ Step N: Action=... | Intention:
+    ... | Phase: ... | ref: <snapshot file>`, the two instructions and the whole question."""
     history = react_history(3)
+    long_task = TASK + " Details: " + "the revenue is net of refunds; " * 200  # over 2,000 chars: never cut
+    history[1] = history[1].replace(content=long_task)
     calls = [i for i, m in enumerate(history) if m.role == "assistant"] + [len(history)]
     history.append(Message("assistant", "end"))
-    working = _feed(ToolResultSnapshots(), history, make_ctx(history), calls)
-    system = working[0]
-    assert system.content == (
-        "You are a ReAct data agent.\n\n## Task progress\n"
-        f"Task: {TASK}\n"
-        "✅ 1. sql_query (step_001_sql_query.json)\n"
-        "✅ 2. sql_query (step_002_sql_query.json)\n"
-        "✅ 3. sql_query (step_003_sql_query.json)\n"
-        "You MUST NOT repeat any action already listed above as ✅ completed."
+    working = _feed(ToolResultSnapshots(), history, make_ctx(history, workdir=tmp_path), calls)
+    entries = [
+        {
+            "step": record["step"],
+            "action": record["action"],
+            "phase": record["phase"],
+            "action_intention": record["action_intention"],
+            "action_reason": record["action_reason"],
+            "status": "done",
+            "snapshot_file": path,
+        }
+        for path, record in stored(tmp_path).items()
+    ]
+    assert len(entries) == 3 and entries[0]["phase"] == "explore"
+    expected = dbgpt_progress_text(entries, long_task)
+    assert "## Task Progress (do NOT repeat completed steps)" in expected
+    assert (
+        "✅ Step 1: Action=sql_query | Intention: look at table 0 | Phase: explore | ref: step_001_sql_query.json"
+        in (expected)
     )
+    assert working[0].content == "You are a ReAct data agent.\n" + expected
     assert sum(m.role == "system" for m in working) == 1
 
 
@@ -127,12 +183,13 @@ def test_task_progress_limits_and_options():
     history.append(Message("assistant", "end"))
     working = _feed(ToolResultSnapshots(progress_max_steps=2, task_max_chars=10), history, make_ctx(history), calls)
     assert working[0].role == "system"  # added when the transcript has none
-    assert working[0].content.splitlines()[1:5] == [
-        f"Task: {TASK[:10]} ...",
-        "(3 earlier steps, snapshots in op_snapshots/)",
-        "✅ 4. sql_query (step_004_sql_query.json)",
-        "✅ 5. sql_query (step_005_sql_query.json)",
+    lines = working[0].content.splitlines()
+    assert lines[1:4] == [
+        "(3 earlier steps, snapshots in op_snapshots/)",  # shortened on request only: DB-GPT shows every step
+        "✅ Step 4: Action=sql_query | Intention: look at table 3 | Phase: explore | ref: step_004_sql_query.json",
+        "✅ Step 5: Action=sql_query | Intention: look at table 4 | Phase: explore | ref: step_005_sql_query.json",
     ]
+    assert lines[-1] == f"{TASK[:10]} ..."
     off = _feed(ToolResultSnapshots(task_progress=False), history, make_ctx(history), calls)
     assert all(m.role != "system" for m in off)
     disabled = _feed(ToolResultSnapshots(enabled=False), history, make_ctx(history), calls)

@@ -61,10 +61,11 @@ def _history(rounds: int, size: int, tool: str = "bash") -> list[Message]:
 
 
 def test_small_history_one_call_then_system_first_user_summary_recent() -> None:
+    """(Small histories fit in any token-sized tail: these tests keep the recent messages by count.)"""
     summariser = RecordingSummariser()
     ctx = make_ctx(16_000, summariser)
     messages = _history(6, 400)  # 15 messages: N = 5
-    out = ChunkedSummary().apply(messages, ctx)
+    out = ChunkedSummary(tail_by="messages").apply(messages, ctx)
     assert [r.purpose for r in summariser.requests] == ["five_layer_summary"]
     request = summariser.requests[0]
     assert request.sections == SECTIONS and "Primary Request and Intent" in request.instructions
@@ -150,9 +151,9 @@ def test_summary_after_prune_sees_the_pruned_messages() -> None:
 
 def test_a_later_summary_replaces_the_earlier_one() -> None:
     ctx = make_ctx(16_000, ExtractiveSummariser())
-    first = ChunkedSummary().apply(_history(8, 200), ctx)
+    first = ChunkedSummary(tail_by="messages").apply(_history(8, 200), ctx)
     grown = first + [m for i in range(8) for m in call(f"n{i}", "bash", f"later {i}")] + [Message("user", "go")]
-    second = ChunkedSummary().apply(grown, ctx)
+    second = ChunkedSummary(tail_by="messages").apply(grown, ctx)
     assert sum(1 for m in second if SUMMARY_KEY in m.metadata) == 1
     assert ctx.events[-1]["summarised"] > 8
 
@@ -160,14 +161,14 @@ def test_a_later_summary_replaces_the_earlier_one() -> None:
 def test_retries_record_backoff_without_sleeping() -> None:
     summariser = FaultInjectingSummariser(ExtractiveSummariser(), FaultConfig(fail_first_n=2))
     ctx = make_ctx(16_000, summariser)
-    ChunkedSummary().apply(_history(6, 400), ctx)
+    ChunkedSummary(tail_by="messages").apply(_history(6, 400), ctx)
     event: dict[str, Any] = ctx.events[-1]
     assert event["level"] == 1 and event["attempts"] == 3 and event["failures"] == ["error", "error"]
     first, second = event["backoff_ms"]
     assert 500 <= first <= 600 and 800 <= second <= 1200  # 500 then 1000, +-20%, never below 500
     assert event["usage"]["faults"] == 2
     again = make_ctx(16_000, FaultInjectingSummariser(ExtractiveSummariser(), FaultConfig(fail_first_n=2)))
-    ChunkedSummary().apply(_history(6, 400), again)
+    ChunkedSummary(tail_by="messages").apply(_history(6, 400), again)
     assert again.events[-1]["backoff_ms"] == event["backoff_ms"]  # deterministic
 
 
@@ -182,5 +183,37 @@ def test_backoff_capped_at_5000() -> None:
 def test_strategy_4_alone_leaves_messages_when_the_summary_fails() -> None:
     ctx = make_ctx(16_000, FaultInjectingSummariser(ExtractiveSummariser(), FaultConfig(fail_first_n=99)))
     messages = _history(6, 400)
-    assert ChunkedSummary().apply(messages, ctx) is messages
+    assert ChunkedSummary(tail_by="messages").apply(messages, ctx) is messages
     assert ctx.events[-1]["failed"] == "error" and ctx.events[-1]["attempts"] == 3
+
+
+# --- the kept tail sized in tokens, as OpenClaw's compaction keeps it (issue 26) ----------------------
+
+
+def test_after_a_prune_the_summary_keeps_a_tail_that_fits_the_prompt_budget() -> None:
+    """A prune on a 12k window keeps the last 6 messages; when those are large the summary used to keep
+    all six and replace the short notice by a longer summary (the prompt grew, the retry failed again).
+    Sized in tokens (what is left of the prompt budget after the head and the summary), it fits."""
+    ctx = make_ctx(12_000, summariser=ExtractiveSummariser())
+    messages = _history(20, 14_000)  # results of ~3.5k tokens: the 6 recent messages alone are over the budget
+    pruned = PruneHistory().apply(messages, ctx)
+    budget = ctx.model.prompt_budget
+    by_messages = ChunkedSummary(tail_by="messages").apply(pruned, ctx)
+    assert ctx.estimator.prompt(by_messages) >= ctx.estimator.prompt(pruned)  # the old reading: no rescue
+    out = ChunkedSummary().apply(pruned, ctx)
+    assert ctx.estimator.prompt(out) <= budget < ctx.estimator.prompt(by_messages)
+    assert out[-1] is messages[-1] and out[0] is messages[0] and out[1] is messages[1]
+    assert_valid(out)
+    assert ctx.events[-1]["kept_recent_tokens"] <= ctx.events[-1]["keep_recent_budget"]
+
+
+def test_the_tail_walks_back_to_keep_recent_tokens_and_never_starts_on_a_tool_result() -> None:
+    ctx = make_ctx(128_000, summariser=ExtractiveSummariser())
+    messages = _history(60, 4_000)  # ~1k tokens per result
+    out = ChunkedSummary(keep_recent_tokens=5_000).apply(messages, ctx)
+    summary_at = next(i for i, m in enumerate(out) if SUMMARY_KEY in m.metadata)
+    tail = out[summary_at + 1 :]
+    assert tail[0].role != "tool"
+    kept = sum(ctx.estimator.message(m) for m in tail)
+    assert 3_000 < kept <= 5_000  # Pi's keepRecentTokens, here 5,000: about that much, never more
+    assert_valid(out)

@@ -222,3 +222,13 @@ def test_unknown_tools_follow_compact_unknown_and_all_compacts_every_result() ->
     assert _contents(every)[:2] == [P, P]
     with pytest.raises(ValueError, match="eligibility"):
         CompactOldToolResults(eligibility="names")
+
+
+def test_the_system_prompt_is_outside_the_budget_as_openclaw_measures_it() -> None:
+    """OpenClaw's guard measures the `messages` it is given; the system prompt is not one of them.
+    A 2,500-char system prompt with 2,400 chars of other input on a 3,000-char budget: nothing to compact;
+    counted in (system_in_budget=true, the default) the old result goes."""
+    messages = [Message("system", "s" * 2_500), *_history(["bash"] * 2, size=600)[1:]]
+    assert CompactOldToolResults(system_in_budget=False).apply(messages, make_ctx(WINDOW)) is messages
+    counted = CompactOldToolResults().apply(messages, make_ctx(WINDOW))
+    assert _contents(counted)[0] == P

@@ -8,7 +8,9 @@ from ctxbench.tokens.estimators import EmaEstimator
 from ctxbench.transcripts.model import Message
 from tests.five_layer_helpers import assert_valid, call, make_ctx
 
-WINDOW = 16_000  # oversized: estimated tokens x 1.2 > 8000, i.e. > 6666 tokens (26,667 chars at 4 chars/token)
+# The degradation ladder on small histories: the recent messages kept by count (a token-sized tail would
+# keep them all). Oversized: estimated tokens x 1.2 > 8000, i.e. > 6666 tokens (26,667 chars at 4 chars/token).
+WINDOW = 16_000
 
 
 def _history(big: bool = True) -> list[Message]:
@@ -28,7 +30,7 @@ def _run(fail_first_n: int, big: bool = True, **faults: float) -> tuple[list[Mes
     summariser = FaultInjectingSummariser(ExtractiveSummariser(), FaultConfig(fail_first_n=fail_first_n, **faults))
     ctx = make_ctx(WINDOW, summariser)
     messages = _history(big)
-    out = DegradedSummary().apply(messages, ctx)
+    out = DegradedSummary(tail_by="messages").apply(messages, ctx)
     summary_events = [e for e in ctx.events if e["type"] == "five_layer.summary"]
     assert len(summary_events) == 1
     assert_valid(out)
@@ -109,7 +111,7 @@ def test_malformed_summary_is_retried() -> None:
 
 def test_no_summariser_degrades_to_the_notice() -> None:
     ctx = make_ctx(WINDOW, None)
-    out = DegradedSummary().apply(_history(), ctx)
+    out = DegradedSummary(tail_by="messages").apply(_history(), ctx)
     assert ctx.events[-1]["level"] == 3 and "Summary unavailable" in _summary(out)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ctxbench.layers.prune_history import NOTICE_TEMPLATE, PRUNED_KEY, PruneHistory, recent_count
+from ctxbench.layers.tool_pairs import SYNTHETIC_RESULT
 from ctxbench.transcripts.model import Message, ToolCall
 from tests.five_layer_helpers import assert_valid, call, make_ctx
 
@@ -88,8 +89,64 @@ def test_current_tool_result_keeps_its_call() -> None:
     assert_valid(out)
 
 
-def test_orphaned_pairs_repaired() -> None:
-    # A pinned assistant whose tool result falls in the pruned middle loses the call, keeps its text.
+def _pinned_call_history() -> list[Message]:
+    pinned_call = Message("assistant", "checking the db", tool_calls=(ToolCall("p1", "sql_query", "{}"),), pinned=True)
+    return [
+        Message("system", "s"),
+        Message("user", "task"),
+        pinned_call,
+        Message("tool", "rows", tool_call_id="p1", name="sql_query"),
+        *[m for i in range(5) for m in (Message("user", f"u{i}{PAD}"), Message("assistant", f"a{i}{PAD}"))],
+    ]
+
+
+def test_a_call_whose_result_was_pruned_gets_openclaws_synthetic_error_result() -> None:
+    """OpenClaw's session-transcript-repair: a call without a result keeps its call and gets a synthetic
+    error result (it is not stripped); the pinned message stays whole."""
+    messages = _pinned_call_history()
+    ctx = make_ctx()
+    out = PruneHistory().apply(messages, ctx)
+    assert out[2] is messages[2]
+    assert out[3].role == "tool" and out[3].tool_call_id == "p1" and out[3].content == SYNTHETIC_RESULT
+    assert out[3].metadata.get("is_error") is True
+    assert ctx.events[-1]["synthetic_results_added"] == 1 and ctx.events[-1]["orphan_calls_stripped"] == 0
+    assert_valid(out)
+
+
+def test_a_pinned_message_is_never_dropped_by_the_repair() -> None:
+    """A pinned call with no text used to be dropped with its stripped call; a pinned tool result whose
+    call was pruned used to be dropped as an orphan. Both stay (the result takes its call along)."""
+    empty_call = Message("assistant", "", tool_calls=(ToolCall("p1", "bash", "{}"),), pinned=True)
+    messages = [Message("system", "s"), Message("user", "task"), empty_call]
+    messages += [Message("tool", "r1", tool_call_id="p1", name="bash")]
+    messages += [Message("assistant", "", tool_calls=(ToolCall("p2", "bash", "{}"),))]
+    messages += [Message("tool", "the key is K-42", tool_call_id="p2", name="bash", pinned=True)]
+    messages += [m for i in range(5) for m in (Message("user", f"u{i}{PAD}"), Message("assistant", f"a{i}{PAD}"))]
+    for orphan_calls in ("synthetic", "strip"):
+        out = PruneHistory(orphan_calls=orphan_calls).apply(messages, make_ctx())
+        assert all(any(o is m for o in out) for m in messages if m.pinned), orphan_calls
+        assert_valid(out)
+
+
+def test_the_notice_counts_what_the_repair_removed() -> None:
+    """A result displaced after a user turn whose call was pruned is dropped by the repair: the notice
+    says how many messages are gone in all, and the pruned payload holds it too."""
+    messages = [Message("system", "s"), Message("user", "task")]
+    messages += [m for i in range(3) for m in (Message("user", f"q{i}{PAD}"), Message("assistant", f"r{i}{PAD}"))]
+    messages += [Message("assistant", "", tool_calls=(ToolCall("d1", "bash", "{}"),)), Message("user", "wait")]
+    messages += [Message("tool", "late result" + PAD, tool_call_id="d1", name="bash")]
+    messages += [Message("user", f"u{PAD}"), Message("assistant", f"a{PAD}"), Message("user", "go")]
+    ctx = make_ctx()
+    out = PruneHistory().apply(messages, ctx)
+    notice = next(m for m in out if PRUNED_KEY in m.metadata)
+    gone = len(messages) - sum(1 for m in out if any(m is o for o in messages))
+    assert notice.content == NOTICE_TEMPLATE.format(removed=gone)
+    assert len(notice.metadata[PRUNED_KEY]) == gone and ctx.events[-1]["removed"] == gone
+    assert_valid(out)
+
+
+def test_orphaned_pairs_repaired_by_stripping_when_asked() -> None:
+    # orphan_calls=strip (the reading before issue 26): the pinned assistant loses the call, keeps its text.
     pinned_call = Message("assistant", "checking the db", tool_calls=(ToolCall("p1", "sql_query", "{}"),), pinned=True)
     messages = [
         Message("system", "s"),
@@ -99,7 +156,7 @@ def test_orphaned_pairs_repaired() -> None:
         *[m for i in range(5) for m in (Message("user", f"u{i}{PAD}"), Message("assistant", f"a{i}{PAD}"))],
     ]
     ctx = make_ctx()
-    out = PruneHistory().apply(messages, ctx)
+    out = PruneHistory(orphan_calls="strip").apply(messages, ctx)
     assert out[2].content == "checking the db" and out[2].tool_calls == ()
     assert not any(m.role == "tool" for m in out)
     assert ctx.events[-1]["orphan_calls_stripped"] == 1

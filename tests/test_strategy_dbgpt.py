@@ -306,3 +306,15 @@ def test_budget_is_the_smaller_of_the_setting_and_the_model_window():
     )
     cfg = composed("model=gpt-4o")  # 128k window: the setting is the smaller
     assert build_strategy(cfg).budget.effective(build_model(cfg)) == 120000 - 4096
+
+
+def test_dbgpts_agent_readings_are_available_fixed_budget_and_500_char_observations():
+    """DB-GPT 0.8.2's agent (ctxbench/upstream/differences.py): a fixed 120,000-token budget whatever the
+    model (strategy.params.follow_model_window=false) and budget.py's truncated_observation_max_chars
+    500 (the seed's TOML: 200, the default)."""
+    cfg = composed("model=gpt-4-32k", "strategy.params.follow_model_window=false")
+    assert build_strategy(cfg).budget.effective(build_model(cfg)) == 120000 - 4096
+    cfg = composed("model=gpt-4-32k", "strategy.params.truncated_observation_max_chars=500")
+    layer = next(step.layer for step in build_strategy(cfg).proactive if step.layer.name == "layer1")
+    assert layer.max_chars == 500
+    assert composed().strategy.params.truncated_observation_max_chars == 200

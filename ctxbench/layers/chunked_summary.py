@@ -2,7 +2,16 @@
 sections, chunked as OpenClaw chunks it, partial summaries merged by a second call.
 
 What is summarised: everything but the system messages, the first user message, pinned
-messages and the recent N = min(6, floor(total/3)) messages (the same split as pruning). Prune
+messages and a recent tail. ``tail_by="tokens"`` (default) sizes the tail in tokens as OpenClaw's
+compaction does (Pi's ``findCutPoint``, under OpenClaw's compaction safeguard): walking back from the
+newest message, messages are kept while they add up to at most ``keep_recent_tokens`` (Pi's
+``keepRecentTokens``, 20,000), and never more than the room the prompt budget leaves after the kept
+head (sized as a request: with tool schemas) and the summary (``max_summary_tokens``), divided by
+SAFETY_MARGIN 1.2 (OpenClaw's buffer for the estimate's error): Pi assumes a window far above 20,000 tokens, and on a
+12k window a 20,000-token tail would keep everything. The tail never starts on a tool result.
+``tail_by="messages"`` keeps the recent N = min(6, floor(total/3)) messages (the same split as
+pruning; after a prune, the messages the prune kept): the reading before issue 26, with which the
+summary replaced the prune's short notice by a longer text and the retry was rejected again. Prune
 notices are expanded back to the messages they replaced, so a summary after a prune still sees
 the pruned history. Output: kept head + one summary message + recent messages, tool pairs
 repaired. The summary message is pinned so a later prune keeps it; a later summary takes the
@@ -30,12 +39,12 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.layers.prune_history import PRUNED_KEY, head_indices, split_history
-from ctxbench.layers.tool_pairs import repair_tool_pairs
+from ctxbench.layers.tool_pairs import repair_as_openclaw
 from ctxbench.llm.base import SummariserError, SummaryRequest
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.transcripts.model import Message
@@ -202,7 +211,18 @@ class ChunkedSummary(Layer):
             int | None, Param("the window the budget is computed on (None: the model's)", gt=0)
         ] = None,
         seed: Annotated[int, Param("seed of the backoff jitter", ge=0)] = 0,
+        tail_by: Annotated[
+            Literal["tokens", "messages"],
+            Param("the kept tail: newest messages up to keep_recent_tokens (OpenClaw), or the prune's recent ones"),
+        ] = "tokens",
+        keep_recent_tokens: Annotated[
+            int, Param("the kept tail's tokens (Pi's keepRecentTokens), at most what the budget leaves", ge=0)
+        ] = 20_000,
     ) -> None:
+        if tail_by not in ("tokens", "messages"):
+            raise ValueError(f"tail_by must be tokens or messages, got {tail_by!r}")
+        self.tail_by = tail_by
+        self.keep_recent_tokens = int(keep_recent_tokens)
         self.max_recent = max_recent
         self.attempts = max(1, int(attempts))
         self.backoff = (backoff_min_ms, backoff_max_ms, backoff_jitter)
@@ -280,8 +300,45 @@ class ChunkedSummary(Layer):
         return max(1, int(self.context_window or ctx.model.context_window))
 
     # --- the layer -----------------------------------------------------------------
+    def token_split(
+        self, messages: Sequence[Message], ctx: StrategyContext
+    ) -> tuple[list[int], list[int], list[int], int]:
+        """(kept head, middle, recent tail, the tail's token budget) with the tail sized in tokens."""
+        n = len(messages)
+        head = head_indices(messages)
+        notice = next((i for i in range(n - 1, -1, -1) if PRUNED_KEY in messages[i].metadata), None)
+        low = 0 if notice is None else notice + 1  # the tail never takes a prune notice along
+        message_tokens = ctx.estimator.message
+        # The head as a request (the estimator adds what every request carries: tool schemas, framing);
+        # the tail with OpenClaw's SAFETY_MARGIN (1.2) for the estimate's error.
+        head_request = [messages[i] for i in sorted(head) if SUMMARY_KEY not in messages[i].metadata]
+        room = ctx.model.prompt_budget - ctx.estimator.prompt(head_request) - self.max_summary_tokens
+        cap = max(0, min(self.keep_recent_tokens, int(room / self.plan.safety_margin)))
+        start, total = n, 0
+        for i in range(n - 1, low - 1, -1):
+            if i in head:
+                break
+            total += message_tokens(messages[i])
+            if total > cap and i < n - 1:  # the newest message is kept whatever its size
+                break
+            start = i
+        cut = start
+        while cut < n and messages[cut].role == "tool":  # results whose call is summarised go with it
+            cut += 1
+        if cut == n:  # only tool results left: the current message, kept with its call
+            cut = start
+            while cut > low and messages[cut].role == "tool":
+                cut -= 1
+        kept_head = sorted(i for i in head if i < cut)
+        middle = [i for i in range(cut) if i not in head]
+        return kept_head, middle, list(range(cut, n)), cap
+
     def apply(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
-        kept_head, middle, recent = summary_split(messages, self.max_recent)
+        tail_budget: int | None = None
+        if self.tail_by == "tokens":
+            kept_head, middle, recent, tail_budget = self.token_split(messages, ctx)
+        else:
+            kept_head, middle, recent = summary_split(messages, self.max_recent)
         if not middle:
             return messages
         # An earlier summary is pinned (pruning keeps it); a new summary absorbs and replaces it.
@@ -307,6 +364,9 @@ class ChunkedSummary(Layer):
             "usage": _usage(ctx.summariser, usage_before),
             **extra,
         }
+        if tail_budget is not None:
+            event["keep_recent_budget"] = tail_budget
+            event["kept_recent_tokens"] = sum(ctx.estimator.message(messages[i]) for i in recent)
         if text is None:
             ctx.emit(event)
             return messages
@@ -318,7 +378,8 @@ class ChunkedSummary(Layer):
         )
         event["summary_chars"] = len(text)
         ctx.emit(event)
-        return repair_tool_pairs([messages[i] for i in kept_head] + [summary] + [messages[i] for i in recent])
+        kept = [messages[i] for i in kept_head] + [summary] + [messages[i] for i in recent]
+        return repair_as_openclaw(kept)[0]  # OpenClaw's repair: a call that lost its result gets a synthetic one
 
     def produce(
         self, ctx: StrategyContext, source: list[Message], run: SummaryRun

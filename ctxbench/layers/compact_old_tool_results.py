@@ -5,7 +5,9 @@ until it fits again.
 * Total budget = window x CHARS_PER_TOKEN_ESTIMATE (4) x CONTEXT_INPUT_HEADROOM_RATIO (0.75),
   never below 1024 chars.
 * The input is measured as OpenClaw's ``estimateContextChars`` does: tool results count
-  ``ceil(chars x 4/2)`` (they are denser: 2 chars/token against 4), other messages their chars.
+  ``ceil(chars x 4/2)`` (they are denser: 2 chars/token against 4), other messages their chars,
+  system messages too unless ``system_in_budget=False`` (OpenClaw keeps the system prompt outside the
+  ``messages`` the guard measures; counting it is the default, measured in docs/strategies.md).
 * Only results of whitelisted high-output tools are compacted (the design document's list names
   categories); Write/Create results are always kept because later steps build on them; the newest
   results are kept (the trailing results the model has not seen yet are never touched, and the walk
@@ -211,11 +213,15 @@ class CompactOldToolResults(Layer):
         compact_unknown: Annotated[
             bool, Param("with by_action, compact a result whose call matches no category")
         ] = True,
+        system_in_budget: Annotated[
+            bool, Param("count the system prompt in the budget (OpenClaw's guard leaves it outside: false)")
+        ] = True,
     ) -> None:
         if eligibility not in ELIGIBILITY:
             raise ValueError(f"eligibility must be one of {', '.join(ELIGIBILITY)}, got {eligibility!r}")
         self.eligibility = eligibility
         self.compact_unknown = bool(compact_unknown)
+        self.system_in_budget = bool(system_in_budget)
         self.headroom = context_input_headroom_ratio
         self.chars_per_token = chars_per_token
         self.tool_chars_per_token = tool_result_chars_per_token
@@ -225,7 +231,7 @@ class CompactOldToolResults(Layer):
         self.protect_recent = max(0, int(protect_recent_results))
         self.min_savings_ratio = min_compaction_savings_ratio
         self.context_window = context_window
-        self._chars_key = f"openclaw_chars:{chars_per_token}:{tool_result_chars_per_token}"
+        self._chars_key = f"openclaw_chars:{chars_per_token}:{tool_result_chars_per_token}:{self.system_in_budget}"
         self._eligible: dict[str, bool] = {}  # per tool name: matching words is the hot spot on long histories
         self._total = RunningSum(self.chars)  # the context's estimated chars, walked only where it changed
         self._placeholder = estimate_chars(
@@ -243,7 +249,10 @@ class CompactOldToolResults(Layer):
         # Cached on the (immutable) message: the total is taken over the whole context every call.
         cached = message.token_cache.get(self._chars_key)
         if cached is None:
-            cached = estimate_chars(message, self.chars_per_token, self.tool_chars_per_token)
+            if message.role == "system" and not self.system_in_budget:
+                cached = 0  # OpenClaw passes the system prompt beside the messages its guard measures
+            else:
+                cached = estimate_chars(message, self.chars_per_token, self.tool_chars_per_token)
             message.token_cache[self._chars_key] = cached
         return cached
 

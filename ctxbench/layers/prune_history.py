@@ -6,9 +6,11 @@ document's ``_pin: true``), the last N = min(6, floor(total/3)) messages and the
 message; a recent block that would start with tool results is extended back to their assistant
 call, so the current message is never dropped as an orphan. The pruned middle becomes one
 notice ``[context compacted: X earlier messages removed]`` placed just before the recent
-messages; then orphaned tool pairs are repaired so the request stays valid (a tool result
-whose call was pruned is dropped; a call whose result was pruned is
-stripped from its assistant message).
+messages; then orphaned tool pairs are repaired as OpenClaw's session-transcript-repair does, so
+the request stays valid: a tool result whose call was pruned is dropped (and counted in the
+notice), a call whose result was pruned gets a synthetic error result (``orphan_calls="strip"``
+strips it instead, the reading before issue 26). A pinned message is never dropped: a pinned tool
+result keeps its call.
 
 The notice carries the pruned messages in ``metadata["pruned_messages"]`` (never sent to the
 provider): a later LLM summary (strategies 4-5) summarises them, as OpenClaw summarises from the
@@ -18,11 +20,11 @@ session transcript rather than from the pruned view.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer
-from ctxbench.layers.tool_pairs import repair_tool_pairs
+from ctxbench.layers.tool_pairs import repair_as_openclaw
 from ctxbench.transcripts.model import Message
 
 NOTICE_TEMPLATE = "[context compacted: {removed} earlier messages removed]"
@@ -37,6 +39,13 @@ def recent_count(total: int, max_recent: int = 6) -> int:
 def head_indices(messages: Sequence[Message]) -> set[int]:
     """System messages, the first user message and pinned messages: never pruned or summarised."""
     keep = {i for i, m in enumerate(messages) if m.role == "system" or m.pinned}
+    pinned_results = {m.tool_call_id for i, m in enumerate(messages) if m.pinned and m.role == "tool"}
+    if pinned_results:  # a pinned result keeps its call, or the repair would drop it as an orphan
+        keep |= {
+            i
+            for i, m in enumerate(messages)
+            if m.role == "assistant" and any(c.id in pinned_results for c in m.tool_calls)
+        }
     first_user = next((i for i, m in enumerate(messages) if m.role == "user"), None)
     if first_user is not None:
         keep.add(first_user)
@@ -68,9 +77,16 @@ class PruneHistory(Layer):
         self,
         max_recent: Annotated[int, Param("the newest messages kept (at most a third of the history)", ge=0)] = 6,
         notice_role: Annotated[str, Param("role of the '[context compacted: ...]' notice")] = "user",
+        orphan_calls: Annotated[
+            Literal["synthetic", "strip"],
+            Param("a kept call whose result was pruned: OpenClaw's synthetic error result, or stripped"),
+        ] = "synthetic",
     ) -> None:
         if notice_role not in ("user", "assistant", "system"):
             raise ValueError(f"notice_role must be user, assistant or system, got {notice_role!r}")
+        if orphan_calls not in ("synthetic", "strip"):
+            raise ValueError(f"orphan_calls must be synthetic or strip, got {orphan_calls!r}")
+        self.orphan_calls = orphan_calls
         self.max_recent = max_recent
         self.notice_role = notice_role
 
@@ -78,28 +94,29 @@ class PruneHistory(Layer):
         kept_head, middle, recent = split_history(messages, self.max_recent)
         if not middle:
             return messages
-        removed = [messages[i] for i in middle]
+        placeholder = Message(role=self.notice_role, content="")  # type: ignore[arg-type]
+        candidate = [messages[i] for i in kept_head] + [placeholder] + [messages[i] for i in recent]
+        repaired, repair = repair_as_openclaw(candidate, self.orphan_calls)
+        # The notice counts every message the prune took out, those the repair dropped too.
+        removed = [messages[i] for i in middle] + repair.dropped
         notice = Message(
             role=self.notice_role,  # type: ignore[arg-type]
             content=NOTICE_TEMPLATE.format(removed=len(removed)),
             metadata={"compacted_by": [self.name], PRUNED_KEY: pruned_payload(removed)},
         )
-        candidate = [messages[i] for i in kept_head] + [notice] + [messages[i] for i in recent]
-        repaired = repair_tool_pairs(candidate)
+        repaired = [notice if m is placeholder else m for m in repaired]
         estimate = ctx.estimator.prompt
         if estimate(repaired) >= estimate(messages):  # a tiny middle: the notice would cost more
             return messages
-        calls_before = sum(len(m.tool_calls) for m in candidate)
-        calls_after = sum(len(m.tool_calls) for m in repaired)
         ctx.emit(
             {
                 "type": "five_layer.prune",
                 "removed": len(removed),
                 "kept": len(repaired),
                 "recent": len(recent),
-                "orphan_results_dropped": sum(1 for m in candidate if m.role == "tool")
-                - sum(1 for m in repaired if m.role == "tool"),
-                "orphan_calls_stripped": calls_before - calls_after,
+                "orphan_results_dropped": sum(1 for m in repair.dropped if m.role == "tool"),
+                "orphan_calls_stripped": repair.stripped,
+                "synthetic_results_added": repair.added,
             }
         )
         return repaired

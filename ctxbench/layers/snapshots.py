@@ -16,10 +16,17 @@ is the same. The pointer is relative to the cell
 folder, so token counts do not depend on where results are stored. Timestamps are derived
 from the step (or the transcript's own timestamp), never from the clock, so runs reproduce.
 
-The task-progress block (``task_progress: true``) is what DB-GPT's ReAct system prompt
-carries: the task and one short line per completed step with its snapshot file. Layers 2
-and 4 drop old rounds and rely on it. It goes at the end of the first system message (a
-system message is added when the transcript has none).
+The task-progress block (``task_progress: true``) is what DB-GPT 0.8.2's ReAct system prompt
+carries, in DB-GPT's words: ``Role.task_progress_summary`` (role.py) -- the title ``## Task Progress
+(do NOT repeat completed steps)`` and every step as ``✅ Step N: Action=... | Intention: ... |
+Phase: ... | ref: <snapshot file>`` -- rendered into ``_REACT_SYSTEM_TEMPLATE`` (react_agent.py) with
+its two instructions, then ``Please Solve this task:`` and the whole question
+(tests/test_dbgpt_snapshots.py compares it byte for byte with DB-GPT's own code). Layers 2 and 4
+drop old rounds and rely on it. It goes at the end of the first system message, after a newline
+(a system message is added when the transcript has none), once the first step has succeeded (DB-GPT
+renders the progress only when there is some; before that the task is the transcript's own user
+message). ``progress_max_steps`` / ``task_max_chars`` shorten it on request (0, the default: every
+step and the whole question, as DB-GPT).
 
 Runs as a ``prepare`` layer of the pipeline: it rewrites what arrived, it is not compaction.
 """
@@ -40,7 +47,13 @@ from ctxbench.transcripts.running import DerivedList
 
 FOLDER = "op_snapshots"
 POINTER = "\n[Full detail available at: {path}]"
-PROGRESS_FOOTER = "You MUST NOT repeat any action already listed above as ✅ completed."
+PROGRESS_TITLE = "## Task Progress (do NOT repeat completed steps)"  # role.py
+# react_agent.py's _REACT_SYSTEM_TEMPLATE after {{ task_progress }}, up to {{ question }}:
+PROGRESS_FOOTER = (
+    "You MUST NOT repeat any action already listed above as ✅ completed.\n"
+    "Pick the NEXT action that has NOT been done yet to make progress toward the final goal.\n"
+    "\nPlease Solve this task:\n"
+)
 PROGRESS_BASE_KEY = "task_progress_base"
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 _FIELDS = {
@@ -92,8 +105,10 @@ class ToolResultSnapshots(Layer):
         self,
         enabled: Annotated[bool, Param("write each tool result's snapshot and point to it from the prompt")] = True,
         task_progress: Annotated[bool, Param("keep DB-GPT's task-progress block in the system message")] = True,
-        task_max_chars: Annotated[int, Param("characters of the task quoted in the progress block", ge=0)] = 2000,
-        progress_max_steps: Annotated[int, Param("progress lines shown, the most recent (0: all)", ge=0)] = 50,
+        task_max_chars: Annotated[
+            int, Param("characters of the question quoted in the progress block (0: all)", ge=0)
+        ] = 0,
+        progress_max_steps: Annotated[int, Param("progress lines shown, the most recent (0: all)", ge=0)] = 0,
         folder: Annotated[str, Param("the cell's snapshot folder, named in op_snapshots.jsonl", folder=True)] = FOLDER,
         pointer_dir: Annotated[
             str | None, Param("the folder the prompt's pointers name, as DB-GPT writes it (None: folder)")
@@ -110,10 +125,10 @@ class ToolResultSnapshots(Layer):
         self.pointer_dir = pointer_dir.rstrip("/") if pointer_dir else None
         self.name = name
         self.step = 0  # successful actions so far; the strategy (and this layer) serves one conversation
-        self.progress: list[str] = []  # one progress line per completed step, "\n✅ 3. action (file)"
+        self.progress: list[str] = []  # per completed step "\n✅ Step 3: Action=x | ... | ref: file" (role.py)
         self._store = SnapshotStore(folder)  # the records, written to the cell when it is published
         self._head: tuple[Message, Message] | None = None  # (system message, it + the block's fixed head)
-        self._block_head: tuple[Any, str] | None = None  # (transcript, the block's title and task)
+        self._block_head: tuple[Any, str] | None = None  # (transcript, the question as quoted)
 
     def snapshots(self, workdir: Path | None) -> StoredSnapshots | None:
         """The cell's snapshots, for the judge to follow this layer's pointers."""
@@ -171,7 +186,12 @@ class ToolResultSnapshots(Layer):
             pointer = f"{self.folder}/{name}"
         if ctx.workdir is not None:
             self._store.add(pointer, record)
-        self.progress.append(f"\n✅ {self.step}. {record['action']} ({name})")
+        line = f"\n✅ Step {self.step}: Action={record['action']}"
+        if record.get("action_intention"):
+            line += f" | Intention: {record['action_intention']}"
+        if record.get("phase"):
+            line += f" | Phase: {record['phase']}"
+        self.progress.append(f"{line} | ref: {name}")  # DB-GPT: os.path.basename(snapshot_file)
         return pointer
 
     # --- task progress ---------------------------------------------------------------
@@ -185,6 +205,7 @@ class ToolResultSnapshots(Layer):
                 # The block's head (title, task) never changes: appended once and kept, so each
                 # step a tokenizer counts only the step lines that follow it.
                 if self._head is None or self._head[0] is not base:
+                    # after the system text and a newline, as the template's "Observation: ...\n" line
                     self._head = (base, base.with_appended(f"\n\n{head}" if base.content else head))
                 metadata = {**message.metadata, PROGRESS_BASE_KEY: base.content}
                 messages[i] = self._head[1].with_appended(rest, metadata=metadata, pinned=message.pinned)
@@ -194,19 +215,18 @@ class ToolResultSnapshots(Layer):
         return None
 
     def _progress_block(self, ctx: StrategyContext) -> tuple[str, str]:
-        """The progress block as its fixed head (title and task) and the rest, each line after a newline."""
+        """The progress block as its fixed head (the title) and the rest (the steps, each after a
+        newline, the template's instructions and the question)."""
         if self._block_head is None or self._block_head[0] is not ctx.transcript:
-            head = "## Task progress"
             task = _first_task(ctx)
-            if task:
-                cut = task[: self.task_max_chars]
-                head += f"\nTask: {cut}{' ...' if len(cut) < len(task) else ''}"
-            self._block_head = (ctx.transcript, head)  # the same every step of a conversation
-        head = self._block_head[1]
+            if self.task_max_chars > 0 and len(task) > self.task_max_chars:
+                task = task[: self.task_max_chars] + " ..."
+            self._block_head = (ctx.transcript, task)  # the same every step of a conversation
+        question = self._block_head[1]
         shown = self.progress[-self.progress_max_steps :] if self.progress_max_steps > 0 else self.progress
         earlier = len(self.progress) - len(shown)
         notice = f"\n({earlier} earlier steps, snapshots in {self.folder}/)" if earlier else ""
-        return head, f"{notice}{''.join(shown)}\n{PROGRESS_FOOTER}"
+        return PROGRESS_TITLE, f"{notice}{''.join(shown)}\n{PROGRESS_FOOTER}{question}"
 
 
 def _progress_base(system: Message) -> Message:
@@ -248,8 +268,9 @@ def _action_of(messages: list[Message], i: int) -> dict[str, Any]:
 
 
 def _first_task(ctx: StrategyContext) -> str:
-    """The task: the transcript's first user message that is not an observation."""
+    """The task: the transcript's first user message that is not an observation, as it is (DB-GPT's
+    question is the received message's content)."""
     for message in ctx.transcript.messages:
         if message.role == "user" and not is_observation(message):
-            return message.content.strip()
+            return message.content
     return ""

@@ -42,14 +42,19 @@ class Budget:
     ] = None
     reserved_tokens: Annotated[int | None, Param("tokens kept for the reply (None: the model's reserve)", ge=0)] = None
     fallback_tokens: Annotated[int, Param("the window when max_context_tokens is not positive", gt=0)] = 120_000
+    follow_model_window: Annotated[
+        bool, Param("never plan against more than the model's window (false: the setting as it is)")
+    ] = True
 
     def window(self, model: ModelSpec) -> int:
         """The setting, but never more than the model's window: a budget the model cannot hold
-        would only ever be met by overflow errors (DB-GPT sizes it from the model's metadata)."""
+        would only ever be met by overflow errors (DB-GPT sizes it from the model's metadata).
+        ``follow_model_window=False`` plans against the setting as it is (DB-GPT 0.8.2's agent passes
+        a fixed 120,000 from AgentContext, whatever the model)."""
         if self.max_context_tokens is None:
             return model.context_window
         setting = self.max_context_tokens if self.max_context_tokens > 0 else self.fallback_tokens
-        return min(setting, model.context_window)
+        return min(setting, model.context_window) if self.follow_model_window else setting
 
     def effective(self, model: ModelSpec) -> int:
         reserved = model.reserved_output_tokens if self.reserved_tokens is None else self.reserved_tokens

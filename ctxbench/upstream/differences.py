@@ -45,10 +45,20 @@ DBGPT: tuple[Difference, ...] = (
     ),
     Difference(
         "The budget: upstream uses max_context_tokens as configured (default 120000, non-positive "
-        "falls back to it); ctxbench plans against the smaller of it and the model's window.",
-        "DB-GPT sizes max_context_tokens from the model's metadata per deployment; a fixed 120000 on "
+        "falls back to it), and DB-GPT 0.8.2's agent passes a fixed 120,000 from AgentContext whatever "
+        "the model; ctxbench plans against the smaller of it and the model's window.",
+        "the seed sets context_length per deployment so the budget follows the model; a fixed 120000 on "
         "a 32k model is never reached, so only overflow errors (Layer 4) ever act",
-        "strategy.params.follow_model_window=true (default) configures upstream with the same number",
+        "strategy.params.follow_model_window=true (default, both strategies) configures upstream with "
+        "the same number; strategy.params.follow_model_window=false runs both with the fixed setting, as "
+        "DB-GPT's agent does",
+    ),
+    Difference(
+        "truncated_observation_max_chars: the seed's TOML (and ctxbench's default) says 200; DB-GPT "
+        "0.8.2's budget.py defaults to 500, and its agent passes only max_context_tokens, warning and "
+        "error, so a DB-GPT agent cuts old observations to 500 characters.",
+        "the seed is the specification; the agent's value is a reading of its own",
+        "strategy.params.truncated_observation_max_chars=500 runs DB-GPT's agent value on both sides",
     ),
     Difference(
         "current_round: upstream is given the agent loop's retry counter; the replay passes the number "
@@ -66,8 +76,50 @@ DBGPT: tuple[Difference, ...] = (
         "Snapshot pointers and the task-progress block are written by DB-GPT's agent (role.py, the ReAct "
         "prompt), not by the context package; ctxbench reproduces them (ToolResultSnapshots) for both "
         "strategies, with DB-GPT's paths ($DBGPT_HOME/workspace/op_snapshots/<conv_id>/step_NNN_x.json, "
-        "DBGPT_HOME = /root/.dbgpt) and a timestamp derived from the step, not the clock.",
-        "the context package needs what the agent feeds it; deterministic replays",
-        "the same prepare layer in both",
+        "DBGPT_HOME = /root/.dbgpt) and a timestamp derived from the step, not the clock. The block is "
+        "DB-GPT's text byte for byte (role.py's task_progress_summary in react_agent.py's template, with "
+        "the whole question; tests/test_dbgpt_snapshots.py renders DB-GPT's code to compare), appended to "
+        "the transcript's system message once a step has succeeded; DB-GPT's question replaces the user "
+        "message, here the transcript's task message stays as recorded.",
+        "the context package needs what the agent feeds it; deterministic replays; a replay keeps the "
+        "recorded messages",
+        "the same prepare layer in both; task_progress_max_steps / task_max_chars shorten it on request",
+    ),
+)
+
+# five_layer against OpenClaw (read, not run: TypeScript; reference.md 9). Each one has both readings.
+OPENCLAW: tuple[Difference, ...] = (
+    Difference(
+        "Strategy 2's eligible results: OpenClaw's tool-result-context-guard.ts compacts every tool result; "
+        "the seed names categories. ctxbench maps each call to them by what it does "
+        "(ctxbench/layers/tool_actions.py) and compacts what it cannot place.",
+        "the seed's Write/Create results are kept because later steps build on them",
+        "strategy.params.compact_eligibility=all (OpenClaw's code), =by_name (the seed's names literally)",
+    ),
+    Difference(
+        "The system prompt: OpenClaw's guard measures only its messages (the system prompt is passed "
+        "beside them); ctxbench counts it in the 0.75 budget by default.",
+        "measured on the dev set (docs/strategies.md): left out, more prompts went through that the "
+        "provider then rejected",
+        "strategy.params.system_in_budget=false",
+    ),
+    Difference(
+        "The summary's kept tail: Pi's keepRecentTokens (20,000) as OpenClaw runs it; ctxbench caps it at "
+        "what the prompt budget leaves after the head and the summary, over SAFETY_MARGIN 1.2.",
+        "on windows under ~30k a 20,000-token tail keeps everything and the summary could never help",
+        "strategy.params.keep_recent_tokens; summary_tail=messages keeps the prune's recent messages",
+    ),
+    Difference(
+        "Retries after an overflow: OpenClaw's MAX_OVERFLOW_COMPACTION_ATTEMPTS is 3; the seed says up to "
+        "5 LLM call retries, ctxbench's default.",
+        "the seed is the specification",
+        "strategy.params.max_retries=3",
+    ),
+    Difference(
+        "Chunks: OpenClaw's summarizeInStages summarises chunks in sequence, each on the previous summary; "
+        "ctxbench summarises each chunk and merges them in one more call (the seed's 'summarized "
+        "separately and then merged').",
+        "the seed's wording",
+        "",
     ),
 )
