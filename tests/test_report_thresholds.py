@@ -3,6 +3,7 @@ window drew 81k/104k/110k from its config while its events said "budget": 11904)
 
 import json
 import subprocess
+from pathlib import Path
 
 from ctxbench.report.load import gather
 from ctxbench.report.plots import threshold_lines
@@ -16,7 +17,7 @@ def test_dbgpt_thresholds_are_the_budget_its_events_report(tmp_path):
     assert done.returncode == 0, done.stderr
     rs = gather([tmp_path / "default"])
     (cell,) = [str(p) for p in rs.paths]
-    events = [json.loads(line) for line in open(f"{cell}/events.jsonl")]
+    events = [json.loads(line) for line in Path(cell, "events.jsonl").read_text().splitlines()]
     (budget,) = {e["budget"] for e in events if e["type"] == "context.status"}
     assert budget == 16000 - 4096
     levels = [level for _, level in threshold_lines(rs, [cell])]
