@@ -67,3 +67,36 @@ def test_run_warns_once_for_a_model_whose_cache_was_never_calibrated(caplog: pyt
             warn_uncalibrated_cache(model)
     [line] = [r.getMessage() for r in caplog.records]
     assert "gpt-test-uncalibrated" in line and "never calibrated" in line
+
+
+def test_the_cache_lifetime_is_fitted_from_the_recorded_times() -> None:
+    """A provider whose cache lived 30 minutes: a 1,000 s pause still hits, a 2,500 s one misses
+    (gpt-4o's configured 600 s would miss both, no expiry would hit both)."""
+    import dataclasses
+
+    from ctxbench.calibration.cache_fidelity import provider_rules, simulate_transcript
+    from ctxbench.transcripts.model import Transcript
+
+    pauses = {3: 1000.0, 5: 2500.0, 7: 1000.0, 9: 2500.0}  # before these calls (fit positions)
+    messages, now = [Message("system", "s", metadata={"timestamp": 0.0})], 0.0
+    for call in range(12):  # the request's last message says when it was sent
+        now += pauses.get(call, 10.0)
+        usage = {"prompt_tokens": 2000 + 600 * call, "completion_tokens": 50, "cached_tokens": 0}
+        messages += [
+            Message("user", "u", metadata={"timestamp": now}),
+            Message("assistant", "a", metadata={"usage": usage}),
+        ]
+    truth = dataclasses.replace(provider_rules("openai"), ttl_seconds=1800.0)
+    draft = Transcript("t", messages, source={"format": "openai", "model": "gpt-4o"})
+    reported = iter(simulate_transcript(draft, truth))
+    recorded = [
+        m.replace(
+            metadata={**m.metadata, "usage": {**m.metadata["usage"], "cached_tokens": next(reported).simulated_cached}}
+        )
+        if "usage" in m.metadata
+        else m
+        for m in messages
+    ]
+    [row] = calibrate_cache([Transcript("t", recorded, source={"format": "openai", "model": "gpt-4o"})])
+    assert row["ttl_seconds"] == 1800.0 and row["hit_rate"] == 1.0
+    assert row["simulated_hit_share_after"] == row["reported_hit_share"]

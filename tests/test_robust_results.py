@@ -108,6 +108,7 @@ TAMPERINGS = {
     "summary with NaN": _set_summary(lambda d: d["metrics"].__setitem__("savings", "__NaN__")),
     "summary with a string": _set_summary(lambda d: d["metrics"].__setitem__("tokens_sent_total", "many")),
     "summary of an old schema": _set_summary(lambda d: d.__setitem__("schema_version", "ctxbench.results/0")),
+    "summary with a non-string strategy": _set_summary(lambda d: d["cell"].__setitem__("strategy", 5)),
     "summary deleted": _delete("summary.json"),
     "calls with a garbage line": _append("calls.jsonl", "{garbage\n"),
     "calls deleted": _delete("calls.jsonl"),
@@ -163,6 +164,30 @@ def test_a_copied_results_folder_reports_its_own_cells(clean: Path, copy: Path) 
 
     found = gather([next((moved / "results" / "r" / "jobs").rglob("cells.json")).parent])
     assert [p.resolve().is_relative_to(moved.resolve()) for p in found.paths] == [True] * len(_cells(clean))
+
+
+ODD_STRATEGIES = ["../../evil", "<b>html</b>", "a/b", ".."]
+
+
+def test_odd_strategy_names_report_inside_out_and_escaped(clean: Path, tmp_path: Path) -> None:
+    """Names a sealed cell may carry (a plugin strategy's name): paths, HTML; the report stays in --out."""
+    from ctxbench.results.store import seal
+
+    cell = _cells(clean)[0]
+    for i, name in enumerate(ODD_STRATEGIES):
+        target = tmp_path / "res" / "cells" / "x" / f"c{i}"
+        shutil.copytree(cell, target)
+        data = json.loads((target / "summary.json").read_text())
+        data["cell"].update(strategy=name, transcript=f"t{i}")
+        (target / "summary.json").write_text(json.dumps(data))
+        seal(target)
+    before = {p for p in tmp_path.rglob("*")}
+    done = _ctxbench("report", str(tmp_path / "res"), "--out", str(tmp_path / "rep"), "--no-progress")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    written = {p for p in tmp_path.rglob("*")} - before
+    assert written and all(p.is_relative_to(tmp_path / "rep") for p in written), sorted(written)
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "<b>html</b>" not in html and "&lt;b&gt;html&lt;/b&gt;" in html
 
 
 def _baseline_with(change: Callable[[dict], object]) -> Callable[[Path], None]:

@@ -202,6 +202,7 @@ CALIBRATION_COLUMNS = (
     "fit_calls",
     "scored_calls",
     "hit_rate",
+    "ttl_seconds",
     "reported_hit_share",
     "simulated_hit_share_before",
     "simulated_hit_share_after",
@@ -225,10 +226,36 @@ def _share(group: Group, at: Sequence[tuple[int, int]], simulated: bool) -> floa
     return round(cached / prompt, 6) if prompt else 0.0
 
 
+TTL_CANDIDATES = (None, 300.0, 600.0, 1800.0, 3600.0)  # seconds; None: nothing expires
+
+
+def _with(rules: CacheRules, **changes: Any) -> CacheRules:
+    return CacheRules(**{**rules.__dict__, **changes})
+
+
+def _fit_rate(group: Group, fit: Sequence[tuple[int, int]]) -> tuple[float, float]:
+    """(hit_rate, error): reported reads / simulated reads on the fit calls, and the reads it then
+    misses, summed per call."""
+    calls = [group[s][1][k] for s, k in fit]
+    simulated, reported = sum(c.simulated_cached for c in calls), sum(c.reported_cached for c in calls)
+    rate = round(min(1.0, reported / simulated), 4) if simulated else 1.0
+    return rate, sum(abs(rate * c.simulated_cached - c.reported_cached) for c in calls)
+
+
+def _simulate(group: Group, provider: str, **changes: Any) -> list[tuple[Transcript, list[CacheCall]]]:
+    out = []
+    for transcript, _ in group:
+        base = provider_rules(provider, transcript.source.get("model"))
+        out.append((transcript, simulate_transcript(transcript, _with(base, **changes))))
+    return out
+
+
 def calibrate_cache(transcripts: Sequence[Transcript]) -> list[dict[str, Any]]:
-    """Per shipped model config whose provider the transcripts' cache usage comes from: the share of
-    the simulated hits the provider served (``hit_rate``), fitted on half the calls (reported reads /
-    simulated reads) and scored on the others by simulating again with it."""
+    """Per shipped model config whose provider the transcripts' cache usage comes from, what the rules
+    cannot know, fitted on half the calls and scored on the others by simulating again: ``hit_rate``,
+    the share of the simulated reads the provider served (reported / simulated reads), and, where the
+    messages carry the times they were sent, ``ttl_seconds``, the lifetime (of ``TTL_CANDIDATES`` and
+    the configured one) after which the fitted reads miss the fewest tokens."""
     groups: dict[str, list[tuple[Transcript, list[CacheCall]]]] = {}
     for transcript in transcripts:
         calls = simulate_transcript(transcript)
@@ -238,14 +265,16 @@ def calibrate_cache(transcripts: Sequence[Transcript]) -> list[dict[str, Any]]:
     rows = []
     for provider, group in sorted(groups.items()):
         fit, score = _split(group)
-        simulated = sum(group[s][1][k].simulated_cached for s, k in fit)
-        reported = sum(group[s][1][k].reported_cached for s, k in fit)
-        rate = round(min(1.0, reported / simulated), 4) if simulated else 1.0
-        refit = []
-        for transcript, _ in group:
-            base = provider_rules(provider, transcript.source.get("model"))
-            rules = CacheRules(**{**base.__dict__, "hit_rate": rate})
-            refit.append((transcript, simulate_transcript(transcript, rules)))
+        configured = provider_rules(provider).ttl_seconds
+        timed = any(message_time(m) is not None for t, _ in group for m in t.messages)
+        best = (*_fit_rate(group, fit), configured)
+        if timed:
+            for ttl in dict.fromkeys((configured, *TTL_CANDIDATES)):
+                rate, error = _fit_rate(_simulate(group, provider, ttl_seconds=ttl), fit)
+                if error < best[1]:
+                    best = (rate, error, ttl)
+        rate, _, ttl = best
+        refit = _simulate(group, provider, hit_rate=rate, ttl_seconds=ttl)
         rows.append(
             {
                 "model_config": PROVIDER_CONFIG[provider],
@@ -254,6 +283,7 @@ def calibrate_cache(transcripts: Sequence[Transcript]) -> list[dict[str, Any]]:
                 "fit_calls": len(fit),
                 "scored_calls": len(score),
                 "hit_rate": rate,
+                "ttl_seconds": ttl if timed else "not fitted (no recorded times)",
                 "reported_hit_share": _share(group, score, simulated=False),
                 "simulated_hit_share_before": _share(group, score, simulated=True),
                 "simulated_hit_share_after": _share(refit, score, simulated=True),
@@ -267,6 +297,7 @@ def calibration_yaml(rows: Sequence[dict[str, Any]]) -> str:
     settings = {
         r["model_config"]: {
             "hit_rate": r["hit_rate"],
+            **({"ttl_seconds": r["ttl_seconds"]} if not isinstance(r["ttl_seconds"], str) else {}),
             "calibrated": f"{r['provider']} cache usage, {r['fit_calls']} calls of {r['sessions']} sessions",
         }
         for r in rows
@@ -278,8 +309,11 @@ def calibration_yaml(rows: Sequence[dict[str, Any]]) -> str:
 def run_overrides(row: dict[str, Any]) -> str:
     """The ``ctxbench run`` overrides that use one fitted row."""
     calibrated = f"{row['provider']} cache usage, {row['fit_calls']} calls of {row['sessions']} sessions"
+    ttl = row["ttl_seconds"]
+    fitted_ttl = "" if isinstance(ttl, str) else f"model.cache.ttl_seconds={'null' if ttl is None else ttl} "
     return (
-        f"model={row['model_config']} model.cache.hit_rate={row['hit_rate']} 'model.cache.calibrated=\"{calibrated}\"'"
+        f"model={row['model_config']} model.cache.hit_rate={row['hit_rate']} {fitted_ttl}"
+        f"'model.cache.calibrated=\"{calibrated}\"'"
     )
 
 

@@ -376,7 +376,7 @@ def cost_notes(table: pd.DataFrame) -> list[str]:
     ]
     if "failed_calls" in table and (table.failed_calls.fillna(0) > 0).any():
         stopped = ", ".join(
-            f"{r.strategy} ({int(r.failed_calls):,} calls rejected)"
+            f"{r.strategy} ({int(r.failed_calls):,} call{'s' if int(r.failed_calls) != 1 else ''} rejected)"
             for r in table.itertuples()
             if (r.failed_calls or 0) > 0
         )

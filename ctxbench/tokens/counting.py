@@ -16,8 +16,8 @@ from operator import attrgetter
 
 from ctxbench.tokens.line_starts import LINE_START
 from ctxbench.tokens.tokenizers import Tokenizer
-from ctxbench.transcripts import openhands_fncall
 from ctxbench.transcripts.model import Message, Transcript
+from ctxbench.transcripts.rendering import RENDERERS, SentAs
 from ctxbench.transcripts.running import RunningSum
 from ctxbench.transcripts.tool_schemas import tool_schemas, tools_rendering, tools_text
 
@@ -31,6 +31,7 @@ class TokenCounter:
     def __init__(self, tokenizer: Tokenizer, rendering: str | None = None) -> None:
         self.tokenizer = tokenizer
         self.rendering = rendering
+        self.renderer = RENDERERS.get(rendering) if rendering else None
         self.key = f"exact:{tokenizer.name}" + (f":{rendering}" if rendering else "")
         self.tokenized_chars = 0  # how much text was actually tokenized (cache misses)
 
@@ -42,10 +43,10 @@ class TokenCounter:
     def message(self, message: Message) -> int:
         cached = message.token_cache.get(self.key)
         if cached is None:
-            if self.rendering is None:
+            if self.renderer is None:
                 cached = self.tokenizer.count_message(message)
             else:
-                cached = count_mock_fncall(self.tokenizer, message)
+                cached = count_rendered(self.tokenizer, message, self.renderer.message(message))
             message.token_cache[self.key] = cached
             self.tokenized_chars += message.char_count
         return cached
@@ -95,26 +96,25 @@ def _count_once(tokenizer: Tokenizer, text: str) -> int:
     return tokenizer.count(text)
 
 
-def count_mock_fncall(tokenizer: Tokenizer, message: Message) -> int:
-    """Tokens of a message as OpenHands' mock function calling sent it: a tool call as text after
-    the assistant's text, a tool result as a user message after ``EXECUTION RESULT of [name]:``.
-    The message's own text is counted once for both renderings (``count_content``); what is added
-    is counted from the seam (exact where lines start pre-tokens, else the whole text again).
-    The system prompt's suffix and the in-context example are in every request (``tools_tokens``)."""
-    if message.role == "tool":
-        prefix = openhands_fncall.tool_result_prefix(message)  # ends a line: the result starts the next
-        if tokenizer.splits_at_line_starts and LINE_START.match("\n" + message.content[:64]):
-            content = tokenizer.count(prefix) + tokenizer.count_content(message)
-        else:
-            content = tokenizer.count(prefix + message.content)
-        return tokenizer.message_overhead("user") + content
-    if message.role == "assistant" and message.tool_calls:
-        text = openhands_fncall.assistant_text(message)
+def count_rendered(tokenizer: Tokenizer, message: Message, sent: SentAs | None) -> int:
+    """Tokens of a message as its agent sent it (``ctxbench.transcripts.rendering``). The message's
+    own text is counted once for both renderings (``count_content``); what a renderer adds is
+    counted from the seam (exact where lines start pre-tokens, else the whole text again). What
+    every request added (the tools' description) is in ``tools_tokens``."""
+    if sent is None:
+        return tokenizer.count_message(message)
+    if sent.text is not None:
+        text = sent.text
         if message.content and text.startswith(message.content):
             content = tokenizer.count_appended(
                 message.content, tokenizer.count_content(message), text[len(message.content) :]
             )
         else:
             content = tokenizer.count(text)
-        return tokenizer.message_overhead("assistant") + content
-    return tokenizer.count_message(message)
+        return tokenizer.message_overhead(sent.role) + content
+    prefix = sent.prefix  # ends a line: the content starts the next
+    if prefix and tokenizer.splits_at_line_starts and LINE_START.match("\n" + message.content[:64]):
+        content = tokenizer.count(prefix) + tokenizer.count_content(message)
+    else:
+        content = tokenizer.count(prefix + message.content) if prefix else tokenizer.count_content(message)
+    return tokenizer.message_overhead(sent.role) + content

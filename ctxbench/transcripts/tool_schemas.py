@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ctxbench.transcripts import openhands_fncall
 from ctxbench.transcripts.model import Message, Transcript
+from ctxbench.transcripts.rendering import RENDERERS
 
 TOOLS_KEY = "tools"
 RENDERING_KEY = "tools_rendering"  # absent: native tools (each tool's JSON)
@@ -42,9 +42,9 @@ def tool_schemas(transcript: Transcript) -> list[dict[str, Any]]:
 
 def tools_rendering(transcript: Transcript) -> str | None:
     """How the agent sent its tools: None for native ``tools``, else a name from
-    ``openhands_fncall.RENDERINGS`` (an unknown name reads as native)."""
+    ``ctxbench.transcripts.rendering.RENDERERS`` (an unknown name reads as native)."""
     how = transcript.metadata.get(RENDERING_KEY)
-    return how if how in openhands_fncall.RENDERINGS else None
+    return how if how in RENDERERS else None
 
 
 def tools_text(transcript: Transcript) -> str:
@@ -55,7 +55,7 @@ def tools_text(transcript: Transcript) -> str:
         return ""
     how = tools_rendering(transcript)
     if how is not None:
-        return openhands_fncall.request_text(tools, how)
+        return RENDERERS[how].request_text(tools)
     return "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
 
 

@@ -80,6 +80,10 @@ def convert_message(raw: Any, index: int, ctx: ParseContext, where: str) -> tupl
         reasoning = raw.get("reasoning_content") or raw.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             metadata["reasoning"] = reasoning
+    extra = raw.get("extra")
+    stamp = extra.get("timestamp") if isinstance(extra, dict) else None
+    if isinstance(stamp, int | float) and not isinstance(stamp, bool):  # mini-swe-agent's, in epoch seconds
+        metadata["timestamp"] = stamp
     if role == "tool":
         return (
             Message(

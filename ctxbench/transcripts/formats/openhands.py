@@ -233,6 +233,8 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
         args = _obj(event, "args")
         event_id = _event_id(event)
         event_meta = {"event_id": event_id} if event_id is not None else {}
+        if isinstance(event.get("timestamp"), str):  # when it was sent: the prompt cache's expiry
+            event_meta["timestamp"] = event["timestamp"]
         if "action" in event:
             action = event["action"]
             if action == "condensation":
