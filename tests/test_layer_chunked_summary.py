@@ -217,3 +217,16 @@ def test_the_tail_walks_back_to_keep_recent_tokens_and_never_starts_on_a_tool_re
     kept = sum(ctx.estimator.message(m) for m in tail)
     assert 3_000 < kept <= 5_000  # Pi's keepRecentTokens, here 5,000: about that much, never more
     assert_valid(out)
+
+
+def test_the_summary_is_sized_to_the_room_the_head_and_tail_leave() -> None:
+    """A long system prompt and task (an OpenHands run on a 12k window) leave less than the 2,000 summary
+    tokens: the summary is asked for what fits (OpenClaw truncates its summary to fit the budget)."""
+    ctx = make_ctx(12_000, summariser=ExtractiveSummariser())
+    messages = _history(20, 14_000)
+    messages[0] = Message("system", "You are a careful agent. " * 1200)  # ~7,500 tokens of system prompt
+    pruned = PruneHistory().apply(messages, ctx)
+    out = ChunkedSummary().apply(pruned, ctx)
+    event = ctx.events[-1]
+    assert 256 <= event["summary_max_tokens"] < 2000
+    assert ctx.estimator.prompt(out) <= ctx.model.prompt_budget

@@ -50,6 +50,9 @@ def test_contents_links_lead_somewhere_and_details_are_collapsed(browser, report
     assert page.js(f"{targets}.every(id => document.getElementById(id) !== null)")
     assert page.js("document.querySelectorAll('details').length") > 0
     assert page.js("[...document.querySelectorAll('details')].every(d => !d.open)")
+    # Numbers formatted as in the comparison: no 19420042 or 410.786160 in the per-transcript table.
+    cells = page.js("[...document.querySelectorAll('#per-transcript td')].map(td => td.textContent.trim())")
+    assert cells and not [c for c in cells if re.fullmatch(r"\d{5,}(\.\d+)?|\d+\.\d{4,}", c)]
     page.close()
 
 

@@ -63,6 +63,8 @@ SECTIONS: tuple[str, ...] = (
 PROMPT_DIR = Path(__file__).resolve().parent.parent / "prompts"
 SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:"
 SUMMARY_KEY = "five_layer_summary"
+MIN_SUMMARY_TOKENS = 256  # a summary is asked for at least this much, room or not
+SUMMARY_OVERHEAD_TOKENS = 50  # the summary message's prefix and tags
 # OpenClaw retries every summariser failure but an abort (summarizeChunks), an overflow too.
 NO_RETRY_KINDS: tuple[str, ...] = ()
 
@@ -227,6 +229,7 @@ class ChunkedSummary(Layer):
         self.attempts = max(1, int(attempts))
         self.backoff = (backoff_min_ms, backoff_max_ms, backoff_jitter)
         self.max_summary_tokens = max_summary_tokens
+        self._summary_tokens = max_summary_tokens  # this summary's: at most what the budget leaves (tail_by=tokens)
         self.summary_prompt, self.summary_sha = load_prompt(summary_prompt)
         self.merge_prompt, self.merge_sha = load_prompt(merge_prompt)
         self.plan = ChunkPlan(**(chunking or {}))
@@ -282,7 +285,7 @@ class ChunkedSummary(Layer):
             instructions=self.merge_prompt,
             source_text="\n\n".join(labelled),
             sections=SECTIONS,
-            max_tokens=self.max_summary_tokens,
+            max_tokens=self._summary_tokens,
             purpose="five_layer_merge",
         )
         return self.call(ctx, merge, run)
@@ -292,7 +295,7 @@ class ChunkedSummary(Layer):
             instructions=self.summary_prompt,
             source_text=source,
             sections=SECTIONS,
-            max_tokens=self.max_summary_tokens,
+            max_tokens=self._summary_tokens,
             purpose=purpose,
         )
 
@@ -345,6 +348,13 @@ class ChunkedSummary(Layer):
         previous = [i for i in kept_head if SUMMARY_KEY in messages[i].metadata]
         kept_head = [i for i in kept_head if i not in previous]
         source = expand_pruned([messages[i] for i in sorted(previous + middle)])
+        self._summary_tokens = self.max_summary_tokens
+        if tail_budget is not None:  # what the head and the tail leave, as OpenClaw truncates its summary to fit
+            tail_tokens = sum(ctx.estimator.message(messages[i]) for i in recent)
+            head_request = [messages[i] for i in kept_head]
+            left = ctx.model.prompt_budget - ctx.estimator.prompt(head_request) - tail_tokens
+            left = int(left / self.plan.safety_margin) - SUMMARY_OVERHEAD_TOKENS
+            self._summary_tokens = max(MIN_SUMMARY_TOKENS, min(self.max_summary_tokens, left))
         usage_before = len(getattr(ctx.summariser, "usage", []) or [])
         run = SummaryRun()
         text, level, extra = self.produce(ctx, source, run)
@@ -365,6 +375,7 @@ class ChunkedSummary(Layer):
             **extra,
         }
         if tail_budget is not None:
+            event["summary_max_tokens"] = self._summary_tokens
             event["keep_recent_budget"] = tail_budget
             event["kept_recent_tokens"] = sum(ctx.estimator.message(messages[i]) for i in recent)
         if text is None:

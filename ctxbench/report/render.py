@@ -192,6 +192,26 @@ def _bounded(table: pd.DataFrame, name: str) -> tuple[pd.DataFrame, str]:
     )
 
 
+def numbers_shown(table: pd.DataFrame) -> pd.DataFrame:
+    """Counts with thousands separators and other numbers rounded (costs to cents), as the comparison
+    shows them: ``19,420,042`` and ``410.79``, not ``19420042`` and ``410.786160``."""
+    import numbers
+
+    def said(value: object, digits: int) -> object:
+        if isinstance(value, bool) or not isinstance(value, numbers.Number):
+            return value
+        if isinstance(value, numbers.Integral):
+            return f"{int(value):,}"
+        as_float = float(value)  # type: ignore[arg-type]
+        return "" if pd.isna(as_float) else f"{as_float:,.{digits}f}"
+
+    shown = table.copy()
+    for col in shown.columns:
+        digits = 2 if "cost" in str(col) else 3
+        shown[col] = shown[col].map(lambda v, d=digits: said(v, d))
+    return shown
+
+
 def _anchor(text: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in text.lower()).strip("-")[:60]
 
@@ -249,7 +269,7 @@ def write_html(
         parts.append("</section>")
     parts.append("<section id='details'><h2>Details</h2>")
     for name, table in (extra_tables or {}).items():
-        shown, note = _bounded(rates_as_percent(name, table), name)
+        shown, note = _bounded(numbers_shown(rates_as_percent(name, table)), name)
         parts.append(f"<details id='{_anchor(name)}'><summary>{html.escape(name)} ({len(table):,} rows)</summary>")
         parts.append(shown.to_html(index=False, border=0, na_rep=""))
         if note:
