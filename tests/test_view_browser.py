@@ -120,3 +120,20 @@ def test_serve_builds_the_same_pages_on_request(viewed):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_broken_cell_is_one_line_and_the_others_are_shown(viewed, tmp_path):
+    import shutil
+
+    _, cell = viewed
+    root = tmp_path / "results"
+    good = root / "cells" / "dbgpt" / "gpt-4o" / cell.name
+    shutil.copytree(cell, good)
+    broken = good.parent / "other-000000000000"
+    shutil.copytree(cell, broken)
+    (broken / "manifest.json").unlink()
+    done = subprocess.run([*CTXBENCH, "view", str(root)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    skipped = [line for line in done.stderr.splitlines() if line.startswith("ctxbench view: skipped")]
+    assert len(skipped) == 1 and "other-000000000000" in skipped[0]
+    assert "1 cells (1 with recorded prompts)" in done.stdout

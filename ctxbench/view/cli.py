@@ -21,7 +21,7 @@ from ctxbench.atomic import write_text_atomic
 from ctxbench.errors import InputError
 from ctxbench.replay.contexts import FILE as CONTEXTS_FILE
 from ctxbench.report.tables import NOT_VARIANT
-from ctxbench.results.store import iter_summaries
+from ctxbench.results.reader import MANIFEST, SUMMARY, verify_cell
 from ctxbench.view.data import cell_data
 from ctxbench.view.page import cell_html, index_html
 
@@ -52,10 +52,17 @@ def find_cells(paths: Sequence[str]) -> list[tuple[str, Path, dict[str, Any]]]:
         path = Path(raw)
         if not path.exists():
             raise InputError(path, None, "no such file or directory")
-        for cell_dir, summary in iter_summaries(path):
-            if cell_dir.resolve() in seen:
-                continue
+        marks = [path] if path.name in (SUMMARY, MANIFEST) else [*path.rglob(SUMMARY), *path.rglob(MANIFEST)]
+        for cell_dir in sorted({m.parent for m in marks}):
+            base = path if path.is_dir() else path.parent
+            if cell_dir.resolve() in seen or any(p.startswith(".") for p in cell_dir.relative_to(base).parts):
+                continue  # counted once; a workspace not yet published
             seen.add(cell_dir.resolve())
+            try:
+                summary = verify_cell(cell_dir)
+            except InputError as exc:  # one bad cell is said and left out; the others are shown
+                print(f"ctxbench view: skipped {exc}", file=sys.stderr)
+                continue
             parts = cell_dir.resolve().parts
             below = len(parts) - parts[::-1].index("cells") if "cells" in parts else len(parts) - 1
             name = "/".join(parts[below:])  # strategy/model/transcript-hash
