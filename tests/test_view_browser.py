@@ -27,7 +27,7 @@ def viewed(tmp_path_factory):
     assert done.returncode == 0, done.stderr
     view = subprocess.run([*CTXBENCH, "view", str(out / "default")], capture_output=True, text=True, timeout=300)
     assert view.returncode == 0, view.stderr
-    assert "1 cells (1 with recorded prompts); wrote 1 pages" in view.stdout
+    assert "1 cells (1 with recorded prompts); wrote 1 pages (" in view.stdout
     (cell,) = [p.parent for p in (out / "default").rglob("summary.json")]
     return out / "default" / "view", cell
 
@@ -93,3 +93,30 @@ def test_each_probe_says_where_it_was_lost(browser, viewed):
     lost = [r for r in rows if r[5] == "lost"]
     assert lost and all(r[6].startswith("call ") and r[7] != "-" for r in lost)
     page.close()
+
+
+def test_serve_builds_the_same_pages_on_request(viewed):
+    import re
+    import urllib.error
+    import urllib.request
+
+    folder, _ = viewed
+    server = subprocess.Popen(
+        [*CTXBENCH, "view", str(folder.parent), "--serve", "--port", "0"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
+        index = urllib.request.urlopen(url, timeout=60).read().decode()
+        href = re.search(r'href="(cells/[^"]+)"', index).group(1)
+        page = urllib.request.urlopen(url + href, timeout=60).read().decode()
+        assert page == (folder / href).read_text()  # the page the static files hold
+        try:
+            urllib.request.urlopen(url + "cells/nope.html", timeout=60)
+            raise AssertionError("a missing page must be a 404")
+        except urllib.error.HTTPError as error:
+            assert error.code == 404
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

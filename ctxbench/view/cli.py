@@ -140,6 +140,10 @@ def cli(argv: Sequence[str]) -> int:
     out = Path(args.out) if args.out else Path(args.results[0]) / "view"
     written = write_pages(cells, out, list(args.results), args.only)
     recorded = sum(1 for _, cell_dir, _ in cells if (cell_dir / CONTEXTS_FILE).exists())
-    print(f"{len(cells)} cells ({recorded} with recorded prompts); wrote {written} pages to {out}", file=sys.stdout)
+    size = sum(p.stat().st_size for p in (out / "cells").glob("*.html")) if written else 0
+    print(
+        f"{len(cells)} cells ({recorded} with recorded prompts); wrote {written} pages ({size / 1e6:.1f} MB) to {out}",
+        file=sys.stdout,
+    )
     print(f"Open: {(out / 'index.html').resolve().as_uri()}")
     return 0
