@@ -100,3 +100,14 @@ def test_the_cache_lifetime_is_fitted_from_the_recorded_times() -> None:
     [row] = calibrate_cache([Transcript("t", recorded, source={"format": "openai", "model": "gpt-4o"})])
     assert row["ttl_seconds"] == 1800.0 and row["hit_rate"] == 1.0
     assert row["simulated_hit_share_after"] == row["reported_hit_share"]
+
+
+def test_every_shipped_cache_block_takes_the_overrides_calibrate_prints() -> None:
+    """``model.cache.hit_rate=... model.cache.ttl_seconds=... model.cache.calibrated=...`` override
+    keys that must exist in the block (Hydra refuses a new key without +)."""
+    configs = Path(__file__).resolve().parents[1] / "ctxbench" / "configs" / "model"
+    blocks = [yaml.safe_load(p.read_text())["cache"] for p in sorted(configs.glob("*.yaml"))]
+    blocks = [b for b in blocks if b]
+    assert len(blocks) >= 4
+    for block in blocks:
+        assert {"hit_rate", "ttl_seconds", "calibrated"} <= set(block), block
