@@ -354,7 +354,12 @@ def test_a_text_counted_with_its_head_remembered_counts_exactly(name: str, text:
 
 
 def test_a_tool_result_cut_to_its_start_is_counted_from_the_remembered_head() -> None:
+    """DB-GPT's estimator tells the shared tokenizer how much of a tool result its Layer 1 keeps
+    (strategy.params.truncated_observation_max_chars); nothing in tokens/ knows the number."""
     tokenizer = get_tokenizer("o200k_base")
+    before = tokenizer.tool_result_head_chars
+    DbgptEstimator("gpt-4o", observation_head_chars=200)
+    assert tokenizer.tool_result_head_chars == 200
     result = Message(role="tool", content="first line of output\n" + "word " * 80, tool_call_id="c1")
     tokenizer.count_content(result)
     kept = result.replace(content=result.content[:200] + "...")
@@ -366,6 +371,7 @@ def test_a_tool_result_cut_to_its_start_is_counted_from_the_remembered_head() ->
         assert tokenizer.count_content(kept) == tokenizer.count(kept.content)
     finally:
         pieces._count = inner
+        tokenizer.tool_result_head_chars = before
     assert calls == [" word..."]
 
 

@@ -16,9 +16,6 @@ from ctxbench.tokens import count_cache
 from ctxbench.tokens.line_starts import PieceCounter
 from ctxbench.transcripts.model import Message, ToolCall
 
-# DB-GPT's Layer 1 keeps this many characters of an old observation (its default
-# truncated_observation_max_chars): a tool result's count remembers its start's count.
-OBSERVATION_HEAD_CHARS = 200
 # Texts this long are counted from tiktoken's token buffer (4 bytes a token) instead of its list
 # of Python ints (about 40): no transient list the size of a long tool result. Shorter texts keep
 # the list, whose call costs less.
@@ -89,6 +86,9 @@ class Tokenizer(ABC):
     # counts with it): long texts' counts are then shared through ``ctxbench.tokens.count_cache``.
     # None: never shared (a tokenizer whose files could change under the same name).
     cache_identity: str | None = None
+    # Characters at the start of a tool result whose count is remembered apart (``remember_heads``):
+    # a layer that keeps only that start then re-tokenizes a few characters. None: count whole.
+    tool_result_head_chars: int | None = None
 
     @abstractmethod
     def count(self, text: str) -> int:
@@ -119,13 +119,18 @@ class Tokenizer(ABC):
             message.token_cache[key] = cached
         return cached
 
+    def remember_heads(self, chars: int) -> None:
+        """Count the first ``chars`` characters of every tool result apart and remember them, for a
+        strategy that later keeps only that start (it says how many; counts stay the same)."""
+        self.tool_result_head_chars = chars
+
     def _tool_result_count(self, text: str) -> int:
-        if not self.splits_at_line_starts:
+        head = self.tool_result_head_chars
+        if head is None or not self.splits_at_line_starts:
             return self.count(text)
-        # The start of a tool result (a pre-token boundary near 200 characters in) is counted apart
-        # and remembered: when DB-GPT's Layer 1 cuts it to that start, only the few characters
-        # after that boundary are tokenized again.
-        return self.pieces().with_head(text, OBSERVATION_HEAD_CHARS)
+        # The start (up to a pre-token boundary within ``head`` characters) is counted apart and
+        # remembered: when it is later kept alone, only the few characters after it are tokenized.
+        return self.pieces().with_head(text, head)
 
     def count_appended(self, text: str, text_tokens: int, suffix: str) -> int:
         """Tokens of ``text + suffix`` given ``text_tokens``, the count of ``text``: from the

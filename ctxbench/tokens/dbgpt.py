@@ -57,6 +57,10 @@ class DbgptEstimator(Estimator):
         model: Annotated[
             str, Param("the model name DB-GPT picks its tiktoken encoding by (cl100k_base if unknown)")
         ] = "gpt-3.5-turbo",
+        observation_head_chars: Annotated[
+            int | None,
+            Param("characters Layer 1 keeps of an old observation: their count is remembered apart", ge=0),
+        ] = None,
     ) -> None:
         self.model = model
         self.encoding = dbgpt_encoding_name(model)
@@ -67,6 +71,10 @@ class DbgptEstimator(Estimator):
             # DB-GPT's ProxyTokenizerWrapper returns -1 when the encoding cannot be loaded.
             log.warning("DB-GPT estimator: encoding %s unavailable offline; counting len // 4", self.encoding)
             self.tokenizer = None
+        if self.tokenizer is not None and observation_head_chars is not None:
+            # Layer 1 keeps an observation's start: counting that start apart makes its cut cheap
+            # to count (speed only; the counts are the same).
+            self.tokenizer.remember_heads(int(observation_head_chars))
         self.key = f"dbgpt:{self.encoding if self.tokenizer else 'len4'}"
         self.name = self.key
 
