@@ -39,9 +39,6 @@ PYTEST_SUMMARY = re.compile(
 )
 UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\))", re.M)
 GO_CARGO = re.compile(r"^(?:test result: .*|(?:ok|FAIL)\s+\S+\s+[\d.]+s|Tests:\s+.*)$", re.MULTILINE)
-FAILED_TEST = re.compile(
-    r"^(?:FAILED|ERROR) ([\w/.-]+::[\w\[\]./:-]+)|^([\w/.-]+::[\w\[\]./-]+) (?:FAILED|ERROR)", re.M
-)
 
 
 @dataclass(frozen=True)
@@ -109,7 +106,3 @@ def suite_summary(text: str) -> str | None:
     for m in GO_CARGO.finditer(text):
         found.append((m.start(), m.group(0).strip()))
     return max(found)[1] if found else None
-
-
-def failed_tests(text: str) -> list[str]:
-    return [next(g for g in m.groups() if g) for m in FAILED_TEST.finditer(text)]
