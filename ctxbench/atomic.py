@@ -6,14 +6,16 @@ a per-folder lock, so concurrent runs into the same output never share a half-wr
 
 from __future__ import annotations
 
+import csv
 import errno
 import fcntl
+import io
 import json
 import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +102,18 @@ def write_json_atomic(path: str | Path, data: Any) -> Path:
 
 def write_jsonl_atomic(path: str | Path, rows: Iterable[Any]) -> Path:
     return write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+
+
+def write_csv_atomic(path: str | Path, rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> Path:
+    """Rows as CSV with a header (``columns``, else the first row's keys; nothing for no rows and no
+    columns), published whole or not at all."""
+    fields = list(columns) if columns is not None else list(rows[0]) if rows else []
+    handle = io.StringIO(newline="")
+    if fields:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    return write_text_atomic(path, handle.getvalue())
 
 
 # --- whole folders --------------------------------------------------------------------------------------

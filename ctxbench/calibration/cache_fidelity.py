@@ -14,8 +14,6 @@ which the transcript does not record: the read totals are compared over the call
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from ctxbench.atomic import write_csv_atomic
 from ctxbench.calibration.sources import source_of
 from ctxbench.replay.prefix_cache import CacheRules, PrefixCache, message_time
 from ctxbench.transcripts.model import Message, Transcript
@@ -185,16 +184,6 @@ def fidelity_rows(transcripts: Sequence[Transcript]) -> tuple[list[dict[str, Any
     return rows, sessions
 
 
-def write_csv(path: Path, rows: list[dict[str, Any]], columns: Sequence[str]) -> None:
-    from ctxbench.atomic import write_text_atomic
-
-    handle = io.StringIO(newline="")
-    writer = csv.DictWriter(handle, fieldnames=list(columns))
-    writer.writeheader()
-    writer.writerows(rows)
-    write_text_atomic(path, handle.getvalue())  # published whole or not at all
-
-
 CALIBRATION_COLUMNS = (
     "model_config",
     "provider",
@@ -324,9 +313,9 @@ def write_cache_fidelity(transcripts: Sequence[Transcript], out_dir: Path) -> li
 
     rows, sessions = fidelity_rows(transcripts)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_csv(out_dir / "cache_fidelity.csv", rows, COLUMNS)
-    write_csv(out_dir / "cache_fidelity_sessions.csv", sessions, SESSION_COLUMNS)
+    write_csv_atomic(out_dir / "cache_fidelity.csv", rows, COLUMNS)
+    write_csv_atomic(out_dir / "cache_fidelity_sessions.csv", sessions, SESSION_COLUMNS)
     fitted = calibrate_cache(transcripts)
-    write_csv(out_dir / "cache_calibration.csv", fitted, CALIBRATION_COLUMNS)
+    write_csv_atomic(out_dir / "cache_calibration.csv", fitted, CALIBRATION_COLUMNS)
     write_text_atomic(out_dir / "cache_calibration.yaml", calibration_yaml(fitted))
     return rows

@@ -23,8 +23,6 @@ Python API: :func:`measure` -> :class:`Fidelity` (``fidelity_rows``, ``outlier_r
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import statistics
 import sys
@@ -34,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ctxbench.atomic import write_csv_atomic
 from ctxbench.calibration.cache_fidelity import (
     CALIBRATION_COLUMNS,
     calibrate_cache,
@@ -375,16 +374,6 @@ def text_table(rows: list[dict[str, Any]], columns: Sequence[str] | None = None)
     return "\n".join(lines)
 
 
-def _write_csv(path: Path, rows: list[dict[str, Any]], columns: Sequence[str]) -> None:
-    from ctxbench.atomic import write_text_atomic
-
-    handle = io.StringIO(newline="")
-    writer = csv.DictWriter(handle, fieldnames=list(columns))
-    writer.writeheader()
-    writer.writerows(rows)
-    write_text_atomic(path, handle.getvalue())  # published whole or not at all
-
-
 FIDELITY_COLUMNS = (
     "source",
     "model",
@@ -428,9 +417,9 @@ def write_report(
     rows, outliers = fidelity.fidelity_rows(), fidelity.outlier_rows()
     est_rows = estimator_rows(transcripts)
     out_dir.mkdir(parents=True, exist_ok=True)
-    _write_csv(out_dir / "provider_fidelity.csv", rows, FIDELITY_COLUMNS)
-    _write_csv(out_dir / "fidelity_outliers.csv", outliers, OUTLIER_COLUMNS)
-    _write_csv(out_dir / "estimators_vs_provider.csv", est_rows, ESTIMATOR_COLUMNS)
+    write_csv_atomic(out_dir / "provider_fidelity.csv", rows, FIDELITY_COLUMNS)
+    write_csv_atomic(out_dir / "fidelity_outliers.csv", outliers, OUTLIER_COLUMNS)
+    write_csv_atomic(out_dir / "estimators_vs_provider.csv", est_rows, ESTIMATOR_COLUMNS)
     parts = [
         f"# Replay fidelity: {fidelity.transcripts} transcripts with usage, {len(fidelity.calls)} calls counted",
         "ratio = replayed prompt tokens / provider-reported prompt tokens; mape in %; the overhead is fitted on",

@@ -70,7 +70,6 @@ VERDICT = re.compile(
     r"SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|fix (?:works|is working))\b|✅",
     re.IGNORECASE,
 )
-SUCCESS = VERDICT
 # Lines that say nothing about the bug: a traceback's header, a version, a source listing's line.
 CONTENT_FREE = re.compile(r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*)$")
 # An output that also reports a failure: its "All checks passed!" does not hold.
@@ -525,7 +524,7 @@ def final_report(messages: list[Message], actions: list[Action]) -> Iterator[Fac
         text, at = messages[last].content, last
     for sentence in sentences_of(text):
         if len(sentence) >= 25 and (
-            VALUE_WORDS.search(sentence) or CODE_ENTITY.search(sentence) or SUCCESS.search(sentence)
+            VALUE_WORDS.search(sentence) or CODE_ENTITY.search(sentence) or VERDICT.search(sentence)
         ):
             yield Fact("outcome", clip(sentence, 200), at, "What did the agent report when it finished?")
             return

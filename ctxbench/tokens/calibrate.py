@@ -14,7 +14,6 @@ prefix sums, so the cost is O(total text).
 from __future__ import annotations
 
 import argparse
-import csv
 import io
 import math
 import warnings
@@ -23,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ctxbench.atomic import write_csv_atomic
 from ctxbench.cli import describe
 from ctxbench.data import BUNDLED
 from ctxbench.errors import ConfigError, InputError
@@ -338,17 +338,6 @@ def markdown_table(rows: list[dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
-def write_csv(path: Path, rows: list[dict[str, object]]) -> None:
-    from ctxbench.atomic import write_text_atomic
-
-    handle = io.StringIO(newline="")
-    if rows:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    write_text_atomic(path, handle.getvalue())
-
-
 def plot_errors(result: Calibration, path: Path) -> Path:
     """Mean signed error (%) of each estimator at each call number, one panel per tokenizer."""
     import matplotlib
@@ -406,9 +395,9 @@ def report(result: Calibration, out_dir: Path | None) -> str:
     text = "\n".join(parts)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        write_csv(out_dir / "chars_per_token.csv", result.kind_rows())
-        write_csv(out_dir / "estimator_error.csv", result.error_rows())
-        write_csv(out_dir / "provider_usage.csv", result.usage_rows())
+        write_csv_atomic(out_dir / "chars_per_token.csv", result.kind_rows())
+        write_csv_atomic(out_dir / "estimator_error.csv", result.error_rows())
+        write_csv_atomic(out_dir / "provider_usage.csv", result.usage_rows())
         from ctxbench.atomic import write_text_atomic
 
         write_text_atomic(out_dir / "calibrate.md", text + "\n")
