@@ -226,3 +226,23 @@ def test_summary_follows_the_first_prune_when_the_estimate_is_still_over() -> No
         summary = events[first_summary]
         assert prune["recent"] >= 6 and summary["summarised"] >= prune["removed"], (prune, events)
         assert summary["kept_recent_tokens"] <= summary["keep_recent_budget"]
+
+
+@pytest.mark.parametrize(
+    ("override", "allowed"),
+    [
+        ("compact_eligibility=names", "'by_action' | 'by_name' | 'all'"),
+        ("summary_head=first", "'system' | 'task'"),
+        ("fit_tool_results=always", "'prompt' | 'openclaw' | 'none'"),
+    ],
+)
+def test_a_wrong_reading_is_the_params_systems_one_line_error(tmp_path: Path, override: str, allowed: str) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    write_transcripts(data / "five.jsonl", [five_layer_transcript()])
+    cmd = [*CTXBENCH, "run", "strategy=five_layer", f"strategy.params.{override}", f"dataset.paths=[{data}]"]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    key, value = override.split("=")
+    assert f"strategy.params.{key}='{value}': must be {allowed}" in proc.stderr
+    assert "ValueError" not in proc.stderr and "Traceback" not in proc.stderr

@@ -34,7 +34,7 @@ import math
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from typing import Annotated
+from typing import Annotated, Literal, get_args
 
 from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer, compacted
@@ -47,7 +47,8 @@ from ctxbench.transcripts.running import REPLACED_LIMIT, DerivedList, RunningSum
 COMPACTION_PLACEHOLDER = "[compacted: tool output removed to free context]"
 DEFAULT_WHITELIST = ("Read File", "Bash", "Grep", "Glob", "Search Files", "Web Fetch", "Edit")
 DEFAULT_KEEP = ("Write", "Create")
-ELIGIBILITY = ("by_action", "by_name", "all")
+Eligibility = Literal["by_action", "by_name", "all"]
+ELIGIBILITY: tuple[str, ...] = get_args(Eligibility)
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _FILE_WORDS = ("file", "files")
 
@@ -232,7 +233,8 @@ class CompactOldToolResults(Layer):
             int | None, Param("the window the budget is computed on (None: the model's)", gt=0)
         ] = None,
         eligibility: Annotated[
-            str, Param("which results may go: by_action (what the call did), by_name (the tool's name) or all")
+            Eligibility,
+            Param("which results may go: by_action (what the call did), by_name (the tool's name) or all"),
         ] = "by_action",
         compact_unknown: Annotated[
             bool, Param("with by_action, compact a result whose call matches no category")
