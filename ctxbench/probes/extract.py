@@ -20,7 +20,8 @@ from typing import Any
 
 from ctxbench.probes.actions import Action, agent_actions, call_arguments, observation_indices, probe_text
 from ctxbench.probes.boilerplate import Boilerplate, is_framework_message, sentences
-from ctxbench.probes.work import Fact, WorkReader, api_facts, final_report, user_choices
+from ctxbench.probes.statements import final_report, user_choices
+from ctxbench.probes.work import Fact, WorkReader, api_facts
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
 from ctxbench.transcripts.tool_schemas import tool_schemas
 
