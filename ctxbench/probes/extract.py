@@ -34,7 +34,7 @@ LABELS = (
 # files only viewed are not facts worth a slot.
 SLOTS = {
     "task": 1, "change": 2, "file_changed": 2, "test_result": 3, "root_cause": 2, "reproduction": 1, "error": 2,
-    "outcome": 1, "decision": 2, "identifier": 2, "constraint": 3,
+    "outcome": 2, "decision": 2, "identifier": 2, "constraint": 3,
 }  # fmt: skip
 QUESTIONS = {
     "task": "What was the original task?",
@@ -310,7 +310,8 @@ def extract_probes(transcript: Transcript, max_probes: int = 16, boilerplate: Bo
     last_call = calls[-1] if calls else len(texts)
     by_label: dict[str, list[Candidate]] = {}
     for cand in extract_candidates(transcript, boilerplate):
-        if cand.message_index < last_call:  # else no context of the replay ever holds it
+        # The end checkpoint's context holds the last call's reply; nothing after it is in any context.
+        if cand.message_index <= last_call:
             by_label.setdefault(cand.label, []).append(cand)
     chosen = _by_slots(by_label, max_probes)
     return [

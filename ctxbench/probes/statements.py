@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from ctxbench.probes.actions import Action
-from ctxbench.probes.facts import Fact, clip
+from ctxbench.probes.actions import Action, call_arguments
+from ctxbench.probes.facts import Fact, clip, named
 from ctxbench.probes.runs import VALUE_WORDS, VERDICT
 from ctxbench.transcripts.model import Message
 
@@ -127,29 +127,132 @@ def user_choices(messages: list[Message], first_user: int | None) -> Iterator[Fa
                 yield Fact("decision", sentence, i, "What did the user choose or ask for at this point?")
 
 
+# A shell command that submits the run (mini-swe-agent's `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`,
+# older `MINI_SWE_AGENT_FINAL_OUTPUT`): a marker word the framework watches for.
+SUBMIT_MARK = re.compile(r"\b[A-Z][A-Z_]*(?:SUBMIT|FINAL_OUTPUT)[A-Z_]*\b")
+PRINTED_FILE = re.compile(r"\bcat\s+([^\s;&|<>]+)")
+# Words to the user that report nothing: thanks, offers of more help.
+PLEASANTRY = re.compile(
+    r"\b(?:feel free|let me know|if you (?:have|need)|any (?:other|further|more) questions|happy to help|"
+    r"you'?re welcome|thank(?:s| you)|have a (?:great|nice|good)|safe travels)\b",
+    re.IGNORECASE,
+)
+# What the end leaves undone: what a continuing engineer needs first.
+CAVEAT = re.compile(
+    r"\b(?:could ?n[o']t|cannot|can'?t|unable|not (?:been )?(?:verified|tested|built|compiled|run|able|possible)|"
+    r"still (?:fail\w*|broken|missing|open)|however|untested|partial(?:ly)?|remain(?:s|ing)? (?:to|open|unfixed)|"
+    r"unfortunately|not (?:eligible|allowed|permitted)|non-?refundable)\b",
+    re.IGNORECASE,
+)
+
+
 def final_report(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
-    """What the agent reported when it finished: its finish/submit message, else its last words to the user."""
-    answers = [a for a in actions if a.op == "answer" and a.value.strip()]
-    if answers:
-        text, at = answers[-1].value, answers[-1].message_index
-    else:
-        last = next(
-            (
-                i
-                for i in range(len(messages) - 1, -1, -1)
-                if messages[i].role == "assistant" and messages[i].content.strip() and not messages[i].tool_calls
-            ),
+    """How the run ended, best first: what it submitted, read from before the last call (the
+    command that wrote the file the submission prints); what the agent reported at the end (its
+    finish/submit message, the prose of its last call, its last words to the user), a caveat
+    first; else, for a run that stopped without submitting, what it was doing. The last call's
+    reply is in the end checkpoint's context, so these are asked; stated within the last two rounds,
+    the metrics class them trivial (kept by every strategy) and the headline never counts them."""
+    last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=None)
+    if last is None or any(m.role == "user" for m in messages[last + 1 : last + 2]) and last < len(messages) - 2:
+        return  # the user went on after the agent's last words: the run did not end there
+    at_end = [a for a in actions if a.message_index == last]
+    answer = next((a for a in at_end if a.op == "answer"), None)
+    submit = next((a for a in at_end if a.op == "shell" and SUBMIT_MARK.search(a.command)), None)
+    if submit is not None:
+        yield from _submitted(submit, actions)
+    message = messages[last]
+    if answer is None and submit is None and message.tool_calls:
+        said = _call_prose(message)
+        report = _report_sentence(said[1], _new_words(messages, last)) if said else None
+        shell = next((a for a in at_end if a.op == "shell"), None)
+        if said and report:  # a last call that says how it ends (tau-bench's transfer to a human, with a summary)
+            yield Fact("outcome", report, last, f"What did the agent's last call, `{said[0]}`, say?")
+        elif shell is not None:  # the run stopped mid-work: its last step is where it stood
+            question = "What was the agent doing when the run ended (it had not submitted)?"
+            yield Fact("outcome", shell.value, last, question)
+        return
+    if answer is not None and answer.value.strip():
+        value = answer.value.strip()
+        if len(value.split()) < 3 and re.search(r"[\d{}_]", value):  # a flag, a number: the answer itself
+            yield Fact("outcome", value, last, "What did the agent submit at the end?")
+            return
+        said_at = [(last, value)]
+    else:  # its last words; back over (a few) replies that only thank or offer more help, to its last action
+        said_at = []
+        for i in range(last, -1, -1):
+            m = messages[i]
+            if m.role == "assistant":
+                said_at.append((i, m.content))
+                if m.tool_calls or len(said_at) == 3:
+                    break
+    new = _new_words(messages, last)
+    for at, text in said_at:
+        report = _report_sentence(text, new)
+        if report:
+            yield Fact("outcome", report, at, "What did the agent report when it finished?")
+            return
+
+
+def _call_prose(message: Message) -> tuple[str, str] | None:
+    """A tool call's prose argument (a summary, a message to a person): its name and the text."""
+    for call in message.tool_calls:
+        for value in call_arguments(call.arguments).values():
+            if isinstance(value, str) and len(value.split()) >= 5 and "\n" not in value.strip():
+                return call.name, value
+    return None
+
+
+def _submitted(submit: Action, actions: list[Action]) -> Iterator[Fact]:
+    """A submission that prints a file: the last command before it that wrote that file."""
+    for printed in PRINTED_FILE.findall(submit.command):
+        writes = [
+            a
+            for a in actions
+            if a.op == "edit" and a.message_index < submit.message_index and _base(a.path) == _base(printed)
+        ]
+        command = next(
+            (a.value for a in actions if writes and a.op == "shell" and a.message_index == writes[-1].message_index),
             None,
         )
-        if last is None or any(m.role == "user" for m in messages[last + 1 : last + 2]) and last < len(messages) - 2:
+        if command and len(command) <= 200:
+            question = f"What did the agent submit at the end (`{named(submit.command)}`)?"
+            yield Fact("outcome", command, writes[-1].message_index, question)
             return
-        text, at = messages[last].content, last
+
+
+def _report_sentence(text: str, new: set[str]) -> str | None:
+    """The sentence of a final report that says most: a caveat (what is still not done) first, then
+    one holding a value the last tool result first showed (the reservation the booking created),
+    then one naming code, a value or a verdict; never a lead-in ("Now let me submit:"), a
+    pleasantry, or a list item that is only code. ``new``: words the last tool result showed first (``_new_words``)."""
+    best, best_rank = None, (0, 0, 0)
     for sentence in sentences_of(text):
-        if len(sentence) >= 25 and (
-            VALUE_WORDS.search(sentence) or CODE_ENTITY.search(sentence) or VERDICT.search(sentence)
-        ):
-            yield Fact("outcome", clip(sentence, 200), at, "What did the agent report when it finished?")
-            return
+        if len(sentence) < 20 or sentence.endswith(":") or PLEASANTRY.search(sentence) or sentence[0] in "`(":
+            continue  # too short, a lead-in, a pleasantry, a list item that is only code
+        valued = bool(
+            VALUE_WORDS.search(sentence)
+            or CODE_ENTITY.search(sentence)
+            or VERDICT.search(sentence)
+            or re.search(r"\d", sentence)
+        )
+        rank = (bool(CAVEAT.search(sentence)), bool(new & set(re.findall(r"\w{4,}", sentence))), valued)
+        if any(rank) and rank > best_rank:
+            best, best_rank = sentence, rank
+    return clip(best, 240) if best else None
+
+
+def _new_words(messages: list[Message], at: int) -> set[str]:
+    """Words the last tool result before ``at`` showed first (an ID the action created)."""
+    result = next((i for i in range(at - 1, -1, -1) if messages[i].role == "tool"), None)
+    if result is None:
+        return set()
+    earlier = {w for m in messages[:result] for w in re.findall(r"\w{4,}", m.content)}
+    return {w for w in re.findall(r"\w{4,}", messages[result].content) if w not in earlier and not w.isdigit()}
+
+
+def _base(path: str | None) -> str:
+    return (path or "").rstrip("/").rsplit("/", 1)[-1]
 
 
 def _distinct(facts: Iterable[Fact]) -> list[Fact]:
