@@ -135,3 +135,35 @@ def test_pointers_into_the_cells_snapshot_store_are_followed_as_it_grows(tmp_pat
     verdict = judge.judge(PROBE, later)
     assert verdict.status == "recoverable" and verdict.evidence == "op_snapshots/step_002_bash.json"
     assert not list(tmp_path.iterdir())  # found in memory: nothing is written during the replay
+
+
+def test_a_pointer_that_never_resolves_is_looked_for_on_disk_once(tmp_path):
+    """Layer 1 may cut an observation inside its own pointer, leaving a path that names no
+    snapshot. The judge asks at every checkpoint; with the replay's own store (nothing writes the
+    cell's files while it runs) the disk is searched for it once, the store every time."""
+    from ctxbench.layers.snapshot_store import SnapshotStore
+
+    class CountingSnapshots(StoredSnapshots):
+        searched: list[str] = []
+
+        def _read_disk(self, pointer):
+            self.searched.append(pointer)
+            return super()._read_disk(pointer)
+
+    memory = SnapshotStore("op_snapshots")
+    source = CountingSnapshots(tmp_path, memory=memory)
+    judge = DeterministicJudge(source)
+    cut = "op_snapshots/step_00... [truncated, full detail at: op_snapshots/step_001_bash.json"
+    context = [Message("user", f"Observation: ...\n[Full detail available at: {cut}]")]
+    assert source.pointers(context[0].content) == [cut]
+    for _ in range(3):
+        assert judge.judge(PROBE, context).status == "lost"
+    assert source.searched == [cut]
+    memory.add(cut, {"observation": "port 47213"})  # (the store may still get any path)
+    assert judge.judge(PROBE, context).status == "recoverable"
+    # A reader of a published cell (no replay store) asks the disk every time: files may appear.
+    reader = CountingSnapshots(tmp_path)
+    reader.searched.clear()
+    for _ in range(2):
+        assert DeterministicJudge(reader).judge(PROBE, context).status == "lost"
+    assert reader.searched == [cut, cut]

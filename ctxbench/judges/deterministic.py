@@ -92,7 +92,7 @@ class DeterministicJudge:
             known = self._facts_of(base).anchors
             keep = max(index.longest_anchor - 1, 0)
             seam = base.content[len(base.content) - keep :] if keep else ""
-            anchors = known | index.anchors_in((seam + message.content[len(base.content) :]).casefold())
+            anchors = known | index.anchors_in_lines(seam + message.content[len(base.content) :])
         else:
             anchors = index.anchors_in(_raw_text(message).casefold())
         return _Facts(message, anchors, index.golds_in(anchors, lambda: normalise(_raw_text(message))))

@@ -1,109 +1,35 @@
 """Facts about the work an agent did, read from its actions and what they printed: the files it
-changed that survive, the change itself, the reproduction, the errors it saw, the test results,
-the root cause and decisions it stated, and what it reported at the end. These are what an
+changed that survive and the change itself; the reproduction, the errors it saw and the test
+results are read from the runs' outputs (``ctxbench.probes.runs``), the root cause, decisions and
+what it reported at the end from its statements (``ctxbench.probes.statements``). These are what an
 engineer taking over the run needs (tests/data/probe_gold/README.md has the rubric)."""
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 from ctxbench.probes.actions import Action, same_file
-from ctxbench.probes.outputs import MAKE_RECIPE, errors, read_output, suite_summary
-from ctxbench.probes.shell import is_read_only, is_scratch, runs_tests, script_run
+from ctxbench.probes.facts import Fact, clip
+from ctxbench.probes.runs import RunReader
+from ctxbench.probes.shell import is_scratch
+from ctxbench.probes.statements import StatementReader
 from ctxbench.transcripts.model import Message
-
-
-@dataclass(frozen=True)
-class Fact:
-    label: str
-    answer: str
-    message_index: int
-    question: str
-
 
 DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.MULTILINE)
 COMMENT = re.compile(r"^(?:#|//|/\*|\*|--|;|\"\"\"|\'\'\')")
 CODE_MARK = re.compile(r"[()=\[\]{};]|\w\.\w|^(?:def|class|return|if|for|while|import|from)\b")
-TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
-ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
 HUNK = re.compile(r"^@@ [^@]* @@ ?(.*)$")
 # Lines that carry nothing on their own: brackets, keywords, comment markers.
 HOLLOW = re.compile(
     r"^[\s{}()\[\];,:.'\"`#/*\\-]*(?:else|end|try|finally|return|pass|break|continue|fi|done)?[\s{}()\[\];,:.'\"`]*$"
 )
-ROOT_CAUSE = re.compile(
-    r"\b(?:the (?:root )?(?:cause|problem|issue|bug) (?:is|was|lies|seems to be|appears to be|here is)|"
-    r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
-    r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|i (?:found|see|understand) the (?:issue|problem|bug)|"
-    r"(?:issue|problem|bug) (?:occurs|happens|arises) because|that'?s (?:why|the (?:bug|problem|issue))|"
-    r"this is the (?:bug|problem|issue|root cause)|here'?s the (?:bug|problem|issue)|which (?:causes|is why)|"
-    r"(?:so|now) (?:the (?:issue|problem|bug)|i see)|that'?s it|found it|this (?:leads|led) to|which (?:leads|led) to|"
-    r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through)\b",
-    re.IGNORECASE,
-)
-# A statement that the problem is gone, or a step after it: not a cause.
-RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
-# Tactical steps are no decisions: installing, retrying a tool, fixing a typo, navigating.
-TACTICAL = re.compile(r"\b(?:install|pip|apt|typo|retry|view command|navigate|scroll|open the file|look at)\b", re.I)
-DECISION = re.compile(
-    r"\b(?:the (?:best|correct|right|simplest|cleanest|proper|minimal|safest|better) (?:fix|approach|solution|way)|"
-    r"the (?:fix|solution) (?:is|should be|would be|will be) to|instead of|rather than|i(?:'ll| will) go with|"
-    r"i(?:'ve| have)? decided|(?:is|gets?|getting) too (?:complex|complicated|risky|broad)|stick with|"
-    r"(?:should|will|'ll) (?:not|avoid|keep)\b[^.]*\bbecause|(?:abandon|revert|undo)\w*)\b",
-    re.IGNORECASE,
-)
-# A choice between two ways: the decisions an engineer must not re-litigate.
-CHOICE = re.compile(
-    r"\b(?:instead of|rather than|too (?:complex|complicated|risky)|stick with|abandon\w*|revert\w*)\b", re.I
-)
-# A sentence ends at . ! ? before a space and a capital (or a quote, a backtick), or at a line end:
-# "the `Foo.bar()` method" stays one sentence.
-SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"'(\[])|\n+")
-CODE_ENTITY = re.compile(r"`[^`\n]{2,60}`|\b\w+\(\)|\b[a-z]+_[a-z_]+\b|\b[A-Z][a-z]+[A-Z]\w+\b|\b\w+\.\w+\b")
-VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expected|got|actual|mismatch|fail\w*)\b|!=")
-# A verification script's verdict line ("All tests passed!", "SUCCESS: ...", "✅ fixed").
-VERDICT = re.compile(
-    r"\b(?:all (?:\w+ )?(?:tests?|checks?|cases?) (?:pass\w*|succeed\w*|ok)|tests? passed|PASS(?:ED)?|OK|"
-    r"SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|fix (?:works|is working))\b|✅",
-    re.IGNORECASE,
-)
-# Lines that say nothing about the bug: a traceback's header, a version, a source listing's line.
-CONTENT_FREE = re.compile(r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*)$")
-# An output that also reports a failure: its "All checks passed!" does not hold.
-CONTRADICTED = re.compile(r"\bFAIL(?:ED|URE)?\b|✗|❌|\bError\b", re.IGNORECASE)
 STATE_CHANGE = re.compile(
     r"^(?:book|cancel|update|modify|create|delete|send|transfer|add|remove|set|exchange|return|upgrade|change|"
     r"apply|issue|refund|make|place|reset|assign|close|open|submit_\w)_?\w*$"
 )
 ID_VALUE = re.compile(r'"(\w*_id|id)"\s*:\s*"([A-Za-z0-9_-]{4,40})"')
-
-
-def norm_words(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
-def sentences_of(text: str) -> Iterator[str]:
-    """The prose sentences of a message (code blocks apart), list markers and THOUGHT: stripped."""
-    prose = re.sub(r"```.*?```", "\n", text, flags=re.DOTALL)
-    for part in SENTENCE_BREAK.split(prose):
-        sentence = part.strip().lstrip("#*->0123456789.) ").removeprefix("THOUGHT:").strip()
-        if sentence:
-            yield sentence
-
-
-def clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0]
-
-
-def named(command: str) -> str:
-    """How a question names a command: its first line, clipped."""
-    lines = [ln.strip() for ln in command.strip().splitlines() if ln.strip()]
-    first = clip(lines[0], 90) if lines else ""
-    return first + " ..." if len(lines) > 1 or len(first) < len(lines[0] if lines else "") else first
 
 
 def _diff_files(text: str) -> list[tuple[str, list[tuple[str, list[str], list[str]]]]]:
@@ -162,21 +88,6 @@ def _last_diff(messages: list[Message]) -> tuple[int, str] | None:
     return (at, messages[at].content) if at is not None else None
 
 
-def _value_line(lines: list[str], task_words: set[str], avoid: set[str]) -> str | None:
-    """The output line that says most: values and task words count, separators and echoes do not."""
-    best, score = None, 0.0
-    for ln in lines:
-        s = ln.strip()
-        if len(s) < 6 or s in avoid or set(s) <= set("=-_*#~ .") or len(s) > 200 or CONTENT_FREE.match(s):
-            continue
-        words = set(re.findall(r"\w+", s.lower()))
-        value = 3 * min(len(VALUE_WORDS.findall(s)), 2) + (0.5 if re.search(r"\d", s) else 0)
-        points = 2 * len(words & task_words) + value + (1 if ":" in s else 0) - s.count('"') / 4
-        if points > score:
-            best, score = s, points
-    return clip(best, 160) if best else None
-
-
 class WorkReader:
     """Reads one transcript's coding work once; each method yields facts of one type, best first."""
 
@@ -195,6 +106,9 @@ class WorkReader:
             fixes = [a for a in self.source_edits if any(same_file(a.path or "", p) for p in in_diff)]
             self.source_edits = fixes or self.source_edits
         self.first_fix = min((a.message_index for a in self.source_edits), default=None)
+        self.runs = RunReader(actions, task, self.first_fix, [a.path or "" for a in self.source_edits])
+        last_fix = max((a.message_index for a in self.source_edits), default=None)
+        self.said = StatementReader(messages, task, self.first_fix, last_fix)
 
     # -- what changed -------------------------------------------------------------------------
     def files_changed(self) -> Iterator[Fact]:
@@ -254,211 +168,20 @@ class WorkReader:
 
     # -- what runs showed ---------------------------------------------------------------------
     def reproduction(self) -> Iterator[Fact]:
-        if self.first_fix is None:
-            return
-        runs = [a for a in self.shell if a.message_index < self.first_fix and self._is_script_run(a)]
-        after = {named(a.command): a for a in self.shell if a.message_index > self.first_fix}
-        task = norm_words(self.task)
-
-        def shows_reported_error(a: Action) -> bool:  # prints the error the task reports
-            said = [norm_words(m.group(1)) for e in errors(a.result) for m in [ERROR_MESSAGE.search(e)] if m]
-            return any(len(m) >= 12 and m in task for m in said)
-
-        def failed_to_start(a: Action) -> bool:
-            return any(_environment_error(e) for e in errors(read_output(a.result).text))
-
-        # the run that shows the reported error, else the first that did not fail for the environment
-        ranked = sorted(runs, key=lambda a: (not shows_reported_error(a), failed_to_start(a), a.message_index))
-        for a in ranked:
-            out = read_output(a.result)
-            if not out.lines:
-                continue
-            later = after.get(named(a.command))
-            avoid = set(read_output(later.result).lines) if later is not None else set()
-            errs = errors(out.text)
-            line = (
-                errs[-1]
-                if errs and not _environment_error(errs[-1])
-                else _value_line(out.lines, self.task_words, avoid)
-            )
-            if line:
-                yield Fact(
-                    "reproduction", line, a.message_index + 1, f"What did `{named(a.command)}` print before the fix?"
-                )
-                return
+        return self.runs.reproduction()
 
     def test_results(self) -> Iterator[Fact]:
-        facts: list[Fact] = []
-        fix = self.first_fix if self.first_fix is not None else -1
-        suites = [a for a in self.shell if runs_tests(a.command)]
-        last_runs: dict[str, Action] = {}
-        for a in suites:  # the last run of each suite command after the fix: the verification
-            if a.message_index >= fix and suite_summary(read_output(a.result).text):
-                last_runs[named(a.command)] = a
-        # the runs that name test files or tests first (what the fix is checked by), then the later
-        when = "after the change" if fix >= 0 else "when the agent ran it"
-        for a in sorted(last_runs.values(), key=lambda a: (not TEST_TARGET.search(a.command), -a.message_index)):
-            done = suite_summary(read_output(a.result).text) or ""
-            question = f"What did `{named(a.command)}` report {when}?"
-            facts.append(Fact("test_result", done, a.message_index + 1, question))
-        for a in suites:  # the first run before the fix: what was failing
-            summary = suite_summary(read_output(a.result).text)
-            if summary and 0 <= a.message_index < fix:
-                facts.append(
-                    Fact(
-                        "test_result",
-                        summary,
-                        a.message_index + 1,
-                        f"What did `{named(a.command)}` report before the change?",
-                    )
-                )
-                break
-        ran = [a.message_index for a in suites if suite_summary(read_output(a.result).text)]
-        for a in suites:  # a suite that could not start, and none ran later: why the agent verified otherwise
-            errs = errors(read_output(a.result).text)
-            if any(i > a.message_index for i in ran):
-                continue
-            if errs and not suite_summary(read_output(a.result).text) and _environment_error(errs[-1]):
-                facts.append(
-                    Fact("test_result", errs[-1], a.message_index + 1, f"What did `{named(a.command)}` report?")
-                )
-                break
-        if fix >= 0:  # the agent's own verification script after the fix
-            runs = [a for a in self.shell if a.message_index > fix and self._is_script_run(a)]
-            runs = [a for a in runs if read_output(a.result).lines and not errors(read_output(a.result).text)]
-            # the last run that states a verdict ("All tests passed!"), else the last run's telling line
-            verdicts = [
-                (a, ln)
-                for a in runs
-                for ln in read_output(a.result).lines
-                if VERDICT.search(ln) and not CONTRADICTED.search(read_output(a.result).text)
-            ]
-            verdicts.sort(key=lambda v: bool(re.search(r"\ball\b", v[1], re.I)))  # an "all passed" line last: picked
-            picked = verdicts[-1] if verdicts else None
-            if picked is None and runs:
-                line = _value_line(read_output(runs[-1].result).lines, self.task_words, set())
-                picked = (runs[-1], line) if line else None
-            if picked is not None:
-                a, line = picked
-                question = f"What did `{named(a.command)}` print after the change?"
-                facts.insert(1, Fact("test_result", clip(line.strip(), 160), a.message_index + 1, question))
-        yield from facts
+        return self.runs.test_results()
 
     def errors_seen(self) -> Iterator[Fact]:
-        """Distinct errors the agent ran into (shell runs, editor and tool calls): one before the
-        fix and one after it first. Not: a missing module it installed right after, a typo in its
-        own throwaway script, an exploratory one-liner's error."""
-        seen: set[str] = set()
-        before: list[Fact] = []
-        later: list[Fact] = []
-        installs = " ".join(
-            a.command for a in self.shell if re.search(r"\b(?:pip|conda|apt(?:-get)?) install\b", a.command)
-        )
-        for n, a in enumerate(self.actions):
-            if a.op == "shell" and is_read_only(a.command) or not a.result or self._fixed_next(n):
-                continue
-            found = errors(read_output(a.result).text)
-            # the last error is what it died of; a failed build's first error is why
-            for line in found[:1] if found and MAKE_RECIPE.match(found[-1]) else found[-1:]:
-                norm = re.sub(r"\d+", "N", line)
-                if norm in seen or self._noise(a, line, installs):
-                    continue
-                seen.add(norm)
-                what = f"`{named(a.command)}`" if a.op == "shell" else f"the agent's `{a.tool}` call"
-                if a.op == "edit" and a.path:
-                    what = f"the agent's edit of {a.path}"
-                fact = Fact("error", clip(line, 160), a.message_index + 1, f"What error did {what} show?")
-                (before if self.first_fix is None or a.message_index < self.first_fix else later).append(fact)
-        env = [f for f in before + later if _environment_error(f.answer)]
-        real = [f for f in before + later if not _environment_error(f.answer)]
-        ordered = [*real[:1], *[f for f in real if f in later][:1]]
-        ordered += [f for f in real if f not in ordered] + env
-        yield from dict.fromkeys(ordered)
-
-    def _fixed_next(self, n: int) -> bool:
-        """The agent got past the error within its next few actions: the same edit of the same file
-        went through, or the same command ran clean. A slip, not a fact to carry."""
-        a = self.actions[n]
-        for b in self.actions[n + 1 : n + 4]:
-            if a.op == "edit" and b.op == "edit" and b.ok and same_file(a.path or "", b.path or ""):
-                return True
-            if (
-                a.op == "shell"
-                and b.op == "shell"
-                and b.command == a.command
-                and not errors(read_output(b.result).text)
-            ):
-                return True
-        return False
-
-    def _noise(self, a: Action, line: str, installs: str) -> bool:
-        missing = re.search(r"No module named '?([\w.]+)", line)
-        if missing and missing.group(1).split(".")[0] in installs:
-            return True  # installed right after: the environment, fixed
-        if a.op != "shell":
-            return False
-        script = script_run(a.command)
-        own = script == "-" or (script is not None and is_scratch(script))
-        typo = re.match(r"(?:\S+ )*(?:SyntaxError|IndentationError|TabError|NameError)\b", line.split(" in ")[-1])
-        bare = re.fullmatch(r"[\w.]*(?:Error|Exception)", line.strip())
-        in_source = any(same_file(path, p) for p in re.findall(r'File "([^"]+)"', line) for path in self._fix_paths())
-        return own and not in_source and bool(typo or bare or script == "-")
-
-    def _fix_paths(self) -> list[str]:
-        return [a.path or "" for a in self.source_edits]
-
-    def _is_script_run(self, a: Action) -> bool:
-        if runs_tests(a.command) or is_read_only(a.command):
-            return False
-        script = script_run(a.command)
-        return script is not None and (
-            script == "-" or is_scratch(script) or script.endswith((".py", ".js", ".sh", ".pony", ".rb"))
-        )
+        return self.runs.errors_seen()
 
     # -- what the agent said ------------------------------------------------------------------
-    def statements(self, label: str, pattern: re.Pattern[str], needs_code: bool = True) -> Iterator[Fact]:
-        """What the agent said in its own messages, matching ``pattern``: the sentence and the one
-        after it (a cause is often stated in two: "The problem is in X. When ..., Y happens."),
-        verbatim; naming code the task did not already name (``needs_code``)."""
-        task = self.task.lower()
-        for i, m in enumerate(self.messages):
-            if m.role != "assistant" or not m.content:
-                continue
-            for sentence in sentences_of(m.content):
-                if len(sentence) < 12 or not pattern.search(sentence) or RESOLVED.search(sentence):
-                    continue
-                if label == "decision" and TACTICAL.search(sentence):
-                    continue
-                if sentence.rstrip().endswith(":"):
-                    continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
-                sentence = _with_neighbour(m.content, sentence)
-                entities = [e.strip("`") for e in CODE_ENTITY.findall(sentence)]
-                if needs_code and not any(e.lower() not in task for e in entities):
-                    continue  # names nothing the task did not already say
-                question = {
-                    "root_cause": "What did the agent find to be the cause of the problem?",
-                    "decision": "What did the agent decide, and why?",
-                }[label]
-                yield Fact(label, clip(sentence, 300), i, question)
-
     def root_causes(self) -> Iterator[Fact]:
-        # a cause is found before the fix (or in its message); after it the agent explains its checks
-        last = max((a.message_index for a in self.source_edits), default=len(self.messages))
-        facts = _distinct(f for f in self.statements("root_cause", ROOT_CAUSE) if f.message_index <= last)
-        # the statement made closest before the fix is the one the fix rests on
-        fix = self.first_fix
-        if fix is not None:
-            facts.sort(
-                key=lambda f: (f.message_index > fix, -f.message_index if f.message_index <= fix else f.message_index)
-            )
-        yield from facts
+        return self.said.root_causes()
 
     def decisions(self) -> Iterator[Fact]:
-        """Choices between two ways first (later ones first: they override), then the rest."""
-        last = max((a.message_index for a in self.source_edits), default=len(self.messages))
-        facts = _distinct(f for f in self.statements("decision", DECISION, needs_code=False) if f.message_index <= last)
-        facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
-        yield from facts
+        return self.said.decisions()
 
 
 def api_facts(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
@@ -486,96 +209,6 @@ def api_facts(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
                 )
 
 
-# What a user chose or asked for after the task (tau-bench style conversations).
-USER_CHOICE = re.compile(
-    r"\b(?:i'?ll (?:go with|take)|i'?d (?:like|prefer)|i (?:want|choose|prefer)|let'?s go with|"
-    r"(?:yes|ok(?:ay)?),? (?:please )?(?:proceed|go ahead|do it|book|cancel|change|downgrade|upgrade))\b",
-    re.IGNORECASE,
-)
-
-
-def user_choices(messages: list[Message], first_user: int | None) -> Iterator[Fact]:
-    """Choices the user made after the task ("I'll go with the first option, Flight HAT136"): what
-    the agent acts on next."""
-    for i, m in enumerate(messages):
-        if m.role != "user" or i == first_user or m.tool_call_id or "<returncode>" in m.content:
-            continue
-        for sentence in sentences_of(m.content):
-            if 15 <= len(sentence) <= 200 and USER_CHOICE.search(sentence) and re.search(r"[A-Z0-9]{3,}|\d", sentence):
-                yield Fact("decision", sentence, i, "What did the user choose or ask for at this point?")
-
-
-def final_report(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
-    """What the agent reported when it finished: its finish/submit message, else its last words to the user."""
-    answers = [a for a in actions if a.op == "answer" and a.value.strip()]
-    if answers:
-        text, at = answers[-1].value, answers[-1].message_index
-    else:
-        last = next(
-            (
-                i
-                for i in range(len(messages) - 1, -1, -1)
-                if messages[i].role == "assistant" and messages[i].content.strip() and not messages[i].tool_calls
-            ),
-            None,
-        )
-        if last is None or any(m.role == "user" for m in messages[last + 1 : last + 2]) and last < len(messages) - 2:
-            return
-        text, at = messages[last].content, last
-    for sentence in sentences_of(text):
-        if len(sentence) >= 25 and (
-            VALUE_WORDS.search(sentence) or CODE_ENTITY.search(sentence) or VERDICT.search(sentence)
-        ):
-            yield Fact("outcome", clip(sentence, 200), at, "What did the agent report when it finished?")
-            return
-
-
-def _distinct(facts: Iterable[Fact]) -> list[Fact]:
-    """Facts that say something new: one restating a kept one (most of its words, within six
-    messages) is left out. Facts arrive in message order, so only the last few kept are compared."""
-    kept: list[tuple[Fact, set[str]]] = []
-    for fact in facts:
-        words = set(re.findall(r"\w{3,}", fact.answer.lower()))
-        if _restates(fact, words, kept):
-            continue
-        kept.append((fact, words))
-    return [f for f, _ in kept]
-
-
-def _restates(fact: Fact, words: set[str], kept: list[tuple[Fact, set[str]]]) -> bool:
-    for earlier, seen in reversed(kept):
-        if fact.message_index - earlier.message_index > 6:
-            return False
-        if len(words & seen) >= 0.5 * max(1, len(words)):
-            return True
-    return False
-
-
-def _with_neighbour(content: str, sentence: str) -> str:
-    """The sentence with the next one of its paragraph (or, for a short one such as "This is the
-    bug!", the one before), as the message spells them."""
-    at = content.find(sentence)
-    if at < 0:
-        return sentence
-    end = at + len(sentence)
-    tail = content[end:]
-    nxt = SENTENCE_BREAK.search(tail[1:] if tail[:1] in ".!?" else tail)
-    para_end = tail.find("\n\n")
-    if len(sentence) < 40:  # reach back instead
-        head = content[:at]
-        breaks = list(SENTENCE_BREAK.finditer(head.rstrip()))
-        start = breaks[-1].end() if breaks else 0
-        if "\n\n" not in head[start:] and "```" not in head[start:]:
-            return " ".join(content[start : end + (1 if tail[:1] in ".!?" else 0)].split())
-        return sentence
-    if nxt is None:
-        return sentence
-    stop = nxt.start() + (1 if tail[:1] in ".!?" else 0)
-    if (para_end >= 0 and para_end < stop) or "```" in tail[:stop]:
-        return sentence
-    return " ".join(content[at : end + stop].split())
-
-
 def _removed_paths(command: str) -> list[str]:
     out = []
     for part in re.split(r"&&|;|\|\|", command):
@@ -587,10 +220,3 @@ def _removed_paths(command: str) -> list[str]:
 
 def _base(path: str | None) -> str:
     return (path or "").rstrip("/").rsplit("/", 1)[-1]
-
-
-def _environment_error(line: str) -> bool:
-    """The environment's trouble, not the code's: a missing module or tool."""
-    return bool(
-        re.search(r"No module named|command not found|ModuleNotFoundError|ImportError: cannot import|NumPy 2\.0", line)
-    )
