@@ -7,10 +7,12 @@ import json
 import subprocess
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxbench.build import build_estimator, build_model, build_strategy
 from ctxbench.errors import InputError
-from ctxbench.replay.contexts import FILE, ContextRecorder
+from ctxbench.replay.contexts import FILE, ContextRecorder, expand, runs
 from ctxbench.replay.engine import replay
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.tokenizers import get_tokenizer
@@ -111,3 +113,68 @@ def test_a_run_records_contexts_and_the_switch_turns_them_off(tmp_path):
     assert off.name == on.name
     metrics = [json.loads((c / "summary.json").read_text())["metrics"] for c in (on, off)]
     assert metrics[0]["tokens_sent_total"] == metrics[1]["tokens_sent_total"]
+
+
+# --- the recorder's fast paths against the simple forms they replaced ------------------------
+def reference_runs(refs, before):
+    """``runs`` as first written: one Python step per reference (the reference, slow)."""
+    where = {}
+    for i, ref in enumerate(before):
+        where.setdefault(ref, i)
+    out = []
+    for ref in refs:
+        last = out[-1] if out else None
+        if isinstance(last, list) and last[0] + last[1] < len(before) and before[last[0] + last[1]] == ref:
+            last[1] += 1
+        elif ref in where:
+            out.append([where[ref], 1])
+        else:
+            out.append(ref)
+    return out
+
+
+class ReferenceRecorder(ContextRecorder):
+    """The recorder as first written: a reference per message looked up one at a time, ``runs``
+    in Python (its rows are what the file held before the fast paths)."""
+
+    def on_call(self, record, working, ctx):
+        new = {}
+        refs = [self._ref(m, new) for m in working]
+        upto = record["message_index"] + 1
+        for i in range(self._arrived, min(upto, len(self.transcript.messages))):
+            self._ref(self.transcript.messages[i], new)
+        self._arrived = max(self._arrived, upto)
+        self.rows.append({"call": record["call"], "refs": reference_runs(refs, self._last), "new": new})
+        self._last = refs
+
+
+REFS = st.lists(st.sampled_from("abcdefgh"), max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(refs=REFS, before=REFS, edits=st.lists(st.tuples(st.integers(0, 40), st.sampled_from("abcxyz")), max_size=4))
+def test_runs_are_the_simple_forms(refs, before, edits):
+    assert runs(refs, before) == reference_runs(refs, before)
+    grown = list(before)  # the usual case: the list before, edited in a few places and grown
+    for at, ref in edits:
+        grown.insert(at % (len(grown) + 1), ref)
+    grown += refs[:3]
+    assert runs(grown, before) == reference_runs(grown, before)
+    assert expand(runs(grown, before), before) == grown
+
+
+@pytest.mark.parametrize("strategy", ["dbgpt", "observation_masking", "five_layer", "sliding_window"])
+def test_rows_are_the_reference_recorders(strategy):
+    transcript = react_transcript(rounds=120, tid="react120")
+    overrides = [f"strategy={strategy}", "model=gpt-4-32k"]
+    if strategy == "dbgpt":
+        overrides.append("strategy.params.max_context_tokens=null")
+    cfg = composed(*overrides)
+    model = build_model(cfg)
+    counter = TokenCounter(get_tokenizer(model.tokenizer))
+    strategy_built = build_strategy(cfg)
+    fast = ContextRecorder(transcript, counter, strategy_built, model)
+    slow = ReferenceRecorder(transcript, counter, strategy_built, model)
+    result = replay(transcript, strategy_built, build_estimator(cfg), model, counter, observers=[fast, slow])
+    assert sum(1 for c in result.calls if c["layers"]) > 5
+    assert json.dumps(fast.rows) == json.dumps(slow.rows)

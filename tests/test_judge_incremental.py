@@ -20,7 +20,7 @@ from ctxbench.core import SnapshotSource
 from ctxbench.data import BUNDLED
 from ctxbench.judges.base import Verdict
 from ctxbench.judges.deterministic import DeterministicJudge
-from ctxbench.judges.gold_index import normalise
+from ctxbench.judges.gold_index import GoldIndex, normalise
 from ctxbench.probes.checkpoints import ProbeObserver
 from ctxbench.transcripts.model import Message, Probe, ToolCall, Transcript, json_strings
 
@@ -194,3 +194,12 @@ def test_any_context_gets_the_reference_judges_verdicts(contents, appended, gold
 @given(st.text())
 def test_normalise_is_the_regex_form(text):
     assert normalise(text) == reference_normalise(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(golds=st.lists(TEXTS, min_size=1, max_size=5), texts=st.lists(TEXTS, min_size=1, max_size=6))
+def test_anchors_by_line_are_the_anchors_of_the_whole_text(golds, texts):
+    index = GoldIndex()
+    index.ids([g for g in map(normalise, golds) if g])
+    for text in [*texts, "\n".join(texts), *texts]:  # lines seen before and new ones
+        assert index.anchors_in_lines(text) == index.anchors_in(text.casefold()), text

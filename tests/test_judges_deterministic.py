@@ -135,3 +135,31 @@ def test_pointers_into_the_cells_snapshot_store_are_followed_as_it_grows(tmp_pat
     verdict = judge.judge(PROBE, later)
     assert verdict.status == "recoverable" and verdict.evidence == "op_snapshots/step_002_bash.json"
     assert not list(tmp_path.iterdir())  # found in memory: nothing is written during the replay
+
+
+def test_a_pointer_that_never_resolves_is_read_again_only_after_the_store_grew(tmp_path):
+    """Layer 1 may cut an observation inside its own pointer, leaving a path that names no
+    snapshot; each read of it looks on disk, so it is read again only once a snapshot was added."""
+    from ctxbench.layers.snapshot_store import SnapshotStore
+
+    class CountingSnapshots(StoredSnapshots):
+        reads: list[str] = []
+
+        def read(self, pointer):
+            self.reads.append(pointer)
+            return super().read(pointer)
+
+    memory = SnapshotStore("op_snapshots")
+    source = CountingSnapshots(tmp_path, memory=memory)
+    judge = DeterministicJudge(source)
+    cut = "op_snapshots/step_00... [truncated, full detail at: op_snapshots/step_001_bash.json"
+    context = [Message("user", f"Observation: ...\n[Full detail available at: {cut}]")]
+    assert source.pointers(context[0].content) == [cut]
+    for _ in range(3):
+        assert judge.judge(PROBE, context).status == "lost"
+    assert source.reads == [cut]
+    memory.add("op_snapshots/step_009_bash.json", {"observation": "port 1"})
+    assert judge.judge(PROBE, context).status == "lost"
+    assert source.reads == [cut, cut]  # the store grew: asked again
+    memory.add(cut, {"observation": "port 47213"})  # (a store may hold any path)
+    assert judge.judge(PROBE, context).status == "recoverable"

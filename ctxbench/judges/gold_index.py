@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 EMPTY: frozenset[int] = frozenset()
+LINES_KEPT = 200_000  # lines anchors_in_lines remembers before it starts again (memory stays bounded)
 
 
 def normalise(text: str) -> str:
@@ -38,6 +39,7 @@ class GoldIndex:
         self._golds_of: list[list[int]] = []  # per anchor: the golds it stands for
         self.longest_anchor = 0
         self.version = 0
+        self._line_anchors: dict[str, frozenset[int]] = {}  # anchors_in_lines' lines seen
 
     def ids(self, golds: Iterable[str]) -> tuple[int, ...]:
         """The numbers of normalised, non-empty ``golds`` (in their order), added if new."""
@@ -48,6 +50,7 @@ class GoldIndex:
                 number = self._ids[gold] = len(self.golds)
                 self.golds.append(gold)
                 self._anchor(gold, number)
+                self._line_anchors.clear()
                 self.version += 1
             out.append(number)
         return tuple(out)
@@ -66,6 +69,28 @@ class GoldIndex:
         """The anchors a case-folded text holds."""
         hits = [a for a, anchor in enumerate(self.anchors) if anchor in folded]
         return frozenset(hits) if hits else EMPTY
+
+    def anchors_in_lines(self, text: str) -> frozenset[int]:
+        """``anchors_in(text.casefold())``, remembered line by line: an anchor holds no whitespace,
+        so it never spans a line break. For texts made of lines seen before (the appended parts of
+        messages: a progress block that gains a line a call, the same pointer notices), only the new
+        lines are searched."""
+        known = self._line_anchors
+        lines = set(text.split("\n"))
+        new = lines.difference(known)
+        if new:
+            if len(known) > LINES_KEPT:
+                known.clear()
+                new = lines
+            hits = self.anchors_in("\n".join(new).casefold())  # one search for all the new lines
+            if not hits:
+                known.update(dict.fromkeys(new, EMPTY))
+            else:
+                for line in new:
+                    folded = line.casefold()
+                    held = [a for a in hits if self.anchors[a] in folded]
+                    known[line] = frozenset(held) if held else EMPTY
+        return EMPTY.union(*map(known.__getitem__, lines))
 
     def golds_in(self, anchors: frozenset[int], normalised: Callable[[], str]) -> frozenset[int]:
         """The golds a text holds, given the anchors its case-folded form holds and a way to get

@@ -144,6 +144,13 @@ class StoredSnapshots:
         self._stores: dict[Path, SnapshotReader] = {}
         self._memory = memory
 
+    @property
+    def generation(self) -> int | None:
+        """Changes whenever a pointer that did not resolve may resolve now: the size of the
+        replay's own store (nothing else writes a cell's snapshots while it is replayed); None
+        without one (a reader of files asks the disk every time)."""
+        return len(self._memory) if self._memory is not None else None
+
     def pointers(self, text: str) -> list[str]:
         return [p.strip() for p in POINTER_PATTERN.findall(text)]
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from ctxbench.probes.actions import Action, agent_actions, call_arguments, observation_indices, probe_text
 from ctxbench.probes.boilerplate import Boilerplate, is_framework_message, sentences
-from ctxbench.probes.work import Fact, WorkReader, api_facts, final_report, user_choices
+from ctxbench.probes.statements import final_report, user_choices
+from ctxbench.probes.work import Fact, WorkReader, api_facts
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
 from ctxbench.transcripts.tool_schemas import tool_schemas
 
@@ -33,7 +34,7 @@ LABELS = (
 # files only viewed are not facts worth a slot.
 SLOTS = {
     "task": 1, "change": 2, "file_changed": 2, "test_result": 3, "root_cause": 2, "reproduction": 1, "error": 2,
-    "outcome": 1, "decision": 2, "identifier": 2, "constraint": 3,
+    "outcome": 2, "decision": 2, "identifier": 2, "constraint": 3,
 }  # fmt: skip
 QUESTIONS = {
     "task": "What was the original task?",
@@ -309,7 +310,8 @@ def extract_probes(transcript: Transcript, max_probes: int = 16, boilerplate: Bo
     last_call = calls[-1] if calls else len(texts)
     by_label: dict[str, list[Candidate]] = {}
     for cand in extract_candidates(transcript, boilerplate):
-        if cand.message_index < last_call:  # else no context of the replay ever holds it
+        # The end checkpoint's context holds the last call's reply; nothing after it is in any context.
+        if cand.message_index <= last_call:
             by_label.setdefault(cand.label, []).append(cand)
     chosen = _by_slots(by_label, max_probes)
     return [

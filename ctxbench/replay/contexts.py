@@ -65,20 +65,51 @@ def shared_start(a: str, b: str) -> int:
 def runs(refs: list[str], before: list[str]) -> list[str | list[int]]:
     """``refs`` said against the call before's list: ``[start, length]`` for a run of references
     at consecutive places in ``before``, a reference for one that is not there. A prompt that only
-    grew, or changed its system message and cut a message in the middle, is a few items."""
-    where: dict[str, int] = {}
-    for i, ref in enumerate(before):
-        where.setdefault(ref, i)
+    grew, or changed its system message and cut a message in the middle, is a few items.
+
+    Greedy, as read from the left: a reference starts a run at its first place in ``before``, and
+    the run goes on as far as both lists agree. How far is found by comparing slices (in C,
+    doubling then halving), so a call costs about a C-level pass over its list, not a Python step
+    per message (that step was most of the recorder's time)."""
     out: list[str | list[int]] = []
-    for ref in refs:
-        last = out[-1] if out else None
-        if isinstance(last, list) and last[0] + last[1] < len(before) and before[last[0] + last[1]] == ref:
-            last[1] += 1
-        elif ref in where:
-            out.append([where[ref], 1])
+    total, known = len(refs), len(before)
+    where: dict[str, int] | None = None
+    i = 0
+    while i < total:
+        ref = refs[i]
+        if i == 0 and known and before[0] == ref:
+            start: int | None = 0  # the first place of before[0]
         else:
+            if where is None:  # the first place of each reference (reversed: the first one wins)
+                where = dict(zip(reversed(before), range(known - 1, -1, -1)))
+            start = where.get(ref)
+        if start is None:
             out.append(ref)
+            i += 1
+            continue
+        length = _agree(refs, i, before, start, min(total - i, known - start))
+        out.append([start, length])
+        i += length
     return out
+
+
+def _agree(a: list[str], i: int, b: list[str], j: int, limit: int) -> int:
+    """How many places ``a[i:]`` and ``b[j:]`` agree on from the start, given that the first does
+    (at most ``limit``): doubling until they differ, then halving between."""
+    low, step = 1, 1  # a[i : i + low] == b[j : j + low]
+    while low < limit:
+        high = min(low + step, limit)
+        if a[i + low : i + high] != b[j + low : j + high]:
+            limit = high - 1  # they differ within (low, high]
+            break
+        low, step = high, step * 2
+    while low < limit:  # agree on low, differ somewhere before limit + 1
+        mid = (low + limit + 1) // 2
+        if a[i + low : i + mid] == b[j + low : j + mid]:
+            low = mid
+        else:
+            limit = mid - 1
+    return low
 
 
 def expand(items: list[Any], before: list[str]) -> list[str]:
@@ -99,7 +130,8 @@ class ContextRecorder:
         self.transcript = transcript
         self.counter = counter
         self._index = {id(m): i for i, m in enumerate(transcript.messages)}
-        self._refs: dict[int, tuple[Message, str]] = {}  # id -> (the message, kept alive; its reference)
+        self._refs: dict[int, str] = {}  # id of a message -> its reference
+        self._kept: list[Message] = []  # every message in _refs, kept alive so its id stays its own
         self._stored: set[str] = set()
         self._last: list[str] = []
         self._arrived = 0  # transcript messages stored so far
@@ -116,7 +148,10 @@ class ContextRecorder:
 
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, dict[str, Any]] = {}
-        refs = [self._ref(m, new) for m in working]
+        refs: list[Any] = list(map(self._refs.get, map(id, working)))  # in C: most were sent before
+        if None in refs:
+            for position in [p for p, ref in enumerate(refs) if ref is None]:
+                refs[position] = self._ref(working[position], new)
         upto = record["message_index"] + 1  # the history so far and this call's recorded reply
         for i in range(self._arrived, min(upto, len(self.transcript.messages))):
             self._ref(self.transcript.messages[i], new)
@@ -125,12 +160,13 @@ class ContextRecorder:
         self._last = refs
 
     def _ref(self, message: Message, new: dict[str, dict[str, Any]]) -> str:
-        hit = self._refs.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
+        ref = self._refs.get(id(message))
+        if ref is not None:  # the message is kept alive in _kept: its id is not reused
+            return ref
         entry = self._entry(message)
         ref = hashlib.sha256(json.dumps(entry, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
-        self._refs[id(message)] = (message, ref)
+        self._refs[id(message)] = ref
+        self._kept.append(message)
         if ref not in self._stored:
             self._stored.add(ref)
             new[ref] = entry

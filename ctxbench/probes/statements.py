@@ -1,0 +1,301 @@
+"""What the agent said: the root cause it stated, decisions stated with a reason, choices the
+user made (tau-bench style conversations), and what it reported at the end. Read from the agent's
+own messages, sentence by sentence; kept apart from the reading of its actions (``work``) and of
+its runs' outputs (``runs``) so that each can change alone."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from ctxbench.probes.actions import Action, call_arguments
+from ctxbench.probes.facts import Fact, clip, named
+from ctxbench.probes.runs import VALUE_WORDS, VERDICT
+from ctxbench.transcripts.model import Message
+
+ROOT_CAUSE = re.compile(
+    r"\b(?:the (?:root )?(?:cause|problem|issue|bug) (?:is|was|lies|seems to be|appears to be|here is)|"
+    r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
+    r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|i (?:found|see|understand) the (?:issue|problem|bug)|"
+    r"(?:issue|problem|bug) (?:occurs|happens|arises) because|that'?s (?:why|the (?:bug|problem|issue))|"
+    r"this is the (?:bug|problem|issue|root cause)|here'?s the (?:bug|problem|issue)|which (?:causes|is why)|"
+    r"(?:so|now) (?:the (?:issue|problem|bug)|i see)|that'?s it|found it|this (?:leads|led) to|which (?:leads|led) to|"
+    r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through)\b",
+    re.IGNORECASE,
+)
+# A statement that the problem is gone, or a step after it: not a cause.
+RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
+# Tactical steps are no decisions: installing, retrying a tool, fixing a typo, navigating.
+TACTICAL = re.compile(r"\b(?:install|pip|apt|typo|retry|view command|navigate|scroll|open the file|look at)\b", re.I)
+DECISION = re.compile(
+    r"\b(?:the (?:best|correct|right|simplest|cleanest|proper|minimal|safest|better) (?:fix|approach|solution|way)|"
+    r"the (?:fix|solution) (?:is|should be|would be|will be) to|instead of|rather than|i(?:'ll| will) go with|"
+    r"i(?:'ve| have)? decided|(?:is|gets?|getting) too (?:complex|complicated|risky|broad)|stick with|"
+    r"(?:should|will|'ll) (?:not|avoid|keep)\b[^.]*\bbecause|(?:abandon|revert|undo)\w*)\b",
+    re.IGNORECASE,
+)
+# A choice between two ways: the decisions an engineer must not re-litigate.
+CHOICE = re.compile(
+    r"\b(?:instead of|rather than|too (?:complex|complicated|risky)|stick with|abandon\w*|revert\w*)\b", re.I
+)
+# A sentence ends at . ! ? before a space and a capital (or a quote, a backtick), or at a line end:
+# "the `Foo.bar()` method" stays one sentence.
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"'(\[])|\n+")
+CODE_ENTITY = re.compile(r"`[^`\n]{2,60}`|\b\w+\(\)|\b[a-z]+_[a-z_]+\b|\b[A-Z][a-z]+[A-Z]\w+\b|\b\w+\.\w+\b")
+
+
+def sentences_of(text: str) -> Iterator[str]:
+    """The prose sentences of a message (code blocks apart), list markers and THOUGHT: stripped."""
+    prose = re.sub(r"```.*?```", "\n", text, flags=re.DOTALL)
+    for part in SENTENCE_BREAK.split(prose):
+        sentence = part.strip().lstrip("#*->0123456789.) ").removeprefix("THOUGHT:").strip()
+        if sentence:
+            yield sentence
+
+
+class StatementReader:
+    """Reads one transcript's statements once; each method yields facts of one type, best first.
+    ``first_fix`` and ``last_fix``: the first and last edit of a source file the fix keeps."""
+
+    def __init__(self, messages: list[Message], task: str, first_fix: int | None, last_fix: int | None) -> None:
+        self.messages = messages
+        self.task = task
+        self.first_fix = first_fix
+        self.last_fix = last_fix
+
+    def statements(self, label: str, pattern: re.Pattern[str], needs_code: bool = True) -> Iterator[Fact]:
+        """What the agent said in its own messages, matching ``pattern``: the sentence and the one
+        after it (a cause is often stated in two: "The problem is in X. When ..., Y happens."),
+        verbatim; naming code the task did not already name (``needs_code``)."""
+        task = self.task.lower()
+        for i, m in enumerate(self.messages):
+            if m.role != "assistant" or not m.content:
+                continue
+            for sentence in sentences_of(m.content):
+                if len(sentence) < 12 or not pattern.search(sentence) or RESOLVED.search(sentence):
+                    continue
+                if label == "decision" and TACTICAL.search(sentence):
+                    continue
+                if sentence.rstrip().endswith(":"):
+                    continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
+                sentence = _with_neighbour(m.content, sentence)
+                entities = [e.strip("`") for e in CODE_ENTITY.findall(sentence)]
+                if needs_code and not any(e.lower() not in task for e in entities):
+                    continue  # names nothing the task did not already say
+                question = {
+                    "root_cause": "What did the agent find to be the cause of the problem?",
+                    "decision": "What did the agent decide, and why?",
+                }[label]
+                yield Fact(label, clip(sentence, 300), i, question)
+
+    def root_causes(self) -> Iterator[Fact]:
+        # a cause is found before the fix (or in its message); after it the agent explains its checks
+        last = self.last_fix if self.last_fix is not None else len(self.messages)
+        facts = _distinct(f for f in self.statements("root_cause", ROOT_CAUSE) if f.message_index <= last)
+        # the statement made closest before the fix is the one the fix rests on
+        fix = self.first_fix
+        if fix is not None:
+            facts.sort(
+                key=lambda f: (f.message_index > fix, -f.message_index if f.message_index <= fix else f.message_index)
+            )
+        yield from facts
+
+    def decisions(self) -> Iterator[Fact]:
+        """Choices between two ways first (later ones first: they override), then the rest."""
+        last = self.last_fix if self.last_fix is not None else len(self.messages)
+        facts = _distinct(f for f in self.statements("decision", DECISION, needs_code=False) if f.message_index <= last)
+        facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
+        yield from facts
+
+
+# What a user chose or asked for after the task (tau-bench style conversations).
+USER_CHOICE = re.compile(
+    r"\b(?:i'?ll (?:go with|take)|i'?d (?:like|prefer)|i (?:want|choose|prefer)|let'?s go with|"
+    r"(?:yes|ok(?:ay)?),? (?:please )?(?:proceed|go ahead|do it|book|cancel|change|downgrade|upgrade))\b",
+    re.IGNORECASE,
+)
+
+
+def user_choices(messages: list[Message], first_user: int | None) -> Iterator[Fact]:
+    """Choices the user made after the task ("I'll go with the first option, Flight HAT136"): what
+    the agent acts on next."""
+    for i, m in enumerate(messages):
+        if m.role != "user" or i == first_user or m.tool_call_id or "<returncode>" in m.content:
+            continue
+        for sentence in sentences_of(m.content):
+            if 15 <= len(sentence) <= 200 and USER_CHOICE.search(sentence) and re.search(r"[A-Z0-9]{3,}|\d", sentence):
+                yield Fact("decision", sentence, i, "What did the user choose or ask for at this point?")
+
+
+# A shell command that submits the run (mini-swe-agent's `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`,
+# older `MINI_SWE_AGENT_FINAL_OUTPUT`): a marker word the framework watches for.
+SUBMIT_MARK = re.compile(r"\b[A-Z][A-Z_]*(?:SUBMIT|FINAL_OUTPUT)[A-Z_]*\b")
+PRINTED_FILE = re.compile(r"\bcat\s+([^\s;&|<>]+)")
+# Words to the user that report nothing: thanks, offers of more help.
+PLEASANTRY = re.compile(
+    r"\b(?:feel free|let me know|if you (?:have|need)|any (?:other|further|more) questions|happy to help|"
+    r"you'?re welcome|thank(?:s| you)|have a (?:great|nice|good)|safe travels)\b",
+    re.IGNORECASE,
+)
+# What the end leaves undone: what a continuing engineer needs first.
+CAVEAT = re.compile(
+    r"\b(?:could ?n[o']t|cannot|can'?t|unable|not (?:been )?(?:verified|tested|built|compiled|run|able|possible)|"
+    r"still (?:fail\w*|broken|missing|open)|however|untested|partial(?:ly)?|remain(?:s|ing)? (?:to|open|unfixed)|"
+    r"unfortunately|not (?:eligible|allowed|permitted)|non-?refundable)\b",
+    re.IGNORECASE,
+)
+
+
+def final_report(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
+    """How the run ended, best first: what it submitted, read from before the last call (the
+    command that wrote the file the submission prints); what the agent reported at the end (its
+    finish/submit message, the prose of its last call, its last words to the user), a caveat
+    first; else, for a run that stopped without submitting, what it was doing. The last call's
+    reply is in the end checkpoint's context, so these are asked; stated within the last two rounds,
+    the metrics class them trivial (kept by every strategy) and the headline never counts them."""
+    last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=None)
+    if last is None or any(m.role == "user" for m in messages[last + 1 : last + 2]) and last < len(messages) - 2:
+        return  # the user went on after the agent's last words: the run did not end there
+    at_end = [a for a in actions if a.message_index == last]
+    answer = next((a for a in at_end if a.op == "answer"), None)
+    submit = next((a for a in at_end if a.op == "shell" and SUBMIT_MARK.search(a.command)), None)
+    if submit is not None:
+        yield from _submitted(submit, actions)
+    message = messages[last]
+    if answer is None and submit is None and message.tool_calls:
+        said = _call_prose(message)
+        report = _report_sentence(said[1], _new_words(messages, last)) if said else None
+        shell = next((a for a in at_end if a.op == "shell"), None)
+        if said and report:  # a last call that says how it ends (tau-bench's transfer to a human, with a summary)
+            yield Fact("outcome", report, last, f"What did the agent's last call, `{said[0]}`, say?")
+        elif shell is not None:  # the run stopped mid-work: its last step is where it stood
+            question = "What was the agent doing when the run ended (it had not submitted)?"
+            yield Fact("outcome", shell.value, last, question)
+        return
+    if answer is not None and answer.value.strip():
+        value = answer.value.strip()
+        if len(value.split()) < 3 and re.search(r"[\d{}_]", value):  # a flag, a number: the answer itself
+            yield Fact("outcome", value, last, "What did the agent submit at the end?")
+            return
+        said_at = [(last, value)]
+    else:  # its last words; back over (a few) replies that only thank or offer more help, to its last action
+        said_at = []
+        for i in range(last, -1, -1):
+            m = messages[i]
+            if m.role == "assistant":
+                said_at.append((i, m.content))
+                if m.tool_calls or len(said_at) == 3:
+                    break
+    new = _new_words(messages, last)
+    for at, text in said_at:
+        report = _report_sentence(text, new)
+        if report:
+            yield Fact("outcome", report, at, "What did the agent report when it finished?")
+            return
+
+
+def _call_prose(message: Message) -> tuple[str, str] | None:
+    """A tool call's prose argument (a summary, a message to a person): its name and the text."""
+    for call in message.tool_calls:
+        for value in call_arguments(call.arguments).values():
+            if isinstance(value, str) and len(value.split()) >= 5 and "\n" not in value.strip():
+                return call.name, value
+    return None
+
+
+def _submitted(submit: Action, actions: list[Action]) -> Iterator[Fact]:
+    """A submission that prints a file: the last command before it that wrote that file."""
+    for printed in PRINTED_FILE.findall(submit.command):
+        writes = [
+            a
+            for a in actions
+            if a.op == "edit" and a.message_index < submit.message_index and _base(a.path) == _base(printed)
+        ]
+        command = next(
+            (a.value for a in actions if writes and a.op == "shell" and a.message_index == writes[-1].message_index),
+            None,
+        )
+        if command and len(command) <= 200:
+            question = f"What did the agent submit at the end (`{named(submit.command)}`)?"
+            yield Fact("outcome", command, writes[-1].message_index, question)
+            return
+
+
+def _report_sentence(text: str, new: set[str]) -> str | None:
+    """The sentence of a final report that says most: a caveat (what is still not done) first, then
+    one holding a value the last tool result first showed (the reservation the booking created),
+    then one naming code, a value or a verdict; never a lead-in ("Now let me submit:"), a
+    pleasantry, or a list item that is only code. ``new``: words the last tool result showed first (``_new_words``)."""
+    best, best_rank = None, (0, 0, 0)
+    for sentence in sentences_of(text):
+        if len(sentence) < 20 or sentence.endswith(":") or PLEASANTRY.search(sentence) or sentence[0] in "`(":
+            continue  # too short, a lead-in, a pleasantry, a list item that is only code
+        valued = bool(
+            VALUE_WORDS.search(sentence)
+            or CODE_ENTITY.search(sentence)
+            or VERDICT.search(sentence)
+            or re.search(r"\d", sentence)
+        )
+        rank = (bool(CAVEAT.search(sentence)), bool(new & set(re.findall(r"\w{4,}", sentence))), valued)
+        if any(rank) and rank > best_rank:
+            best, best_rank = sentence, rank
+    return clip(best, 240) if best else None
+
+
+def _new_words(messages: list[Message], at: int) -> set[str]:
+    """Words the last tool result before ``at`` showed first (an ID the action created)."""
+    result = next((i for i in range(at - 1, -1, -1) if messages[i].role == "tool"), None)
+    if result is None:
+        return set()
+    earlier = {w for m in messages[:result] for w in re.findall(r"\w{4,}", m.content)}
+    return {w for w in re.findall(r"\w{4,}", messages[result].content) if w not in earlier and not w.isdigit()}
+
+
+def _base(path: str | None) -> str:
+    return (path or "").rstrip("/").rsplit("/", 1)[-1]
+
+
+def _distinct(facts: Iterable[Fact]) -> list[Fact]:
+    """Facts that say something new: one restating a kept one (most of its words, within six
+    messages) is left out. Facts arrive in message order, so only the last few kept are compared."""
+    kept: list[tuple[Fact, set[str]]] = []
+    for fact in facts:
+        words = set(re.findall(r"\w{3,}", fact.answer.lower()))
+        if _restates(fact, words, kept):
+            continue
+        kept.append((fact, words))
+    return [f for f, _ in kept]
+
+
+def _restates(fact: Fact, words: set[str], kept: list[tuple[Fact, set[str]]]) -> bool:
+    for earlier, seen in reversed(kept):
+        if fact.message_index - earlier.message_index > 6:
+            return False
+        if len(words & seen) >= 0.5 * max(1, len(words)):
+            return True
+    return False
+
+
+def _with_neighbour(content: str, sentence: str) -> str:
+    """The sentence with the next one of its paragraph (or, for a short one such as "This is the
+    bug!", the one before), as the message spells them."""
+    at = content.find(sentence)
+    if at < 0:
+        return sentence
+    end = at + len(sentence)
+    tail = content[end:]
+    nxt = SENTENCE_BREAK.search(tail[1:] if tail[:1] in ".!?" else tail)
+    para_end = tail.find("\n\n")
+    if len(sentence) < 40:  # reach back instead
+        head = content[:at]
+        breaks = list(SENTENCE_BREAK.finditer(head.rstrip()))
+        start = breaks[-1].end() if breaks else 0
+        if "\n\n" not in head[start:] and "```" not in head[start:]:
+            return " ".join(content[start : end + (1 if tail[:1] in ".!?" else 0)].split())
+        return sentence
+    if nxt is None:
+        return sentence
+    stop = nxt.start() + (1 if tail[:1] in ".!?" else 0)
+    if (para_end >= 0 and para_end < stop) or "```" in tail[:stop]:
+        return sentence
+    return " ".join(content[at : end + stop].split())

@@ -1,0 +1,166 @@
+"""What the agent said, read as probes (ctxbench/probes/statements.py): the outcome at the end of a
+run as each framework records it, root causes and decisions. Short examples shaped like the real
+transcripts in ../shared/transcripts/ (mini-swe-agent, SWE-agent, OpenHands, tau-bench)."""
+
+import json
+
+from ctxbench.judges.deterministic import DeterministicJudge
+from ctxbench.probes import CheckpointPolicy, ProbeObserver, retention_metrics
+from ctxbench.probes.extract import extract_probes
+from ctxbench.replay.engine import replay
+from ctxbench.replay.provider import ModelSpec
+from ctxbench.strategies.none import FullHistory
+from ctxbench.tokens import ExactEstimator, TokenCounter, get_tokenizer
+from ctxbench.transcripts.model import Message, ToolCall, Transcript
+
+
+def _bash(i: str, command: str, thought: str = "") -> Message:
+    return Message("assistant", thought, tool_calls=(ToolCall(i, "bash", json.dumps({"command": command})),))
+
+
+def _out(i: str, text: str) -> Message:
+    return Message("tool", f"<returncode>0</returncode>\n<output>\n{text}\n</output>", tool_call_id=i)
+
+
+def _outcomes(messages: list[Message], source: dict | None = None) -> dict[str, tuple[int, str]]:
+    probes = extract_probes(Transcript("t", messages, source=source or {}))
+    return {p.answer: (p.message_index, p.question) for p in probes if p.label == "outcome"}
+
+
+MINI_SWE_AGENT_END = [
+    Message("system", "You are a helpful assistant that can interact with a computer shell."),
+    Message("user", "<pr_description>\nEncoder drops empty extra_tags when serializing\n</pr_description>"),
+    _bash("a", "sed -i 's/if obj.extra_tags:/if obj.extra_tags is not None:/' src/cookie.py", "Fix the check:"),
+    _out("a", ""),
+    _bash("b", "git diff -- src/cookie.py > patch.txt", "Now let me create the patch file:"),
+    _out("b", ""),
+    _bash("c", "cat patch.txt", "Let me verify the patch:"),
+    _out("c", "diff --git a/src/cookie.py b/src/cookie.py\n-if obj.extra_tags:\n+if obj.extra_tags is not None:"),
+    _bash(
+        "d",
+        "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt",
+        "Perfect! The patch changes `if obj.extra_tags:` to `if obj.extra_tags is not None:`, so empty strings "
+        "survive the round trip.\n\nNow let me submit the final output:",
+    ),
+]
+
+
+def test_the_outcome_stated_at_the_last_call_is_asked():
+    """The end checkpoint's context holds the last call's reply (the replay appends it), so a fact
+    stated there is a probe; the metrics class it trivial (within the last two rounds)."""
+    got = _outcomes(MINI_SWE_AGENT_END)
+    last = len(MINI_SWE_AGENT_END) - 1
+    said = [a for a, (at, _) in got.items() if at == last]
+    assert said and "`if obj.extra_tags is not None:`" in said[0], got
+    assert "submit the final output" not in said[0]  # the lead-in to the submit says nothing
+
+
+def test_what_was_submitted_is_read_before_the_last_call():
+    """mini-swe-agent submits by printing a file (`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat
+    patch.txt`): what it submitted is the command that wrote that file, stated before the last call
+    (so a context can lose it), asked with the submission named."""
+    got = _outcomes(MINI_SWE_AGENT_END)
+    at, question = got["git diff -- src/cookie.py > patch.txt"]
+    assert at == 4 and "`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt`" in question
+
+
+def test_an_outcome_at_the_last_call_is_kept_by_every_strategy_and_never_in_the_headline():
+    """Honest in the metrics: the end checkpoint holds the last call's reply, so the outcome stated
+    there is kept whatever the strategy, and retention_metrics classes it trivial; the submission's
+    command, two rounds earlier, can be lost and counts."""
+    probes = extract_probes(Transcript("t", MINI_SWE_AGENT_END))
+    t = Transcript("t", MINI_SWE_AGENT_END, probes=probes)
+    observer = ProbeObserver(probes, DeterministicJudge(), CheckpointPolicy(every_n_calls=1))
+    model = ModelSpec(name="m", context_window=8000, reserved_output_tokens=1000, tokenizer="cl100k_base")
+    counter = TokenCounter(get_tokenizer("cl100k_base"))
+    replay(t, FullHistory(), ExactEstimator("cl100k_base"), model, counter, observers=[observer])
+    trivial = set(retention_metrics(observer.rows, {})["trivial_probes"])
+    outcome = {p.answer: p.id for p in probes if p.label == "outcome"}
+    stated_last = [pid for answer, pid in outcome.items() if "survive the round trip" in answer]
+    assert stated_last and stated_last[0] in trivial
+    assert outcome["git diff -- src/cookie.py > patch.txt"] not in trivial
+
+
+def test_a_run_that_stopped_without_submitting_ends_where_it_stood():
+    """OpenHands runs can stop at the iteration limit mid-work: no finish action. What it was doing
+    is the final state, not the reasoning before its last command."""
+    messages = [
+        Message("user", "<issue>\nThe compiler aliases iso captures in match\n</issue>"),
+        Message(
+            "assistant",
+            "It seems that CMake can't find the GTest package. Let's try to install it.",
+            tool_calls=(ToolCall("a", "execute_bash", json.dumps({"command": "apt-get install -y libgtest-dev"})),),
+        ),
+        Message("tool", "E: Unable to locate package libgtest-dev", tool_call_id="a"),
+    ]
+    got = _outcomes(messages)
+    assert list(got) == ["apt-get install -y libgtest-dev"] and "had not submitted" in got[next(iter(got))][1]
+
+
+def test_a_finish_message_leads_with_what_is_still_not_done():
+    finish = {
+        "message": "The segfault on a single-element tuple in `match` has been addressed by modifying the "
+        "`idseqsingle` rule in `parser.c`. However, the compiler was not built, so the fix could not be verified.",
+        "task_completed": "partial",
+    }
+    messages = [
+        Message("user", "<issue>\nSegfault when matching a single-element tuple\n</issue>"),
+        Message("assistant", "Let me finish.", tool_calls=(ToolCall("f", "finish", json.dumps(finish)),)),
+    ]
+    got = _outcomes(messages)
+    assert list(got) == ["However, the compiler was not built, so the fix could not be verified."], got
+
+
+def test_a_customer_service_reply_reports_what_the_last_action_created():
+    """tau-bench: the final reply to the user; the sentence with the value the booking returned (not
+    the flights listed, which the search had shown, nor the offer of more help)."""
+    booked = {"reservation_id": "HATHAT", "flights": [{"flight_number": "HAT136"}], "payment": "certificate_7504069"}
+    messages = [
+        Message("system", "You are an airline agent."),
+        Message("user", "I want to fly from JFK to SEA on May 20."),
+        Message("assistant", "", tool_calls=(ToolCall("s", "search_onestop_flight", '{"origin": "JFK"}'),)),
+        Message("tool", '[{"flight_number": "HAT136", "price": 152}]', tool_call_id="s"),
+        Message("assistant", "Flight HAT136 costs $152. Shall I book it?"),
+        Message("user", "Yes, please go ahead and book it."),
+        Message("assistant", "", tool_calls=(ToolCall("b", "book_reservation", '{"flight": "HAT136"}'),)),
+        Message("tool", json.dumps(booked), tool_call_id="b"),
+        Message(
+            "assistant",
+            "Your flight has been successfully booked.\n\n- **Flight HAT136 (JFK to ATL)**\n\n"
+            "Your reservation ID is **HATHAT**. If you have any further questions, feel free to ask!",
+        ),
+        Message("user", "Thank you! ###STOP###"),
+    ]
+    got = _outcomes(messages)
+    assert "Your reservation ID is **HATHAT**." in got, got
+
+
+def test_last_words_that_only_thank_give_way_to_the_reply_before():
+    messages = [
+        Message("user", "Please cancel my trip to Boston, it has only me on it."),
+        Message("assistant", "", tool_calls=(ToolCall("c", "cancel_reservation", '{"reservation_id": "D1EW9B"}'),)),
+        Message("tool", '{"reservation_id": "D1EW9B", "status": "cancelled"}', tool_call_id="c"),
+        Message("assistant", "The reservation D1EW9B has been cancelled; the refund goes to your gift card."),
+        Message("user", "Great, thanks!"),
+        Message("assistant", "You're welcome! If you have any other questions, feel free to reach out."),
+        Message("user", "###STOP###"),
+    ]
+    assert _outcomes(messages) == {
+        "The reservation D1EW9B has been cancelled; the refund goes to your gift card.": (
+            3,
+            "What did the agent report when it finished?",
+        )
+    }
+
+
+def test_a_submitted_flag_is_the_outcome():
+    """SWE-agent's text action `submit flag{...}` (its CTF demonstrations)."""
+    messages = [
+        Message("system", "SETTING: a CTF challenge."),
+        Message("user", "We're currently solving the following CTF challenge. Find the flag hidden in flash.img"),
+        Message("assistant", "Run strings.\n```\nstrings flash.img | grep flag\n```"),
+        Message("user", "flag{b3l0w_th3_r4dar}\n(Open file: n/a)"),
+        Message("assistant", "submit flag\n```\nsubmit flag{b3l0w_th3_r4dar}\n```"),
+    ]
+    got = _outcomes(messages, {"format": "swe-agent"})
+    assert got == {"flag{b3l0w_th3_r4dar}": (4, "What did the agent submit at the end?")}
