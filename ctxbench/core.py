@@ -116,10 +116,7 @@ class Summariser(Protocol):
 @runtime_checkable
 class SnapshotSource(Protocol):
     """Where a strategy keeps what it moved out of the context (e.g. DB-GPT's tool-result
-    snapshots), so a judge can tell a fact that is gone from one still reachable by pointer.
-    A source may also have a ``generation`` (any value that changes whenever a pointer that did
-    not resolve may resolve now): the deterministic judge then reads a missing snapshot again
-    only after it changed."""
+    snapshots), so a judge can tell a fact that is gone from one still reachable by pointer."""
 
     def pointers(self, text: str) -> list[str]:
         """The snapshot pointers the strategy wrote into ``text``."""

@@ -23,8 +23,6 @@ from ctxbench.transcripts.model import Message, Probe, json_strings
 
 __all__ = ["DeterministicJudge", "normalise"]
 
-_UNSEEN = object()  # no generation: a pointer not tried yet
-
 
 class _Facts:
     """What the judge found in one message object (kept beside it, so its id stays unique)."""
@@ -50,7 +48,6 @@ class DeterministicJudge:
         self._marked: dict[int, _Facts] = {}  # those of messages with a gold or a snapshot pointer
         self._probe_golds: dict[int, tuple[Probe, tuple[int, ...]]] = {}
         self._snapshot_golds: dict[str, frozenset[int]] = {}
-        self._unread: dict[str, object] = {}  # pointer -> the source's generation it did not resolve at
 
     # --- what the judge knows of probes and messages ---------------------------------------
     def expect(self, probes: Sequence[Probe]) -> None:
@@ -111,18 +108,8 @@ class DeterministicJudge:
         it may still be written later in the replay)."""
         held = self._snapshot_golds.get(path)
         if held is None:
-            if self.snapshots is None:
-                return None
-            # A source that says when a snapshot may have been added (``generation``) is asked
-            # again only then: a pointer cut inside its own text never resolves, and each read
-            # of it looks on disk (a third of the judge's time on a 250k-token DB-GPT cell).
-            generation = getattr(self.snapshots, "generation", None)
-            if generation is not None and self._unread.get(path, _UNSEEN) == generation:
-                return None
-            record = self.snapshots.read(path)
+            record = self.snapshots.read(path) if self.snapshots is not None else None
             if record is None:
-                if generation is not None:
-                    self._unread[path] = generation
                 return None
             held = self._snapshot_golds[path] = self._index.golds_in_text(normalise(" ".join(json_strings(record))))
         return held

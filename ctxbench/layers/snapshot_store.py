@@ -143,13 +143,10 @@ class StoredSnapshots:
         self.root = Path(root)
         self._stores: dict[Path, SnapshotReader] = {}
         self._memory = memory
-
-    @property
-    def generation(self) -> int | None:
-        """Changes whenever a pointer that did not resolve may resolve now: the size of the
-        replay's own store (nothing else writes a cell's snapshots while it is replayed); None
-        without one (a reader of files asks the disk every time)."""
-        return len(self._memory) if self._memory is not None else None
+        # With the replay's store, nothing writes the cell's files while it runs: a pointer not
+        # found on disk is not looked for there again (a pointer Layer 1 cut inside its own text
+        # never resolves, and the judge asks at every checkpoint).
+        self._not_on_disk: set[str] = set()
 
     def pointers(self, text: str) -> list[str]:
         return [p.strip() for p in POINTER_PATTERN.findall(text)]
@@ -159,6 +156,15 @@ class StoredSnapshots:
             record = self._memory.get(pointer)
             if record is not None:
                 return record
+            if pointer in self._not_on_disk:
+                return None
+            record = self._read_disk(pointer)
+            if record is None:
+                self._not_on_disk.add(pointer)
+            return record
+        return self._read_disk(pointer)
+
+    def _read_disk(self, pointer: str) -> Any | None:
         store = store_path(self.root, pointer)
         if store is not None and store.is_file():
             if store not in self._stores:
