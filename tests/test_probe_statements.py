@@ -164,3 +164,84 @@ def test_a_submitted_flag_is_the_outcome():
     ]
     got = _outcomes(messages, {"format": "swe-agent"})
     assert got == {"flag{b3l0w_th3_r4dar}": (4, "What did the agent submit at the end?")}
+
+
+def _causes(messages: list[Message]) -> list[tuple[int, str]]:
+    probes = extract_probes(Transcript("t", messages))
+    return [(p.message_index, p.answer) for p in probes if p.label == "root_cause"]
+
+
+def _edit(i: str, path: str, old: str, new: str, thought: str = "") -> Message:
+    args = {"command": "str_replace", "path": path, "old_str": old, "new_str": new}
+    return Message("assistant", thought, tool_calls=(ToolCall(i, "str_replace_editor", json.dumps(args)),))
+
+
+def test_a_cause_stated_in_an_openhands_think_action_is_read():
+    """OpenHands agents reason in `think` actions (the thought is the call's argument, in every
+    later context); a cause or the place to fix stated there is the agent's statement."""
+    thought = (
+        "To fix the incorrect aliasing of `iso` when using `match`, we need to modify the `make_pattern_type` "
+        "function to correctly handle `iso` references. The `TK_MATCH_CAPTURE` case returns the type unchanged."
+    )
+    messages = [
+        Message("user", "<issue>\nIncorrect aliasing of iso when using match\n</issue>"),
+        Message("assistant", "Let me think.", tool_calls=(ToolCall("t", "think", json.dumps({"thought": thought})),)),
+        Message("tool", "Your thought has been logged.", tool_call_id="t"),
+        _edit("e", "/w/src/match.c", "return pattern_type;", "return alias(pattern_type);"),
+        Message("tool", "The file /w/src/match.c has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert any(at == 1 and "`make_pattern_type`" in answer for at, answer in _causes(messages)), _causes(messages)
+
+
+def test_a_name_the_task_only_contains_is_still_new():
+    """`PersonName` is not named by a task about `PersonName3`: names compare whole, not as substrings."""
+    messages = [
+        Message("user", "<pr_description>\nMake PersonName3 iterable\n</pr_description>"),
+        Message("assistant", "Good! So the issue is with `PersonName` class, not `PersonName3`. Let me look."),
+        Message("user", "ok"),
+        _edit("e", "/r/valuerep.py", "def __hash__(self):", "def __iter__(self):"),
+        Message("tool", "The file /r/valuerep.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _causes(messages)] == ["So the issue is with `PersonName` class, not `PersonName3`."]
+
+
+def test_an_explicit_statement_of_the_bug_comes_before_a_later_vague_one():
+    """ "This is the bug!" names the cause; "the issue seems to be" closer to the fix only guesses.
+    Among statements before the fix, the explicit ones are asked first."""
+    messages = [
+        Message("user", "<pr_description>\nmodels.W042 raised on an inherited manually specified primary key\n"),
+        Message(
+            "assistant",
+            "When this field is promoted to be the primary key (in `_prepare`), it still has `auto_created=True`. "
+            "This is the bug!",
+        ),
+        Message("user", "ok"),
+        Message("assistant", "The issue seems to be related to `_check_default_pk` in some way."),
+        Message("user", "ok"),
+        Message("assistant", "The problem appears to be that `setup_pk` runs twice, maybe."),
+        Message("user", "ok"),
+        _edit("e", "/r/options.py", "field.primary_key = True", "field.primary_key = True\nfield.auto_created = False"),
+        Message("tool", "The file /r/options.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)  # two slots, three statements
+    assert len(causes) == 2 and causes[0][0] == 1 and "This is the bug!" in causes[0][1], causes
+
+
+def test_a_hedged_guess_or_a_status_is_not_a_stated_cause():
+    """ "Maybe the issue is that ...?" asks; "the issue is still there" reports; neither states a cause."""
+    messages = [
+        Message("user", "<pr_description>\nHttpResponse does not handle memoryview objects\n</pr_description>"),
+        Message("assistant", "The issue is that `make_bytes` calls `str(value)` for a `memoryview`: `<memory at>`."),
+        Message("user", "ok"),
+        Message("assistant", "However, the issue is still there - `content` is `b'<memory at 0x7f>'` again."),
+        Message("user", "ok"),
+        Message("assistant", "Maybe the issue is that the response is not going through `make_bytes`?"),
+        Message("user", "ok"),
+        _edit("e", "/r/response.py", "return str(value).encode(self.charset)", "return bytes(value)"),
+        Message("tool", "The file /r/response.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [1], _causes(messages)

@@ -23,8 +23,31 @@ ROOT_CAUSE = re.compile(
     r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through)\b",
     re.IGNORECASE,
 )
+# Where the fix goes, stated as the agent's plan ("we need to modify the `make_pattern_type` function"):
+# the code entity the fix changes, the other reading of a root cause.
+FIX_PLACE = re.compile(
+    r"\b(?:need|have|want|going) to (?:modify|change|update|fix|adjust|patch)\b|"
+    r"\bby (?:changing|modifying|updating|patching)\b|\bthe fix (?:is|belongs|goes) in\b",
+    re.IGNORECASE,
+)
+# A cause named outright ("This is the bug!", "the root cause"), not guessed ("the issue seems to be").
+EXPLICIT_CAUSE = re.compile(
+    r"\b(?:root cause|this is (?:the|a) (?:bug|problem|issue)|that'?s (?:the (?:bug|problem|issue|key\w*)|why)|"
+    r"here'?s the (?:bug|problem|issue)|the (?:bug|problem|issue) (?:is|was) (?:in|that|with)|"
+    r"(?:found|see|understand) the (?:bug|issue|problem)|the reason (?:is|was)|(?:happens|occurs|fails) because|"
+    r"(?:is|are) caused by|found it)\b",
+    re.IGNORECASE,
+)
+ROOT_CAUSE_OR_PLACE = re.compile(f"{ROOT_CAUSE.pattern}|{FIX_PLACE.pattern}", re.IGNORECASE)
 # A statement that the problem is gone, or a step after it: not a cause.
 RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
+# A guess or a question ("Maybe the issue is that ...?"), or the problem's status ("the issue is still
+# there"): no statement of a cause.
+NOT_A_CAUSE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|\?\s*$|"
+    r"\b(?:issue|problem|bug|error)s? (?:is |are )?(?:still|persists?)\b",
+    re.IGNORECASE,
+)
 # Tactical steps are no decisions: installing, retrying a tool, fixing a typo, navigating.
 TACTICAL = re.compile(r"\b(?:install|pip|apt|typo|retry|view command|navigate|scroll|open the file|look at)\b", re.I)
 DECISION = re.compile(
@@ -42,6 +65,9 @@ CHOICE = re.compile(
 # "the `Foo.bar()` method" stays one sentence.
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"'(\[])|\n+")
 CODE_ENTITY = re.compile(r"`[^`\n]{2,60}`|\b\w+\(\)|\b[a-z]+_[a-z_]+\b|\b[A-Z][a-z]+[A-Z]\w+\b|\b\w+\.\w+\b")
+# Tools an agent thinks aloud with (OpenHands `think`, MCP `sequentialthinking`): the thought is a
+# call argument, in every later context like the message's text.
+THINK_TOOL = re.compile(r"think", re.IGNORECASE)
 
 
 def sentences_of(text: str) -> Iterator[str]:
@@ -67,38 +93,49 @@ class StatementReader:
         """What the agent said in its own messages, matching ``pattern``: the sentence and the one
         after it (a cause is often stated in two: "The problem is in X. When ..., Y happens."),
         verbatim; naming code the task did not already name (``needs_code``)."""
-        task = self.task.lower()
+        task_names = set(_names(self.task.lower()))
         for i, m in enumerate(self.messages):
-            if m.role != "assistant" or not m.content:
+            if m.role != "assistant":
                 continue
-            for sentence in sentences_of(m.content):
-                if len(sentence) < 12 or not pattern.search(sentence) or RESOLVED.search(sentence):
-                    continue
-                if label == "decision" and TACTICAL.search(sentence):
-                    continue
-                if sentence.rstrip().endswith(":"):
-                    continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
-                sentence = _with_neighbour(m.content, sentence)
-                entities = [e.strip("`") for e in CODE_ENTITY.findall(sentence)]
-                if needs_code and not any(e.lower() not in task for e in entities):
-                    continue  # names nothing the task did not already say
-                question = {
-                    "root_cause": "What did the agent find to be the cause of the problem?",
-                    "decision": "What did the agent decide, and why?",
-                }[label]
-                yield Fact(label, clip(sentence, 300), i, question)
+            for text in _prose(m):
+                yield from self._statements_in(text, i, label, pattern, needs_code, task_names)
+
+    def _statements_in(
+        self, text: str, i: int, label: str, pattern: re.Pattern[str], needs_code: bool, task_names: set[str]
+    ) -> Iterator[Fact]:
+        for sentence in sentences_of(text):
+            if len(sentence) < 12 or not pattern.search(sentence) or RESOLVED.search(sentence):
+                continue
+            if label == "decision" and TACTICAL.search(sentence):
+                continue
+            if label == "root_cause" and NOT_A_CAUSE.search(sentence):
+                continue
+            if sentence.rstrip().endswith(":"):
+                continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
+            sentence = _with_neighbour(text, sentence)
+            entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
+            if needs_code and all(set(_names(e)) <= task_names for e in entities):
+                continue  # names nothing the task did not already say (names compare whole)
+            question = {
+                "root_cause": "What did the agent find to be the cause of the problem?",
+                "decision": "What did the agent decide, and why?",
+            }[label]
+            yield Fact(label, clip(sentence, 300), i, question)
 
     def root_causes(self) -> Iterator[Fact]:
-        # a cause is found before the fix (or in its message); after it the agent explains its checks
+        """Statements of the cause, and of where the fix goes, before the last fix (after it the
+        agent explains its checks): those made by the first fix first, a cause named outright
+        ("This is the bug!") before one guessed or a plan, then the closest to the fix."""
         last = self.last_fix if self.last_fix is not None else len(self.messages)
-        facts = _distinct(f for f in self.statements("root_cause", ROOT_CAUSE) if f.message_index <= last)
-        # the statement made closest before the fix is the one the fix rests on
+        said = _distinct(f for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE) if f.message_index <= last)
         fix = self.first_fix
-        if fix is not None:
-            facts.sort(
-                key=lambda f: (f.message_index > fix, -f.message_index if f.message_index <= fix else f.message_index)
-            )
-        yield from facts
+
+        def rank(f: Fact) -> tuple[bool, bool, int]:
+            if fix is None:  # no source edit: in the order stated
+                return False, not EXPLICIT_CAUSE.search(f.answer), f.message_index
+            return f.message_index > fix, not EXPLICIT_CAUSE.search(f.answer), abs(fix - f.message_index)
+
+        yield from sorted(said, key=rank)
 
     def decisions(self) -> Iterator[Fact]:
         """Choices between two ways first (later ones first: they override), then the rest."""
@@ -253,6 +290,20 @@ def _new_words(messages: list[Message], at: int) -> set[str]:
 
 def _base(path: str | None) -> str:
     return (path or "").rstrip("/").rsplit("/", 1)[-1]
+
+
+def _names(text: str) -> list[str]:
+    """The identifiers of a text (``obj.extra_tags``, ``PersonName3``), three characters or more."""
+    return [n for n in re.findall(r"[A-Za-z_][\w.]*\w", text) if len(n) >= 3]
+
+
+def _prose(message: Message) -> list[str]:
+    """An assistant message's own words: its text, and the thoughts of its think-tool calls."""
+    out = [message.content] if message.content else []
+    for call in message.tool_calls:
+        if THINK_TOOL.search(call.name):
+            out += [v for v in call_arguments(call.arguments).values() if isinstance(v, str) and v.strip()]
+    return out
 
 
 def _distinct(facts: Iterable[Fact]) -> list[Fact]:
