@@ -163,7 +163,9 @@ class Cell:
         for name, rows in (extra_files or {}).items():
             if name.endswith(".gz"):  # mtime 0: the same rows make the same bytes
                 data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
-                write_bytes_atomic(folder / name, gzip.compress(data, compresslevel=6, mtime=0))
+                # Level 1: on the main job's contexts 2.6x faster than 6 (0.31 s against 0.81 s for
+                # 40 cells) for 28% more bytes (4.4x smaller than the text against 5.6x).
+                write_bytes_atomic(folder / name, gzip.compress(data, compresslevel=1, mtime=0))
             else:
                 write_jsonl_atomic(folder / name, rows)
         summary = {
