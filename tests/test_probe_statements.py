@@ -326,3 +326,22 @@ def test_a_bare_go_ahead_is_no_choice_and_a_refusal_repeated_is_asked_once():
         Message("user", "Thanks ###STOP###"),
     ]
     assert [at for at, _ in _decisions(messages)] == [2], _decisions(messages)
+
+
+def test_one_cause_per_message():
+    """Two statements of one message state one cause (the second restates the first in other words);
+    the slot goes to another message's."""
+    messages = [
+        Message("user", "<pr_description>\nmodels.W042 is raised on inherited manually specified primary key\n"),
+        Message("assistant", "When promoted (in `_prepare`), the field keeps `auto_created=True`. This is the bug!"),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "`User` gets its primary key from `Entity` as a parent link - this is the BUG! Entity declared it.\n\n"
+            "The issue is in the `_prepare` method in `options.py`, which promotes a parent link to primary key.",
+        ),
+        _edit("e", "/r/options.py", "field.primary_key = True", "field.primary_key = True\nfield.auto_created = False"),
+        Message("tool", "The file /r/options.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [1, 3], _causes(messages)

@@ -142,7 +142,11 @@ class StatementReader:
                 return False, not EXPLICIT_CAUSE.search(f.answer), f.message_index
             return f.message_index > fix, not EXPLICIT_CAUSE.search(f.answer), abs(fix - f.message_index)
 
-        yield from sorted(said, key=rank)
+        seen: set[int] = set()
+        for fact in sorted(said, key=rank):
+            if fact.message_index not in seen:  # one per message: its other sentences restate it
+                seen.add(fact.message_index)
+                yield fact
 
     def decisions(self) -> Iterator[Fact]:
         """Choices between two ways first (later ones first: they override), then the rest."""
