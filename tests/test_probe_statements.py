@@ -245,3 +245,84 @@ def test_a_hedged_guess_or_a_status_is_not_a_stated_cause():
         Message("assistant", "Done."),
     ]
     assert [at for at, _ in _causes(messages)] == [1], _causes(messages)
+
+
+def _decisions(messages: list[Message]) -> list[tuple[int, str]]:
+    probes = extract_probes(Transcript("t", messages))
+    return [(p.message_index, p.answer) for p in probes if p.label == "decision"]
+
+
+def test_a_result_instead_of_another_is_an_observation_not_a_decision():
+    """ "returns `0.0` instead of `nan`" says what a run printed; "I should X instead of Y" decides."""
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "Instead of adding an early return, I should fix the division by zero in `rho12_s`."),
+        Message("user", "ok"),
+        _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.where(b == 0, 0.0, a / b)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Now `aoi=100` with `n=1` returns `0.0` instead of `nan`."),
+        Message("user", "ok"),
+        _edit("f", "/r/iam.py", "rho23_s = c / d", "rho23_s = np.where(d == 0, 0.0, c / d)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="f"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _decisions(messages)] == [1], _decisions(messages)
+
+
+TAU_POLICY = "# Airline Agent Policy\nYou can help users book, modify, or cancel flight reservations."
+
+
+def test_a_customer_confirming_a_concrete_action_is_a_choice():
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Hi, I want to downgrade my business class reservations to economy."),
+        Message("assistant", "You have two upcoming reservations in business class: JG7FMM and 2FBBAH. Shall I?"),
+        Message("user", "Yes, please downgrade all of them to economy class. I just want to save some money."),
+        Message("assistant", "", tool_calls=(ToolCall("u", "update_reservation_flights", '{"cabin": "economy"}'),)),
+        Message("tool", '{"reservation_id": "JG7FMM", "cabin": "economy"}', tool_call_id="u"),
+        Message("assistant", "Both reservations are now economy; $10,519 is refunded."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    assert (3, "Yes, please downgrade all of them to economy class.") in _decisions(messages)
+
+
+def test_a_refusal_with_its_reason_is_a_decision():
+    """Customer-service agents refuse by policy ("Unfortunately, I need the reservation ID to proceed"):
+    a decision a continuing agent must not reverse."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "I need to change my return flight from Texas to Newark to a later one."),
+        Message("assistant", "I can help with that. Could you give me your user ID and reservation ID?"),
+        Message("user", "I don't have the reservation ID with me, is it possible to look it up another way?"),
+        Message(
+            "assistant",
+            "Unfortunately, I need the reservation ID to proceed with modifying your flight. Once you have it, "
+            "please let me know.",
+        ),
+        Message("user", "Found it: ZFA04Y. Then please cancel it instead, I have travel insurance."),
+        Message("assistant", "", tool_calls=(ToolCall("c", "cancel_reservation", '{"reservation_id": "ZFA04Y"}'),)),
+        Message("tool", '{"reservation_id": "ZFA04Y", "status": "cancelled"}', tool_call_id="c"),
+        Message("assistant", "Your reservation ZFA04Y has been cancelled; the refund goes to your card."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    assert any(at == 4 and "I need the reservation ID to proceed" in a for at, a in _decisions(messages))
+
+
+def test_a_bare_go_ahead_is_no_choice_and_a_refusal_repeated_is_asked_once():
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Can I add travel insurance to my reservation?"),
+        Message("assistant", "Unfortunately, travel insurance cannot be added after the initial booking."),
+        Message("user", "Are you sure? Please check again."),
+        Message(
+            "assistant",
+            "Unfortunately, once a reservation is made, travel insurance cannot be added afterward. This is a strict "
+            "policy.",
+        ),
+        Message("user", "Fine. Yes, please go ahead with the change of seat then."),
+        Message("assistant", "", tool_calls=(ToolCall("u", "update_reservation_seat", '{"seat": "12A"}'),)),
+        Message("tool", '{"reservation_id": "ZFA04Y", "seat": "12A"}', tool_call_id="u"),
+        Message("assistant", "Your seat on ZFA04Y is now 12A."),
+        Message("user", "Thanks ###STOP###"),
+    ]
+    assert [at for at, _ in _decisions(messages)] == [2], _decisions(messages)

@@ -191,7 +191,7 @@ def _tool_call(i: int, name: str, args: dict[str, Any], result: str, open_file: 
         return [Action(i, name, "edit", path=path, ok=ok, new_text=text, result=result)]
     if name in ANSWER_TOOLS:
         value = str(args.get("message") or args.get("answer") or args.get("flag") or "")
-        return [Action(i, name, "answer", value)]
+        return [Action(i, name, "answer", value, result=result)]
     command = args.get("command") or args.get("cmd")
     if name in SHELL_TOOLS or (isinstance(command, str) and name not in EDITOR_TOOLS):
         return _shell(i, name, str(command or ""), result) if isinstance(command, str) else []
@@ -203,7 +203,7 @@ def _text_action(i: int, block: str, result: str, open_file: str | None) -> list
     word, _, rest = first.partition(" ")
     rest = rest.strip()
     if word == "submit":
-        return [Action(i, word, "answer", rest)]
+        return [Action(i, word, "answer", rest, result=result)]
     if word in EDITOR_TOOLS or word in WRITE_TOOLS or word in READ_TOOLS:
         # An editor called in text: `str_replace_editor view PATH`, `str_replace_editor create PATH ...`
         try:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ctxbench.probes.actions import Action, agent_actions, call_arguments, observation_indices, probe_text
 from ctxbench.probes.boilerplate import Boilerplate, is_framework_message, sentences
-from ctxbench.probes.statements import final_report, user_choices
+from ctxbench.probes.statements import final_report, refusals, user_choices
 from ctxbench.probes.work import Fact, WorkReader, api_facts
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
 from ctxbench.transcripts.tool_schemas import tool_schemas
@@ -262,6 +262,7 @@ def _facts(
         reader.decisions(),
         api_facts(transcript.messages, actions),
         user_choices(transcript.messages, task.message_index if task else None),
+        refusals(transcript.messages),
     ]
     for facts in finders:
         for fact in facts:

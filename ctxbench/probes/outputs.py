@@ -20,17 +20,23 @@ ERROR_LINE = re.compile(
     r"^\s*(?:E\s+)?(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)\b(?::\s*\S.*)?$"
     r"|^\s*(?:\S+:\d+(?::\d+)?:\s*)?(?:fatal )?error(?:\[\w+\])?:\s*\S.*$"
     r"|^\s*Error:\s*\S.*$"
-    r"|^.*\b(?:command not found|No such file or directory|Segmentation fault|core dumped|Permission denied|"
+    r"|^.*\b(?:command not found|No such file(?: or directory)?|Segmentation fault|core dumped|Permission denied|"
     r"No module named \S+)\b.*$"
     r"|^\s*make(?:\[\d+\])?: \*\*\* .*Error \d+.*$"
     r"|^\s*(?:fatal|panic|FATAL|ERROR): \S.*$"
-    r"|^\s*CMake Error\b.*$|^.*\b(?:Wrong flag!|EXECUTION TIMED OUT|timed out after \d+)\b.*$"
+    r"|^\s*CMake Error\b.*$|^.*\b(?:Wrong flag!|EXECUTION TIMED OUT\b|timed out after \d+\b).*$"
     r"|^.*\b(?:No replacement was performed|did not appear verbatim|Multiple occurrences of old_str)\b.*$"
     r"|^.*\bE\d{3} \w+Error: .*$",
     re.MULTILINE,
 )
+# A frame in installed code (a library, the interpreter's frozen modules) names no code of the project.
+INSTALLED_CODE = re.compile(r'File "(?:<frozen [^>]*>|[^"]*/(?:site|dist)-packages/[^"]*)"')
+FRAMED_MAX = 160  # an error is quoted whole up to this length (the probe's answer)
+# The message of an error line: what follows its type ("Error: ...", "TypeError: ...").
+MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.{12,})$")
 # Warnings are noise unless nothing else went wrong.
 MAKE_RECIPE = re.compile(r"^\s*make(?:\[\d+\])?: \*\*\*")
+MAKE_LINE = re.compile(r"^\s*g?make(?:\[\d+\])?: ")
 WARNING = re.compile(r"Warning\b|DeprecationWarning|warning:", re.IGNORECASE)
 PYTEST_SUMMARY = re.compile(
     r"^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+"
@@ -68,9 +74,25 @@ def _with_frame(text: str, start: int, line: str) -> str:
         and above[1].startswith(" ")
         and code
         and not code.startswith("File ")
+        and not INSTALLED_CODE.search(above[0])  # a library's `raise X(`: the message says it all
     ):
-        return " ".join([above[0].strip(), above[1].strip(), line])
+        # the frame whole, else from its line number ("line 894, in f  code  Error: ..."), else
+        # the bare line: never a frame at the cost of the message
+        where = above[0].strip()
+        for framed in (" ".join([where, code, line]), " ".join([where[where.rfind(", line ") + 2 :], code, line])):
+            if len(framed) <= FRAMED_MAX and ", line " in where:
+                return framed
     return line
+
+
+def _recipe_cause(before: str) -> str | None:
+    """What a failed make recipe printed last (``/bin/sh: 1: cd: can't cd to build``), above
+    make's ``*** [target] Error 2``; not make's own directory lines."""
+    for line in reversed(before.rstrip("\n").split("\n")[-5:]):
+        s = line.strip()
+        if s and not MAKE_LINE.match(s):
+            return s if len(s) >= 8 else None
+    return None
 
 
 def errors(text: str) -> list[str]:
@@ -82,15 +104,21 @@ def errors(text: str) -> list[str]:
         if MAKE_RECIPE.match(match.group(0)) and out:
             continue  # make's "*** [target] Error 2" repeats that a recipe failed: the line above says why
         line = match.group(0).strip()
-        line = re.sub(r"^E\s+", "", line)
+        line = re.sub(r"^(?:E|-)\s+", "", line)  # pytest's "E   " and a linter's "- " list marker
         if len(line) < 8 or line in seen or line.startswith(("File ", "Traceback")):
             continue
         if WARNING.search(line.split(":", 1)[0]):
             continue  # a warning class name ahead of the colon: not what went wrong
+        message = MESSAGE.search(line)
+        if message and any(message.group(1) in earlier for earlier in out):
+            continue  # a script's own "Error: <message>" after the traceback that said it
         seen.add(line)
         if line.startswith("CMake Error"):  # its message is on the next line
             rest = text[match.end() :].lstrip("\n").split("\n", 1)[0].strip()
             line = f"{line} {rest}" if rest else line
+        if MAKE_RECIPE.match(line):  # the first failure is make's: the recipe's last words say why
+            cause = _recipe_cause(text[: match.start()])
+            line = cause or line
         out.append(_with_frame(text, match.start(), line))
     return out
 

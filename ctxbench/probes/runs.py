@@ -6,13 +6,15 @@ read in ``ctxbench.probes.outputs``; commands in ``ctxbench.probes.shell``."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator
+from functools import cached_property
 
-from ctxbench.probes.actions import Action, same_file
+from ctxbench.probes.actions import Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
-from ctxbench.probes.outputs import MAKE_RECIPE, errors, read_output, suite_summary
-from ctxbench.probes.shell import is_read_only, is_scratch, runs_tests, script_run
+from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, read_output, suite_summary
+from ctxbench.probes.shell import heredoc_bodies, is_read_only, is_scratch, runs_tests, script_run
 
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
 ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
@@ -25,8 +27,33 @@ VERDICT = re.compile(
 )
 # Lines that say nothing about the bug: a traceback's header, a version, a source listing's line.
 CONTENT_FREE = re.compile(r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*)$")
-# An output that also reports a failure: its "All checks passed!" does not hold.
-CONTRADICTED = re.compile(r"\bFAIL(?:ED|URE)?\b|✗|❌|\bError\b", re.IGNORECASE)
+# A line that reports a failure (an output holding one does not pass), unless it marks a pass or
+# counts zero failures: "✓ error: '' -> ''", "0 failed", "Failures: 0".
+FAILURE_LINE = re.compile(r"\bFAIL(?:ED|URE|S)?\b|✗|❌|^\s*(?:[\w.]*Error|Exception)\b", re.IGNORECASE)
+PASS_MARK = re.compile(
+    r"✓|✅|\bPASS(?:ED)?\b|\bOK\b|\b0 (?:failed|failures|errors)\b|\b(?:failed|failures|errors):\s*0\b", re.I
+)
+# A patch script's report that it wrote a file: no verdict on the fix ("File updated successfully!").
+WROTE = re.compile(
+    r"\b(?:updated|written|wrote|saved|applied|patched|modified|replaced|created|inserted|added)\b.{0,40}"
+    r"\bsuccessfully\b|\bsuccessfully (?:updated|written|wrote|saved|applied|patched|modified|replaced|created)\b|"
+    r"^\W*(?:file|patch|fix|changes?)\b.{0,30}\b(?:updated|written|saved|applied)\b",
+    re.IGNORECASE,
+)
+# A script's call that writes a file: an agent that edits through `python fix.py` or `python - <<EOF`.
+WRITE_CALL = re.compile(r"""\bopen\([^)\n]*,\s*(?:mode\s*=\s*)?['"][wa]\+?b?['"]|\.write_text\(|\bwriteFileSync\(""")
+# A line that states a verdict: it starts with a pass mark or word, or says all passed, fixed, works.
+STATED_VERDICT = re.compile(
+    r"^\W*(?:✓|✅|\[?(?:PASS(?:ED)?|OK|SUCCESS)\b)|\b(?:all (?:\w+ )?(?:tests?|checks?|cases?|assertions?) "
+    r"(?:pass\w*|succeed\w*|ok)|(?:tests?|checks?) passed|(?:is|are|was|been) (?:now )?fixed|"
+    r"fix(?:es)? (?:works|is working)|works? (?:correctly|as expected)|completed successfully)\b|\bpassed\b\W*$",
+    re.IGNORECASE,
+)
+# The words of an overall verdict, not of one case's line.
+VERDICT_WORD = re.compile(r"\b(?:pass(?:ed|es)?|success\w*|fixed|works?|working|ok)\b", re.IGNORECASE)
+FRAME_FILE = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
+TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
+SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
 def _value_line(lines: list[str], task_words: set[str], avoid: set[str]) -> str | None:
@@ -51,123 +78,317 @@ def _environment_error(line: str) -> bool:
     )
 
 
+def contradicted(lines: list[str]) -> bool:
+    """The output reports a failure somewhere: its "All checks passed!" does not hold."""
+    return any(FAILURE_LINE.search(ln) and not PASS_MARK.search(ln) for ln in lines)
+
+
+def verdict_lines(lines: list[str]) -> list[str]:
+    """A verification script's verdict lines ("All tests passed!", "SUCCESS: ...", "✓ fixed",
+    "test_x passed!"), not a value that happens to be "success", nor a patch script's report that
+    it wrote a file."""
+    return [ln.strip() for ln in lines if VERDICT.search(ln) and STATED_VERDICT.search(ln) and not WROTE.search(ln)]
+
+
+def changed_line(lines: list[str], other: list[str], task_words: set[str]) -> str | None:
+    """The telling line of ``lines`` that ``other`` (the same script's output on the other side of
+    the fix) does not print in its place, with the label line right above it when that one did not
+    change ("PK: app.User.entity_ptr" above "PK auto_created: True"). None when nothing changed."""
+    a, b = [ln.strip() for ln in lines[:400]], [ln.strip() for ln in other[:400]]
+    changed: set[int] = set()
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            changed.update(range(i1, i2))
+    if not changed:
+        return None
+    best = _value_line([a[i] for i in sorted(changed)], task_words, set())
+    if best is None:
+        return None
+    at = next(i for i in sorted(changed) if clip(a[i], 160) == best)
+    above = a[at - 1] if at > 0 and at - 1 not in changed else ""
+    if above and len(above) >= 6 and not set(above) <= set("=-_*#~ .:") and len(above) + len(best) < 160:
+        return f"{above} {best}"
+    return best
+
+
+def suite_size(summary: str) -> int:
+    """How many tests a suite summary counts (passed, failed and errors; unittest's "Ran N")."""
+    return sum(int(a or b) for a, b in SUITE_COUNT.findall(summary))
+
+
+def script_writes(shell: list[Action], files: list[str]) -> list[int]:
+    """Where a script the agent ran wrote one of ``files``: ``python fix.py`` after
+    ``cat > fix.py << 'EOF' ... open('src/x.py', 'w')``, or an inline ``python - << 'EOF'``."""
+    names = {f.rstrip("/").rsplit("/", 1)[-1] for f in files if f}
+    bodies: dict[str, str] = {}  # scripts the agent wrote, by name
+    out = []
+    for a in shell:
+        if "<<" in a.command:  # a script written through a heredoc
+            for target, body in zip(shell_edits(a.command), heredoc_bodies(a.command), strict=False):
+                bodies[target.rsplit("/", 1)[-1]] = body
+        script = script_run(a.command)
+        if script is None:
+            continue
+        text = a.command if script == "-" else bodies.get(script.rsplit("/", 1)[-1], "")
+        if WRITE_CALL.search(text) and any(name in text for name in names):
+            out.append(a.message_index)
+    return out
+
+
 class RunReader:
     """Reads what one transcript's runs printed; each method yields facts of one type, best first.
-    ``first_fix`` is where the agent first edited a source file; ``fix_paths`` the files it fixed."""
 
-    def __init__(self, actions: list[Action], task: str, first_fix: int | None, fix_paths: list[str]) -> None:
+    The fix is where the agent first wrote a file of its final change (``changed``: the files of
+    the diff it showed; else the source files it edited, ``fix_edits``), by an editor, a shell
+    edit or a script of its own: what ran before it shows the bug, what ran after it checks the fix.
+    """
+
+    def __init__(self, actions: list[Action], task: str, fix_edits: list[Action], changed: list[str]) -> None:
         self.actions = actions
         self.task = task
         self.task_words = {w for w in re.findall(r"\w+", task.lower()) if len(w) > 3}
         self.shell = [a for a in actions if a.op == "shell"]
-        self.first_fix = first_fix
-        self.fix_paths = fix_paths
+        files = changed or [a.path or "" for a in fix_edits]
+        self.fix_paths = files
+        edits = [a for a in fix_edits if not changed or any(same_file(a.path or "", f) for f in changed)]
+        self.writes = set(script_writes(self.shell, files))
+        at = sorted({a.message_index for a in edits} | self.writes)
+        self.fixes = set(at)  # the runs that wrote the fix: neither a reproduction nor a check
+        self.fix_at = at[0] if at else None
+        self.last_fix = at[-1] if at else None
+        self._shell_edit_at = {(a.message_index, a.tool) for a in self.shell}
+        self._outputs: dict[int, Output] = {}
+        self._errors: dict[int, list[str]] = {}
+        self._script_runs: dict[int, bool] = {}
 
-    def reproduction(self) -> Iterator[Fact]:
-        if self.first_fix is None:
-            return
-        runs = [a for a in self.shell if a.message_index < self.first_fix and self._is_script_run(a)]
-        after = {named(a.command): a for a in self.shell if a.message_index > self.first_fix}
+    def _out(self, a: Action) -> Output:
+        """What the action printed, read once (every finder asks again)."""
+        out = self._outputs.get(id(a))
+        if out is None:
+            out = self._outputs[id(a)] = read_output(a.result)
+        return out
+
+    def _errs(self, a: Action) -> list[str]:
+        errs = self._errors.get(id(a))
+        if errs is None:
+            errs = self._errors[id(a)] = errors(self._out(a).text)
+        return errs
+
+    # -- the reproduction ---------------------------------------------------------------------
+    def _shows_reported_error(self, a: Action) -> bool:
+        """The run prints the error the task reports."""
         task = norm_words(self.task)
+        said = [norm_words(m.group(1)) for e in self._errs(a) for m in [ERROR_MESSAGE.search(e)] if m]
+        return any(len(m) >= 12 and m in task for m in said)
 
-        def shows_reported_error(a: Action) -> bool:  # prints the error the task reports
-            said = [norm_words(m.group(1)) for e in errors(a.result) for m in [ERROR_MESSAGE.search(e)] if m]
-            return any(len(m) >= 12 and m in task for m in said)
+    def _rerun_after_fix(self, a: Action) -> Action | None:
+        """The last run of the same script after the fix: how the agent checked it."""
+        script = script_run(a.command)
+        if script is None or script == "-" or self.fix_at is None:
+            return None
+        later = [
+            b
+            for b in self.shell
+            if b.message_index > max(a.message_index, self.fix_at)
+            and b.message_index not in self.fixes
+            and script_run(b.command) == script
+            and self._out(b).lines
+        ]
+        return later[-1] if later else None
 
-        def failed_to_start(a: Action) -> bool:
-            return any(_environment_error(e) for e in errors(read_output(a.result).text))
+    @cached_property
+    def _reproduction(self) -> tuple[Action, str] | None:
+        """The run that shows the bug and its telling line: the one that prints the error the task
+        reports, else one that did not fail for the environment or in the script's own code: the
+        script the agent ran again after the fix (its reproduction), a script file before an inline
+        one-liner, the first."""
+        if self.fix_at is None:
+            return None
+        fix_at, last_fix = self.fix_at, self.last_fix or self.fix_at
+        runs = [
+            a
+            for a in self.shell
+            if self._is_script_run(a)
+            and a.message_index not in self.fixes
+            and (a.message_index < fix_at or (a.message_index < last_fix and self._shows_reported_error(a)))
+            and not any(TIMED_OUT.search(e) for e in self._errs(a))  # a run cut off shows nothing yet
+        ]
 
-        # the run that shows the reported error, else the first that did not fail for the environment
-        ranked = sorted(runs, key=lambda a: (not shows_reported_error(a), failed_to_start(a), a.message_index))
+        def failed_to_start(a: Action) -> bool:  # for the environment, or in the script's own code
+            errs = self._errs(a)
+            return any(_environment_error(e) for e in errs) or bool(errs) and self._script_bug(a, errs[-1])
+
+        ranked = sorted(
+            runs,
+            key=lambda a: (
+                not self._shows_reported_error(a),
+                failed_to_start(a),
+                self._rerun_after_fix(a) is None,
+                script_run(a.command) == "-",
+                a.message_index,
+            ),
+        )
         for a in ranked:
-            out = read_output(a.result)
+            out = self._out(a)
             if not out.lines:
                 continue
-            later = after.get(named(a.command))
-            avoid = set(read_output(later.result).lines) if later is not None else set()
-            errs = errors(out.text)
+            later = self._rerun_after_fix(a)
+            errs = self._errs(a)
             line = (
                 errs[-1]
                 if errs and not _environment_error(errs[-1])
-                else _value_line(out.lines, self.task_words, avoid)
-            )
+                else changed_line(out.lines, self._out(later).lines, self.task_words)
+                if later is not None
+                else None
+            ) or _value_line(out.lines, self.task_words, set())
             if line:
-                yield Fact(
-                    "reproduction", line, a.message_index + 1, f"What did `{named(a.command)}` print before the fix?"
-                )
-                return
+                return a, line
+        return None
 
+    def reproduction(self) -> Iterator[Fact]:
+        if self._reproduction is not None:
+            a, line = self._reproduction
+            yield Fact(
+                "reproduction", line, a.message_index + 1, f"What did `{named(a.command)}` print before the fix?"
+            )
+
+    # -- test results -------------------------------------------------------------------------
     def test_results(self) -> Iterator[Fact]:
-        facts: list[Fact] = []
-        fix = self.first_fix if self.first_fix is not None else -1
+        """The suite run that names the tests of the fix (its last run after it), the
+        reproduction run again after the fix, the widest suite run after it and the next that
+        names tests, the verdict of the agent's own verification script, the suite run before the
+        fix, a suite that could not run; then the other suites' last runs."""
+        fix = self.fix_at if self.fix_at is not None else -1
+        when = "after the change" if fix >= 0 else "when the agent ran it"
         suites = [a for a in self.shell if runs_tests(a.command)]
+        summaries = {a.message_index: suite_summary(self._out(a).text) for a in suites}
         last_runs: dict[str, Action] = {}
         for a in suites:  # the last run of each suite command after the fix: the verification
-            if a.message_index >= fix and suite_summary(read_output(a.result).text):
+            if a.message_index >= fix and summaries[a.message_index]:
                 last_runs[named(a.command)] = a
-        # the runs that name test files or tests first (what the fix is checked by), then the later
-        when = "after the change" if fix >= 0 else "when the agent ran it"
-        for a in sorted(last_runs.values(), key=lambda a: (not TEST_TARGET.search(a.command), -a.message_index)):
-            done = suite_summary(read_output(a.result).text) or ""
-            question = f"What did `{named(a.command)}` report {when}?"
-            facts.append(Fact("test_result", done, a.message_index + 1, question))
+        ranked = sorted(last_runs.values(), key=lambda a: (not TEST_TARGET.search(a.command), -a.message_index))
+        widest = sorted(ranked, key=lambda a: -suite_size(summaries[a.message_index] or ""))
+        suite_facts = {
+            a.message_index: Fact(
+                "test_result",
+                summaries[a.message_index] or "",
+                a.message_index + 1,
+                f"What did `{named(a.command)}` report {when}?",
+            )
+            for a in ranked
+        }
+        facts: list[Fact] = [suite_facts[a.message_index] for a in ranked[:1]]
+        facts += self._rerun_fact()
+        facts += [suite_facts[a.message_index] for a in [*widest[:1], *ranked[1:2]]]
+        verified = self._verification(exclude={f.message_index - 1 for f in facts})
+        facts += verified
         for a in suites:  # the first run before the fix: what was failing
-            summary = suite_summary(read_output(a.result).text)
+            summary = summaries[a.message_index]
             if summary and 0 <= a.message_index < fix:
-                facts.append(
-                    Fact(
-                        "test_result",
-                        summary,
-                        a.message_index + 1,
-                        f"What did `{named(a.command)}` report before the change?",
-                    )
-                )
+                question = f"What did `{named(a.command)}` report before the change?"
+                facts.append(Fact("test_result", summary, a.message_index + 1, question))
                 break
-        ran = [a.message_index for a in suites if suite_summary(read_output(a.result).text)]
-        for a in suites:  # a suite that could not start, and none ran later: why the agent verified otherwise
-            errs = errors(read_output(a.result).text)
-            if any(i > a.message_index for i in ran):
-                continue
-            if errs and not suite_summary(read_output(a.result).text) and _environment_error(errs[-1]):
-                facts.append(
-                    Fact("test_result", errs[-1], a.message_index + 1, f"What did `{named(a.command)}` report?")
-                )
-                break
-        if fix >= 0:  # the agent's own verification script after the fix
-            runs = [a for a in self.shell if a.message_index > fix and self._is_script_run(a)]
-            runs = [a for a in runs if read_output(a.result).lines and not errors(read_output(a.result).text)]
-            # the last run that states a verdict ("All tests passed!"), else the last run's telling line
-            verdicts = [
-                (a, ln)
-                for a in runs
-                for ln in read_output(a.result).lines
-                if VERDICT.search(ln) and not CONTRADICTED.search(read_output(a.result).text)
-            ]
-            verdicts.sort(key=lambda v: bool(re.search(r"\ball\b", v[1], re.I)))  # an "all passed" line last: picked
-            picked = verdicts[-1] if verdicts else None
-            if picked is None and runs:
-                line = _value_line(read_output(runs[-1].result).lines, self.task_words, set())
-                picked = (runs[-1], line) if line else None
-            if picked is not None:
-                a, line = picked
-                question = f"What did `{named(a.command)}` print after the change?"
-                facts.insert(1, Fact("test_result", clip(line.strip(), 160), a.message_index + 1, question))
-        yield from facts
+        facts += self._suite_not_run(suites, summaries)
+        facts += [suite_facts[a.message_index] for a in ranked[1:]]
+        if not facts and fix >= 0:  # no suite, no verdict: what the last script run after the fix printed
+            runs = [a for a in self._runs_after_fix() if not self._errs(a)]
+            line = _value_line(self._out(runs[-1]).lines, self.task_words, set()) if runs else None
+            if line:
+                question = f"What did `{named(runs[-1].command)}` print after the change?"
+                facts.append(Fact("test_result", line, runs[-1].message_index + 1, question))
+        yield from dict.fromkeys(facts)
 
+    def _runs_after_fix(self) -> list[Action]:
+        """The agent's own script runs after the fix, not those that wrote the fix."""
+        if self.fix_at is None:
+            return []
+        return [
+            a
+            for a in self.shell
+            if a.message_index > self.fix_at and a.message_index not in self.fixes and self._is_script_run(a)
+        ]
+
+    def _rerun_fact(self) -> list[Fact]:
+        """What the reproduction printed when run again after the fix: its verdict line, else the
+        telling line that it did not print before (or the error it still raised)."""
+        if self._reproduction is None:
+            return []
+        before, _ = self._reproduction
+        after = self._rerun_after_fix(before)
+        if after is None:
+            return []
+        out = self._out(after)
+        errs = [e for e in self._errs(after) if not _environment_error(e)]
+        verdicts = [] if errs or contradicted(out.lines) else verdict_lines(out.lines)
+        line = (
+            errs[-1]
+            if errs
+            else self._best_verdict(verdicts)
+            if verdicts
+            else changed_line(out.lines, self._out(before).lines, self.task_words)
+        )
+        if not line:
+            return []
+        question = f"What did `{named(after.command)}` print after the change?"
+        return [Fact("test_result", clip(line, 160), after.message_index + 1, question)]
+
+    def _best_verdict(self, lines: list[str]) -> str:
+        """The verdict line that names most of the task (what was fixed), then an "all passed" one."""
+
+        def rank(line: str) -> tuple[bool, int, bool]:
+            words = set(re.findall(r"\w+", line.lower()))
+            overall = bool(VERDICT_WORD.search(line))
+            return overall, len(words & self.task_words), bool(re.search(r"\ball\b", line, re.I))
+
+        return max(reversed(lines), key=rank)
+
+    def _verification(self, exclude: set[int]) -> list[Fact]:
+        """The verdict of the last run of the agent's own verification script after the fix."""
+        runs = [a for a in self._runs_after_fix() if a.message_index not in exclude]
+        for a in reversed(runs):
+            out = self._out(a)
+            if self._errs(a) or contradicted(out.lines):
+                continue
+            verdicts = verdict_lines(out.lines)
+            if verdicts:
+                question = f"What did `{named(a.command)}` print after the change?"
+                return [Fact("test_result", clip(self._best_verdict(verdicts), 160), a.message_index + 1, question)]
+        return []
+
+    def _suite_not_run(self, suites: list[Action], summaries: dict[int, str | None]) -> list[Fact]:
+        """The last suite run that could not start (an error, no summary) when none ran after it:
+        why the agent verified otherwise."""
+        ran = [i for i, s in summaries.items() if s]
+        for a in reversed(suites):
+            errs = self._errs(a)
+            if summaries[a.message_index] or not errs:
+                continue
+            if any(i > a.message_index for i in ran):
+                return []
+            return [
+                Fact("test_result", clip(errs[-1], 160), a.message_index + 1, f"What did `{named(a.command)}` report?")
+            ]
+        return []
+
+    # -- errors seen --------------------------------------------------------------------------
     def errors_seen(self) -> Iterator[Fact]:
         """Distinct errors the agent ran into (shell runs, editor and tool calls): one before the
         fix and one after it first. Not: a missing module it installed right after, a typo in its
-        own throwaway script, an exploratory one-liner's error."""
+        own throwaway script, an exploratory one-liner's error, a syntax error its own edit made,
+        a bare exception name."""
         seen: set[str] = set()
-        before: list[Fact] = []
-        later: list[Fact] = []
+        found_in: list[tuple[Fact, bool]] = []  # each error, and whether a run of the code printed it
         installs = " ".join(
             a.command for a in self.shell if re.search(r"\b(?:pip|conda|apt(?:-get)?) install\b", a.command)
         )
         for n, a in enumerate(self.actions):
             if a.op == "shell" and is_read_only(a.command) or not a.result or self._fixed_next(n):
                 continue
-            found = errors(read_output(a.result).text)
+            if a.op == "edit" and (a.message_index, a.tool) in self._shell_edit_at:
+                continue  # a file the shell command wrote: its output is the command's, read once
+            if a.op == "answer" and len(a.result) > 500:
+                continue  # a submission's echo (the diff); a rejection ("Wrong flag!") is short
+            found = self._errs(a)
             # the last error is what it died of; a failed build's first error is why
             for line in found[:1] if found and MAKE_RECIPE.match(found[-1]) else found[-1:]:
                 norm = re.sub(r"\d+", "N", line)
@@ -178,11 +399,13 @@ class RunReader:
                 if a.op == "edit" and a.path:
                     what = f"the agent's edit of {a.path}"
                 fact = Fact("error", clip(line, 160), a.message_index + 1, f"What error did {what} show?")
-                (before if self.first_fix is None or a.message_index < self.first_fix else later).append(fact)
-        env = [f for f in before + later if _environment_error(f.answer)]
-        real = [f for f in before + later if not _environment_error(f.answer)]
-        ordered = [*real[:1], *[f for f in real if f in later][:1]]
-        ordered += [f for f in real if f not in ordered] + env
+                found_in.append((fact, a.op == "shell" and not _environment_error(line)))
+        runs = [f for f, run in found_in if run]
+        later = [f for f in runs if self.fix_at is not None and f.message_index > self.fix_at]
+        env = [f for f, _ in found_in if _environment_error(f.answer)]
+        # what went wrong first, where things stood last, the first trouble after the fix; the
+        # code's errors before the editor's and tools' refusals, the environment's last
+        ordered = [*runs[:1], *runs[-1:], *later[:1], *runs, *[f for f, _ in found_in if f not in env], *env]
         yield from dict.fromkeys(ordered)
 
     def _fixed_next(self, n: int) -> bool:
@@ -190,34 +413,70 @@ class RunReader:
         went through, or the same command ran clean. A slip, not a fact to carry."""
         a = self.actions[n]
         for b in self.actions[n + 1 : n + 4]:
-            if a.op == "edit" and b.op == "edit" and b.ok and same_file(a.path or "", b.path or ""):
-                return True
-            if (
-                a.op == "shell"
-                and b.op == "shell"
-                and b.command == a.command
-                and not errors(read_output(b.result).text)
-            ):
+            if a.op == "edit" and b.op == "edit" and same_file(a.path or "", b.path or ""):
+                return b.ok  # the next edit of the file went through; a refused retry is no slip
+            if a.op == "shell" and b.op == "shell" and b.command == a.command and not self._errs(b):
                 return True
         return False
 
     def _noise(self, a: Action, line: str, installs: str) -> bool:
         missing = re.search(r"No module named '?([\w.]+)", line)
-        if missing and missing.group(1).split(".")[0] in installs:
-            return True  # installed right after: the environment, fixed
+        if missing and missing.group(1).split(".")[0].replace("_", "-") in installs.replace("_", "-"):
+            return True  # installed right after (lazy_object_proxy as lazy-object-proxy): the environment, fixed
+        if re.search(r'File "([^"]+)", line \d+, in \S+ raise \w', line) and self._own_script(line):
+            return True  # the agent's own script raising on purpose (checking an error path)
+        if re.fullmatch(r"[\w.]*(?:Error|Exception)", line.strip()):
+            return True  # a bare exception name says nothing
+        if a.op == "shell" and self._script_bug(a, line):
+            return True
+        slip = re.search(r"\b(?:SyntaxError|IndentationError|TabError)\b", line)
+        if slip and any(self._edited_before(p, a.message_index) for p in re.findall(r'File "([^"]+)"', line)):
+            return True  # the agent's own edit broke the file's syntax: a slip its next edit mends
         if a.op != "shell":
             return False
         script = script_run(a.command)
         own = script == "-" or (script is not None and is_scratch(script))
         typo = re.match(r"(?:\S+ )*(?:SyntaxError|IndentationError|TabError|NameError)\b", line.split(" in ")[-1])
-        bare = re.fullmatch(r"[\w.]*(?:Error|Exception)", line.strip())
         in_source = any(same_file(path, p) for p in re.findall(r'File "([^"]+)"', line) for path in self.fix_paths)
-        return own and not in_source and bool(typo or bare or script == "-")
+        return own and not in_source and bool(typo or script == "-")
+
+    def _script_bug(self, a: Action, line: str) -> bool:
+        """The agent's own script crashed in its own code (its innermost frame): the script's bug,
+        not the code's; a failed assert is a finding, the error the task reports is the bug."""
+        if re.search(r"\bAssertionError\b", line):
+            return False
+        frames = FRAME_FILE.findall(self._out(a).text)
+        return bool(frames) and self._own_script(f'File "{frames[-1]}"') and not self._shows_reported_error(a)
+
+    def _own_script(self, line: str) -> bool:
+        """The error's frame is in a script the agent wrote (not a file of its fix)."""
+        frame = re.search(r'File "([^"]+)"', line)
+        if frame is None or any(same_file(frame.group(1), f) for f in self.fix_paths):
+            return False
+        return any(a.op == "edit" and same_file(a.path or "", frame.group(1)) for a in self.actions)
+
+    def _edited_before(self, path: str, at: int) -> bool:
+        """The agent wrote the file before message ``at`` (an edit, or a script that fixed it)."""
+        if any(
+            a.op == "edit" and a.ok and a.message_index < at and same_file(a.path or "", path) for a in self.actions
+        ):
+            return True
+        return any(same_file(path, f) for f in self.fix_paths) and any(i < at for i in self.writes)
 
     def _is_script_run(self, a: Action) -> bool:
+        known = self._script_runs.get(id(a))
+        if known is None:
+            known = self._script_runs[id(a)] = self._runs_a_script(a)
+        return known
+
+    @staticmethod
+    def _runs_a_script(a: Action) -> bool:
         if runs_tests(a.command) or is_read_only(a.command):
             return False
         script = script_run(a.command)
         return script is not None and (
-            script == "-" or is_scratch(script) or script.endswith((".py", ".js", ".sh", ".pony", ".rb"))
+            script == "-"
+            or is_scratch(script)
+            or script.endswith((".py", ".js", ".sh", ".pony", ".rb"))
+            or f"./{script}" in a.command  # a program it built or was given: ./a.out, ./rock
         )

@@ -21,6 +21,9 @@ TEST_RUNNER = re.compile(
     r"go\s+test|cargo\s+test|npm\s+(?:run\s+)?test|yarn\s+test|jest|mocha|mvn\s+test|gradle\w*\s+test|"
     r"make\s+(?:test|check)|ctest|phpunit|rspec|bundle\s+exec\s+rspec)\b(?!\.\w)"
 )
+INSTALLS = re.compile(
+    r"\b(?:pip\d?|conda|mamba|uv|apt(?:-get)?|npm|yarn|pnpm|brew|poetry|cargo|gem)\s+(?:install|add)\b"
+)
 # Names agents give throwaway scripts (reproductions, checks, debugging).
 SCRATCH_NAME = re.compile(
     r"(?:^|[/_.-])(?:repro\w*|reproduc\w*|debug\w*|scratch\w*|temp\w*|tmp\w*|check_\w+|verify\w*|demo\w*|try\w*|"
@@ -94,7 +97,11 @@ def is_read_only(command: str) -> bool:
 
 
 def runs_tests(command: str) -> bool:
-    return bool(TEST_RUNNER.search(strip_heredocs(command)))
+    """Runs a test suite (``pip install pytest`` installs one; ``which pytest`` finds one)."""
+    return any(
+        TEST_RUNNER.search(part) and not INSTALLS.search(part) and program_words(part)[:1] != ["which"]
+        for part in SEGMENT.split(strip_heredocs(command))
+    )
 
 
 def is_scratch(path: str) -> bool:

@@ -48,6 +48,13 @@ NOT_A_CAUSE = re.compile(
     r"\b(?:issue|problem|bug|error)s? (?:is |are )?(?:still|persists?)\b",
     re.IGNORECASE,
 )
+# A decision is the agent's: a modal, a plan or a choice word ("I should ... instead of"), not a result
+# ("returns `0.0` instead of `nan`").
+INTENT = re.compile(
+    r"\b(?:let'?s|let me|should|will|'ll|shall|better|best|prefer\w*|decid\w*|choos\w*|chose|go(?:ing)? with|"
+    r"stick|approach|fix|solution|plan|safer|simplest|cleanest)\b",
+    re.IGNORECASE,
+)
 # Tactical steps are no decisions: installing, retrying a tool, fixing a typo, navigating.
 TACTICAL = re.compile(r"\b(?:install|pip|apt|typo|retry|view command|navigate|scroll|open the file|look at)\b", re.I)
 DECISION = re.compile(
@@ -106,7 +113,7 @@ class StatementReader:
         for sentence in sentences_of(text):
             if len(sentence) < 12 or not pattern.search(sentence) or RESOLVED.search(sentence):
                 continue
-            if label == "decision" and TACTICAL.search(sentence):
+            if label == "decision" and (TACTICAL.search(sentence) or not INTENT.search(sentence)):
                 continue
             if label == "root_cause" and NOT_A_CAUSE.search(sentence):
                 continue
@@ -160,8 +167,45 @@ def user_choices(messages: list[Message], first_user: int | None) -> Iterator[Fa
         if m.role != "user" or i == first_user or m.tool_call_id or "<returncode>" in m.content:
             continue
         for sentence in sentences_of(m.content):
-            if 15 <= len(sentence) <= 200 and USER_CHOICE.search(sentence) and re.search(r"[A-Z0-9]{3,}|\d", sentence):
+            if 15 <= len(sentence) <= 200 and USER_CHOICE.search(sentence) and _specific(sentence):
                 yield Fact("decision", sentence, i, "What did the user choose or ask for at this point?")
+
+
+def _specific(choice: str) -> bool:
+    """A choice that names what: an ID or a number, or an action on an object ("downgrade all of them
+    to economy class"), not a bare "yes, go ahead"."""
+    return bool(re.search(r"[A-Z0-9]{3,}|\d", choice)) or bool(ACTION_ON.search(choice)) and len(choice.split()) >= 6
+
+
+ACTION_ON = re.compile(
+    r"(?<!the )\b(?:book|cancel|change|downgrade|upgrade|modify|remove|add|refund|exchange|return)\b", re.I
+)  # a verb ("downgrade all of them"), not a noun ("go ahead with the change")
+# A customer-service refusal or requirement, by policy ("Unfortunately, I need the reservation ID to
+# proceed", "basic economy tickets are non-refundable").
+REFUSAL = re.compile(
+    r"\b(?:unfortunately|i(?:'m| am) (?:unable|not able)|i can(?:no|')t|i'?m sorry, but|"
+    r"(?:is|are) not (?:eligible|allowed|permitted|possible|refundable)|non-?refundable|"
+    r"(?:against|according to|per) (?:our |the )?polic\w+|i need (?:the|your) [\w ]{2,30}? to (?:proceed|continue))\b",
+    re.IGNORECASE,
+)
+
+
+def refusals(messages: list[Message]) -> Iterator[Fact]:
+    """What the agent refused or required of a person, with its reason: its replies to a user (no
+    tool call, no action block, a user's turn next) that refuse by policy; a refusal repeated (most
+    of the shorter one's words) is asked once."""
+    said: list[set[str]] = []
+    for i, m in enumerate(messages[:-1]):
+        if m.role != "assistant" or m.tool_calls or "```" in m.content or messages[i + 1].role != "user":
+            continue
+        for sentence in sentences_of(m.content):
+            if len(sentence) >= 20 and REFUSAL.search(sentence) and not PLEASANTRY.search(sentence):
+                words = set(re.findall(r"\w{3,}", sentence.lower()))
+                if not any(len(words & w) >= 0.5 * min(len(words), len(w)) for w in said):
+                    said.append(words)
+                    answer = clip(_with_neighbour(m.content, sentence), 300)
+                    yield Fact("decision", answer, i, "What did the agent refuse or require, and why?")
+                break
 
 
 # A shell command that submits the run (mini-swe-agent's `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`,

@@ -106,7 +106,9 @@ class WorkReader:
             fixes = [a for a in self.source_edits if any(same_file(a.path or "", p) for p in in_diff)]
             self.source_edits = fixes or self.source_edits
         self.first_fix = min((a.message_index for a in self.source_edits), default=None)
-        self.runs = RunReader(actions, task, self.first_fix, [a.path or "" for a in self.source_edits])
+        changed = [p for p, _ in _diff_files(self.diff[1])] if self.diff is not None else []
+        issue = next((m.content for m in messages if m.role == "user" and task and task in m.content), task)
+        self.runs = RunReader(actions, issue, self.source_edits, [p for p in changed if not is_scratch(p)])
         last_fix = max((a.message_index for a in self.source_edits), default=None)
         self.said = StatementReader(messages, task, self.first_fix, last_fix)
 

@@ -1,0 +1,204 @@
+"""Facts read from what runs printed (ctxbench/probes/runs.py, outputs.py, shell.py): the
+reproduction, test results and errors seen, on short examples shaped like real agents' outputs
+(mini-swe-agent's <returncode>, OpenHands' exit-code footer, SWE-agent's lint rejections)."""
+
+import json
+
+from ctxbench.probes.extract import extract_candidates
+from ctxbench.probes.outputs import errors
+from ctxbench.probes.runs import contradicted, verdict_lines
+from ctxbench.probes.shell import runs_tests
+from ctxbench.transcripts.model import Message, ToolCall, Transcript
+
+TASK = "<pr_description>\nparse() returns None for an empty header instead of raising HeaderError\n</pr_description>"
+
+
+def _bash(i: str, command: str) -> Message:
+    return Message("assistant", "", tool_calls=(ToolCall(i, "bash", json.dumps({"command": command})),))
+
+
+def _out(i: str, text: str, code: int = 0) -> Message:
+    return Message("tool", f"<returncode>{code}</returncode>\n<output>\n{text}\n</output>", tool_call_id=i)
+
+
+def _facts(messages: list[Message], label: str) -> list[tuple[str, str]]:
+    """(answer, question) of the candidates of one type, best first."""
+    return [(c.answer, c.question) for c in extract_candidates(Transcript("t", messages)) if c.label == label]
+
+
+def test_an_error_keeps_its_message_not_a_librarys_frame():
+    numpy = (
+        "Traceback (most recent call last):\n"
+        '  File "/testbed/pkg/core.py", line 59, in <module>\n    limit=np.Inf,\n'
+        '  File "/opt/conda/lib/python3.11/site-packages/numpy/__init__.py", line 778, in __getattr__\n'
+        "    raise AttributeError(\n"
+        "AttributeError: `np.Inf` was removed in the NumPy 2.0 release. Use `np.inf` instead.\n"
+    )
+    assert errors(numpy) == ["AttributeError: `np.Inf` was removed in the NumPy 2.0 release. Use `np.inf` instead."]
+    deep = (
+        '  File "/testbed/src/marshmallow/very/long/package/path/schema.py", line 894, in _invoke_field_validators\n'
+        "    value = data[field_obj.attribute or field_name]\n"
+        "TypeError: 'NoneType' object is not subscriptable\n"
+        "Error: 'NoneType' object is not subscriptable\n"  # the script's own print of what the traceback said
+    )
+    assert errors(deep) == [
+        "line 894, in _invoke_field_validators value = data[field_obj.attribute or field_name] "
+        "TypeError: 'NoneType' object is not subscriptable"
+    ]
+    lint = "Your proposed edit has introduced new syntax error(s).\nERRORS:\n- E999 SyntaxError: unmatched ')'\n"
+    assert errors(lint)[-1] == "E999 SyntaxError: unmatched ')'"
+    assert errors("strings: 'flash.img': No such file") == ["strings: 'flash.img': No such file"]
+    make = "mkdir -p build\n/bin/sh: 1: cd: can't cd to /w/build/build_release\nmake: *** [Makefile:192: build] Error 2"
+    assert errors(make) == ["/bin/sh: 1: cd: can't cd to /w/build/build_release"]  # why the recipe failed
+
+
+def test_installing_or_finding_a_test_runner_runs_no_tests():
+    assert not runs_tests("pip install pytest") and not runs_tests("pip install -q pytest pytest-cov")
+    assert not runs_tests("which pytest")
+    assert runs_tests("pip install -q pytest && python -m pytest tests/test_x.py")
+
+
+def test_verdicts_are_stated_and_only_a_failing_line_contradicts_them():
+    lines = ["✓ error: extra_tags='' -> decoded=''", "Edge cases: PASS", "✅ All tests passed!"]
+    assert not contradicted(lines) and contradicted([*lines, "✗ FAIL: got None"])
+    assert not contradicted(["Ran 3 checks, 0 failed"])
+    assert verdict_lines(["  Message(level=30, extra_tags='success')", "test_parse passed!"]) == ["test_parse passed!"]
+    assert verdict_lines(["File updated successfully!", "Patch applied successfully"]) == []  # a patch script
+
+
+def _fixed_by_a_script() -> list[Message]:
+    """mini-swe-agent on DeepSeek: a reproduction, a fix written by a Python script (no editor call),
+    the reproduction run again, a verification script, a suite that cannot start."""
+    fix = (
+        "cat > fix.py << 'EOF'\nsrc = open('src/hdr.py').read()\n"
+        "src = src.replace('return None', 'raise HeaderError')\n"
+        "with open('src/hdr.py', 'w') as f:\n    f.write(src)\nprint('File updated successfully!')\nEOF\npython fix.py"
+    )
+    diff = (
+        "diff --git a/src/hdr.py b/src/hdr.py\n--- a/src/hdr.py\n+++ b/src/hdr.py\n@@ -3,3 +3,3 @@ def parse(h):\n"
+        "-        return None\n+        raise HeaderError('empty header')\n"
+    )
+    return [
+        Message("user", TASK),
+        _bash("a", "cat > repro.py << 'EOF'\nfrom hdr import parse\nprint('header:', 'empty')\nprint(parse(''))\nEOF"),
+        _out("a", ""),
+        _bash("b", "python repro.py"),
+        _out("b", "header: empty\nresult: None"),
+        _bash("c", fix),
+        _out("c", "File updated successfully!"),
+        _bash("d", "python repro.py"),
+        _out("d", "header: empty\nresult: HeaderError('empty header')"),
+        _bash("e", "python - << 'EOF'\nprint('✓ error: raised')\nprint('✓ SUCCESS: empty header raises')\nEOF"),
+        _out("e", "✓ error: raised\n✓ SUCCESS: empty header raises HeaderError\n✅ All tests passed!"),
+        _bash("f", "pip install pytest"),
+        _out("f", "Successfully installed pytest-9.0.3"),
+        _bash("g", "python -m pytest tests/test_hdr.py"),
+        _out("g", "TypeError: /testbed/pyproject.toml: config option 'testpaths' expects a list, got str"),
+        _bash("h", "git diff"),
+        _out("h", diff),
+        Message("assistant", "Done."),
+    ]
+
+
+def test_a_fix_written_by_a_script_splits_the_reproduction_from_the_checks():
+    messages = _fixed_by_a_script()
+    # the line the fix changed, with the unchanged label line above it
+    before = ("header: empty result: None", "What did `python repro.py` print before the fix?")
+    assert _facts(messages, "reproduction") == [before]
+    results = _facts(messages, "test_result")
+    assert results[0] == (
+        "header: empty result: HeaderError('empty header')",
+        "What did `python repro.py` print after the change?",  # the reproduction, run again after the fix
+    )
+    answers = [a for a, _ in results]
+    assert "✓ SUCCESS: empty header raises HeaderError" in answers  # the verdict naming what was fixed
+    assert "TypeError: /testbed/pyproject.toml: config option 'testpaths' expects a list, got str" in answers
+    assert not any("updated successfully" in a or "No module named pytest" in a for a in answers)
+
+
+def test_the_widest_suite_run_after_the_fix_is_reported_beside_the_targeted_one():
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "", tool_calls=(ToolCall("a", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="a"),
+        _bash("b", "python -m pytest tests/test_hdr.py -q"),
+        _out("b", "3 passed in 0.02s"),
+        _bash("c", "python -m pytest tests/ -x -q"),
+        _out("c", "779 passed, 1 warning in 0.60s"),
+        _bash("d", "python -m pytest tests/test_hdr.py::test_empty -q"),
+        _out("d", "1 passed in 0.01s"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")][:3] == [
+        "1 passed in 0.01s",
+        "779 passed, 1 warning in 0.60s",
+        "3 passed in 0.02s",
+    ]
+
+
+def test_errors_seen_first_and_last_not_slips_or_echoes():
+    edit = "edit 287:295\n    value = f(x))\nend_of_edit"
+    rejected = (
+        "Your proposed edit has introduced new syntax error(s). Please read this error message carefully.\n"
+        "ERRORS:\n- E999 SyntaxError: unmatched ')'\n(Open file: /r/src/hdr.py)"
+    )
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "```\ngcc -o hdr src/hdr.c\n```"),
+        Message("user", "src/hdr.c:3:5: error: expected ';' before 'return'"),
+        Message("assistant", "```\nopen /r/src/hdr.py\n```"),
+        Message("user", "[File: /r/src/hdr.py (300 lines total)]\n(Open file: /r/src/hdr.py)"),
+        Message("assistant", f"```\n{edit}\n```"),
+        Message("user", rejected),
+        Message("assistant", f"```\n{edit}\n```"),
+        Message("user", rejected),
+        Message("assistant", "```\nedit 287:296\n    value = f(x)\nend_of_edit\n```"),
+        Message("user", "[File: /r/src/hdr.py (300 lines total)]\nFile updated."),
+        Message("assistant", "```\ncat > check.py << 'EOF'\nassert parse('a')\nEOF\npython check.py\n```"),
+        Message("user", 'Traceback (most recent call last):\n  File "check.py", line 1\nAssertionError'),
+        Message("assistant", "```\nmake build\n```"),
+        Message("user", "/bin/sh: 1: cc: not found\nmake: *** [Makefile:3: build] Error 127"),
+        Message("assistant", "```\nsubmit\n```"),
+        Message("user", "Wrong flag!"),
+    ]
+    answers = [a for a, _ in _facts(messages, "error")]
+    first, last = "src/hdr.c:3:5: error: expected ';' before 'return'", "/bin/sh: 1: cc: not found"
+    assert answers[:2] == [first, last]
+    assert "E999 SyntaxError: unmatched ')'" in answers  # refused twice: no slip fixed at once
+    assert "Wrong flag!" in answers  # the environment refused the submission
+    assert "AssertionError" not in answers  # a bare name says nothing
+
+
+def test_a_script_crashing_in_its_own_code_is_no_error_seen_and_no_reproduction():
+    own_bug = (
+        "=== Model details ===\nTraceback (most recent call last):\n"
+        '  File "/testbed/check_models.py", line 81, in <module>\n'
+        '    print(f"  Has explicit PK: {model.id.primary_key}")\n'
+        "AttributeError: 'DeferredAttribute' object has no attribute 'primary_key'"
+    )
+    finding = (
+        "Traceback (most recent call last):\n"
+        '  File "/testbed/check_models.py", line 30, in check\n'
+        "    assert not errors, f'Unexpected errors: {errors}'\n"
+        "AssertionError: Unexpected errors: {'_schema': ['Invalid input type.']}"
+    )
+    edit = {"command": "str_replace", "path": "/testbed/src/hdr.py", "old_str": "return None", "new_str": "raise E"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "./hdr_tool"),
+        Message("tool", "EXECUTION TIMED OUT", tool_call_id="a"),  # waits on stdin: shows nothing yet
+        _bash("b", "cat > check_models.py << 'EOF'\nprint(model.id.primary_key)\nEOF\npython check_models.py"),
+        _out("b", own_bug, 1),
+        _bash("c", "python reproduce.py"),
+        _out("c", "result: None"),
+        Message("assistant", "", tool_calls=(ToolCall("d", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /testbed/src/hdr.py has been edited.", tool_call_id="d"),
+        _bash("e", "python check_models.py"),
+        _out("e", finding, 1),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["result: None"]
+    answers = [a for a, _ in _facts(messages, "error")]
+    assert not any("DeferredAttribute" in a for a in answers)  # the script's own bug
+    assert any("Unexpected errors" in a for a in answers)  # its failed assert is a finding
