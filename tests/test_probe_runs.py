@@ -168,3 +168,37 @@ def test_errors_seen_first_and_last_not_slips_or_echoes():
     assert "E999 SyntaxError: unmatched ')'" in answers  # refused twice: no slip fixed at once
     assert "Wrong flag!" in answers  # the environment refused the submission
     assert "AssertionError" not in answers  # a bare name says nothing
+
+
+def test_a_script_crashing_in_its_own_code_is_no_error_seen_and_no_reproduction():
+    own_bug = (
+        "=== Model details ===\nTraceback (most recent call last):\n"
+        '  File "/testbed/check_models.py", line 81, in <module>\n'
+        '    print(f"  Has explicit PK: {model.id.primary_key}")\n'
+        "AttributeError: 'DeferredAttribute' object has no attribute 'primary_key'"
+    )
+    finding = (
+        "Traceback (most recent call last):\n"
+        '  File "/testbed/check_models.py", line 30, in check\n'
+        "    assert not errors, f'Unexpected errors: {errors}'\n"
+        "AssertionError: Unexpected errors: {'_schema': ['Invalid input type.']}"
+    )
+    edit = {"command": "str_replace", "path": "/testbed/src/hdr.py", "old_str": "return None", "new_str": "raise E"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "./hdr_tool"),
+        Message("tool", "EXECUTION TIMED OUT", tool_call_id="a"),  # waits on stdin: shows nothing yet
+        _bash("b", "cat > check_models.py << 'EOF'\nprint(model.id.primary_key)\nEOF\npython check_models.py"),
+        _out("b", own_bug, 1),
+        _bash("c", "python reproduce.py"),
+        _out("c", "result: None"),
+        Message("assistant", "", tool_calls=(ToolCall("d", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /testbed/src/hdr.py has been edited.", tool_call_id="d"),
+        _bash("e", "python check_models.py"),
+        _out("e", finding, 1),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["result: None"]
+    answers = [a for a, _ in _facts(messages, "error")]
+    assert not any("DeferredAttribute" in a for a in answers)  # the script's own bug
+    assert any("Unexpected errors" in a for a in answers)  # its failed assert is a finding

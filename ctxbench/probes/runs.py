@@ -51,6 +51,8 @@ STATED_VERDICT = re.compile(
 )
 # The words of an overall verdict, not of one case's line.
 VERDICT_WORD = re.compile(r"\b(?:pass(?:ed|es)?|success\w*|fixed|works?|working|ok)\b", re.IGNORECASE)
+FRAME_FILE = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
+TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
@@ -197,8 +199,9 @@ class RunReader:
     @cached_property
     def _reproduction(self) -> tuple[Action, str] | None:
         """The run that shows the bug and its telling line: the one that prints the error the task
-        reports, else the script the agent ran again after the fix (its reproduction), a script
-        file before an inline one-liner, the first that did not fail for the environment."""
+        reports, else one that did not fail for the environment or in the script's own code: the
+        script the agent ran again after the fix (its reproduction), a script file before an inline
+        one-liner, the first."""
         if self.fix_at is None:
             return None
         fix_at, last_fix = self.fix_at, self.last_fix or self.fix_at
@@ -208,17 +211,19 @@ class RunReader:
             if self._is_script_run(a)
             and a.message_index not in self.fixes
             and (a.message_index < fix_at or (a.message_index < last_fix and self._shows_reported_error(a)))
+            and not any(TIMED_OUT.search(e) for e in self._errs(a))  # a run cut off shows nothing yet
         ]
 
-        def failed_to_start(a: Action) -> bool:
-            return any(_environment_error(e) for e in self._errs(a))
+        def failed_to_start(a: Action) -> bool:  # for the environment, or in the script's own code
+            errs = self._errs(a)
+            return any(_environment_error(e) for e in errs) or bool(errs) and self._script_bug(a, errs[-1])
 
         ranked = sorted(
             runs,
             key=lambda a: (
                 not self._shows_reported_error(a),
-                self._rerun_after_fix(a) is None,
                 failed_to_start(a),
+                self._rerun_after_fix(a) is None,
                 script_run(a.command) == "-",
                 a.message_index,
             ),
@@ -422,6 +427,8 @@ class RunReader:
             return True  # the agent's own script raising on purpose (checking an error path)
         if re.fullmatch(r"[\w.]*(?:Error|Exception)", line.strip()):
             return True  # a bare exception name says nothing
+        if a.op == "shell" and self._script_bug(a, line):
+            return True
         slip = re.search(r"\b(?:SyntaxError|IndentationError|TabError)\b", line)
         if slip and any(self._edited_before(p, a.message_index) for p in re.findall(r'File "([^"]+)"', line)):
             return True  # the agent's own edit broke the file's syntax: a slip its next edit mends
@@ -432,6 +439,14 @@ class RunReader:
         typo = re.match(r"(?:\S+ )*(?:SyntaxError|IndentationError|TabError|NameError)\b", line.split(" in ")[-1])
         in_source = any(same_file(path, p) for p in re.findall(r'File "([^"]+)"', line) for path in self.fix_paths)
         return own and not in_source and bool(typo or script == "-")
+
+    def _script_bug(self, a: Action, line: str) -> bool:
+        """The agent's own script crashed in its own code (its innermost frame): the script's bug,
+        not the code's; a failed assert is a finding, the error the task reports is the bug."""
+        if re.search(r"\bAssertionError\b", line):
+            return False
+        frames = FRAME_FILE.findall(self._out(a).text)
+        return bool(frames) and self._own_script(f'File "{frames[-1]}"') and not self._shows_reported_error(a)
 
     def _own_script(self, line: str) -> bool:
         """The error's frame is in a script the agent wrote (not a file of its fix)."""
