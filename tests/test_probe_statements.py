@@ -345,3 +345,24 @@ def test_one_cause_per_message():
         Message("assistant", "Done."),
     ]
     assert [at for at, _ in _causes(messages)] == [1, 3], _causes(messages)
+
+
+def test_a_discovery_exclamation_states_the_cause_that_follows_it():
+    """An exclamation ("Yes! That's it! If the format string has format specifiers ...") announces the
+    cause in the next sentence ("This is the bug!" points back instead)."""
+    messages = [
+        Message("user", "<pr_description>\nastroid crashes on str.format with None\n</pr_description>"),
+        Message(
+            "assistant",
+            "Yes! That's it! If the format string has format specifiers (like `{:10}`), and the value is `None`, "
+            "Python raises `TypeError`.\n\nLet me create a test to confirm:",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/brain.py", "except (IndexError, KeyError):", "except (IndexError, KeyError, TypeError):"),
+        Message("tool", "The file /r/brain.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _causes(messages)] == [
+        "That's it! If the format string has format specifiers (like `{:10}`), and the value is `None`, Python "
+        "raises `TypeError`."
+    ], _causes(messages)
