@@ -36,6 +36,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "prune_history": "ctxbench.layers.prune_history:PruneHistory",
         "chunked_summary": "ctxbench.layers.chunked_summary:ChunkedSummary",
         "degraded_summary": "ctxbench.layers.degraded_summary:DegradedSummary",
+        "fit_tool_results": "ctxbench.layers.fit_tool_results:FitToolResults",
         "observation_micro": "ctxbench.layers.observation_micro:ObservationMicroCompact",
         "drop_rounds": "ctxbench.layers.drop_rounds:SessionMemoryCompact",
         "llm_full_compression": "ctxbench.layers.llm_full_compression:FullContextCompression",

@@ -150,6 +150,69 @@ def test_swe_agent_text_history_keeps_demo_and_totals() -> None:
     assert len(t.messages) == len(raw["history"])
 
 
+def older_swe_agent_traj() -> dict:
+    """A SWE-agent run before function calling, shaped as its .traj files (the dev set's pydicom run):
+    the action in the assistant message's ``action``, its output in the next user message."""
+    return {
+        "environment": "swe_main",
+        "history": [
+            {"role": "system", "content": "SETTING: You are an autonomous programmer ...", "agent": "primary"},
+            {"role": "user", "content": "Here is a demonstration ...", "agent": "primary", "is_demo": True},
+            {"role": "user", "content": "We're currently solving the following issue ...", "agent": "primary"},
+            {
+                "role": "assistant",
+                "content": "First, reproduce the bug.\n```\ncreate reproduce_bug.py\n```",
+                "thought": "First, reproduce the bug.",
+                "action": "create reproduce_bug.py\n",
+                "agent": "primary",
+            },
+            {"role": "user", "content": "[File: /repo/reproduce_bug.py (1 lines total)]\n1:", "agent": "primary"},
+            {
+                "role": "assistant",
+                "content": "Run it.\n```\npython reproduce_bug.py\n```",
+                "thought": "Run it.",
+                "action": "python reproduce_bug.py\n",
+                "agent": "primary",
+            },
+            {"role": "user", "content": "Traceback (most recent call last): ...", "agent": "primary"},
+        ],
+        "trajectory": [],
+        "info": {"exit_status": "submitted", "model_stats": {"tokens_sent": 10, "api_calls": 2}},
+    }
+
+
+def test_older_swe_agent_observations_are_marked_with_their_action(tmp_path: Path) -> None:
+    from ctxbench.transcripts.model import OBSERVATION_OF, is_tool_result
+
+    path = tmp_path / "run.traj"
+    path.write_text(json.dumps(older_swe_agent_traj()))
+    (t,) = import_file(path)
+    assert [m.role for m in t.messages] == ["system", "user", "user", "assistant", "user", "assistant", "user"]
+    marked = [m.metadata.get(OBSERVATION_OF) for m in t.messages]
+    assert marked == [None, None, None, None, "create reproduce_bug.py", None, "python reproduce_bug.py"]
+    assert [is_tool_result(m) for m in t.messages] == [False, False, False, False, True, False, True]
+    # Rebuilt from trajectory steps (no history): the same mark.
+    doc = older_swe_agent_traj()
+    doc["history"] = []
+    doc["trajectory"] = [
+        {"response": "Run it.", "thought": "Run it.", "action": "python x.py\n", "observation": "ok", "state": "{}"}
+    ]
+    path.write_text(json.dumps(doc))
+    (t,) = import_file(path, "swe-agent")
+    assert t.messages[-1].role == "user" and t.messages[-1].metadata[OBSERVATION_OF] == "python x.py"
+
+
+@needs_shared
+def test_real_older_swe_agent_runs_mark_every_observation() -> None:
+    from ctxbench.transcripts.model import OBSERVATION_OF
+
+    (t,) = import_file(SHARED / PYDICOM)
+    users = [m for m in t.messages if m.role == "user"]
+    assert sum(OBSERVATION_OF in m.metadata for m in users) == len(users) - 2  # all but the demo and the task
+    (fc,) = import_file(SHARED / MARSHMALLOW)  # function calling: its observations are tool messages
+    assert not any(OBSERVATION_OF in m.metadata for m in fc.messages)
+
+
 @needs_shared
 def test_openhands_events_become_calls_with_usage() -> None:
     transcripts = import_file(SHARED / OPENHANDS)

@@ -202,7 +202,7 @@ def test_after_a_prune_the_summary_keeps_a_tail_that_fits_the_prompt_budget() ->
     assert ctx.estimator.prompt(by_messages) >= ctx.estimator.prompt(pruned)  # the old reading: no rescue
     out = ChunkedSummary().apply(pruned, ctx)
     assert ctx.estimator.prompt(out) <= budget < ctx.estimator.prompt(by_messages)
-    assert out[-1] is messages[-1] and out[0] is messages[0] and out[1] is messages[1]
+    assert out[-1] is messages[-1] and out[0] is messages[0] and out[1].content.startswith(SUMMARY_PREFIX)
     assert_valid(out)
     assert ctx.events[-1]["kept_recent_tokens"] <= ctx.events[-1]["keep_recent_budget"]
 
@@ -230,3 +230,23 @@ def test_the_summary_is_sized_to_the_room_the_head_and_tail_leave() -> None:
     event = ctx.events[-1]
     assert 256 <= event["summary_max_tokens"] < 2000
     assert ctx.estimator.prompt(out) <= ctx.model.prompt_budget
+
+
+def test_the_task_is_summarised_and_only_the_system_prompt_kept_beside_the_summary() -> None:
+    """OpenClaw's compaction (Pi's prepareCompaction) summarises everything before the kept tail, the
+    first user message too; the system prompt is sent beside the messages. On a 12k window a long task
+    (an OpenHands issue) kept verbatim leaves no room for the newest result: summarised, it fits.
+    ``head="task"`` keeps it, the reading before."""
+    ctx = make_ctx(12_000, summariser=ExtractiveSummariser())
+    messages = _history(10, 3_000)
+    messages[0] = Message("system", "You are a careful agent. " * 800)  # ~4,000 tokens
+    messages[1] = Message("user", "Fix the billing export; keep invoice ids. " + "Details of the issue. " * 700)
+    pruned = PruneHistory().apply(messages, ctx)
+    kept_task = ChunkedSummary(head="task").apply(pruned, ctx)
+    assert kept_task[1] is messages[1] and ctx.estimator.prompt(kept_task) > ctx.model.prompt_budget
+    out = ChunkedSummary().apply(pruned, ctx)
+    assert [m.role for m in out[:2]] == ["system", "user"] and out[1].content.startswith(SUMMARY_PREFIX)
+    assert all(m is not messages[1] for m in out)
+    assert "Fix the billing export" in out[1].content  # the task is in the summary
+    assert out[-1] is messages[-1] and ctx.estimator.prompt(out) <= ctx.model.prompt_budget
+    assert_valid(out)

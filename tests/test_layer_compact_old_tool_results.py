@@ -232,3 +232,49 @@ def test_the_system_prompt_is_outside_the_budget_as_openclaw_measures_it() -> No
     assert CompactOldToolResults(system_in_budget=False).apply(messages, make_ctx(WINDOW)) is messages
     counted = CompactOldToolResults().apply(messages, make_ctx(WINDOW))
     assert _contents(counted)[0] == P
+
+
+def _older_swe_agent_run(tmp_path, outputs: list[tuple[str, str]]) -> list[Message]:
+    """An older SWE-agent run (text actions, their output in the next user message) through the importer."""
+    import json
+
+    from ctxbench.transcripts.importer import import_file
+    from tests.test_importers import older_swe_agent_traj
+
+    doc = older_swe_agent_traj()
+    doc["history"] = doc["history"][:3]
+    for action, output in outputs:
+        doc["history"].append({"role": "assistant", "content": f"```\n{action}\n```", "thought": "", "action": action})
+        doc["history"].append({"role": "user", "content": output})
+    path = tmp_path / "run.traj"
+    path.write_text(json.dumps(doc))
+    return import_file(path)[0].messages
+
+
+def test_older_swe_agent_observations_are_compacted_as_the_tool_results_they_are(tmp_path) -> None:
+    """SWE-agent before function calling sends a command's output as a user message; the importer marks
+    it with its action, and strategy 2 measures and compacts it as a tool result by what the action did:
+    `open` is Read File, `create` Write (kept), the newest output (not yet seen) is never compacted."""
+    outputs = [
+        ("open src/a.py", "a" * 800),
+        ("create notes.py", "n" * 800),
+        ("search_dir parse", "s" * 800),
+        ("python reproduce.py", "p" * 800),
+    ]
+    messages = _older_swe_agent_run(tmp_path, outputs)
+    out = CompactOldToolResults().apply(messages, make_ctx(WINDOW))
+    observations = [m.content for m in out[4::2]]
+    assert observations == [P, "n" * 800, P, "p" * 800]
+    assert [m.role for m in out] == [m.role for m in messages]  # still user messages: what was sent
+    assert CompactOldToolResults(eligibility="all").apply(messages, make_ctx(WINDOW))[6].content == P
+    by_name = CompactOldToolResults(eligibility="by_name").apply(messages, make_ctx(WINDOW))
+    assert by_name[4].content == "a" * 800  # literally, `open` is no listed name
+    assert estimate_chars(messages[4]) == 1_600  # a tool result's weight (4/2 chars per token)
+
+
+def test_an_oversized_older_swe_agent_observation_is_cut_by_strategy_1(tmp_path) -> None:
+    from ctxbench.layers.truncate_tool_result import TRUNCATION_NOTICE, TruncateToolResult
+
+    messages = _older_swe_agent_run(tmp_path, [("strings flash.bin", "x" * 40_000)])
+    out = TruncateToolResult().apply(messages, make_ctx(12_000))
+    assert out[-1].role == "user" and out[-1].content.endswith(TRUNCATION_NOTICE) and len(out[-1].content) <= 12_000

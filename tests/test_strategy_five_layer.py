@@ -129,6 +129,7 @@ def test_config_builds_with_reference_constants_and_ema_estimator() -> None:
     from ctxbench.build import build_estimator, build_strategy
     from ctxbench.layers.compact_old_tool_results import CompactOldToolResults
     from ctxbench.layers.degraded_summary import DegradedSummary
+    from ctxbench.layers.fit_tool_results import FitToolResults
     from ctxbench.layers.prune_history import PruneHistory
     from ctxbench.tokens.estimators import EmaEstimator
 
@@ -143,9 +144,12 @@ def test_config_builds_with_reference_constants_and_ema_estimator() -> None:
     assert isinstance(compact, CompactOldToolResults) and compact.headroom == 0.75 and compact.protect_recent == 0
     assert isinstance(prune, PruneHistory)
     assert (strategy.proactive[2].when, strategy.proactive[2].of) == (0.9, "window")
-    reactive_prune, summary = strategy.reactive
+    reactive_prune, summary, fit = strategy.reactive
     assert isinstance(reactive_prune.layer, PruneHistory) and reactive_prune.until_attempt == 0
     assert isinstance(summary.layer, DegradedSummary) and (summary.when, summary.forced_from_attempt) == (1.0, 1)
+    assert (summary.layer.tail_by, summary.layer.head) == ("tokens", "system")
+    assert isinstance(fit.layer, FitToolResults) and (fit.when, fit.forced_from_attempt) == (1.0, 1)
+    assert (fit.layer.budget, fit.layer.safety_margin) == ("prompt", 1.2)
     plan = summary.layer.plan
     assert (plan.base_chunk_ratio, plan.min_chunk_ratio, plan.safety_margin, plan.default_parts) == (0.4, 0.15, 1.2, 2)
     assert (plan.min_messages_for_split, plan.summarization_overhead_tokens, plan.max_chunks) == (4, 4096, 4)
@@ -222,3 +226,23 @@ def test_summary_follows_the_first_prune_when_the_estimate_is_still_over() -> No
         summary = events[first_summary]
         assert prune["recent"] >= 6 and summary["summarised"] >= prune["removed"], (prune, events)
         assert summary["kept_recent_tokens"] <= summary["keep_recent_budget"]
+
+
+@pytest.mark.parametrize(
+    ("override", "allowed"),
+    [
+        ("compact_eligibility=names", "'by_action' | 'by_name' | 'all'"),
+        ("summary_head=first", "'system' | 'task'"),
+        ("fit_tool_results=always", "'prompt' | 'openclaw' | 'none'"),
+    ],
+)
+def test_a_wrong_reading_is_the_params_systems_one_line_error(tmp_path: Path, override: str, allowed: str) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    write_transcripts(data / "five.jsonl", [five_layer_transcript()])
+    cmd = [*CTXBENCH, "run", "strategy=five_layer", f"strategy.params.{override}", f"dataset.paths=[{data}]"]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    key, value = override.split("=")
+    assert f"strategy.params.{key}='{value}': must be {allowed}" in proc.stderr
+    assert "ValueError" not in proc.stderr and "Traceback" not in proc.stderr

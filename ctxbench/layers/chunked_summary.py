@@ -1,8 +1,11 @@
 """Strategy 4 of the 5-layer strategy: a full LLM summary of the history in Claude Code's nine
 sections, chunked as OpenClaw chunks it, partial summaries merged by a second call.
 
-What is summarised: everything but the system messages, the first user message, pinned
-messages and a recent tail. ``tail_by="tokens"`` (default) sizes the tail in tokens as OpenClaw's
+What is summarised: everything but the system messages, pinned messages and a recent tail; with
+``head="system"`` (default, as OpenClaw: Pi's prepareCompaction summarises everything before the kept
+tail, and the system prompt is sent beside the messages) the first user message too, with
+``head="task"`` it is kept (``tail_by="messages"`` always keeps it, as the prune does).
+``tail_by="tokens"`` (default) sizes the tail in tokens as OpenClaw's
 compaction does (Pi's ``findCutPoint``, under OpenClaw's compaction safeguard): walking back from the
 newest message, messages are kept while they add up to at most ``keep_recent_tokens`` (Pi's
 ``keepRecentTokens``, 20,000), and never more than the room the prompt budget leaves after the kept
@@ -220,10 +223,20 @@ class ChunkedSummary(Layer):
         keep_recent_tokens: Annotated[
             int, Param("the kept tail's tokens (Pi's keepRecentTokens), at most what the budget leaves", ge=0)
         ] = 20_000,
+        head: Annotated[
+            Literal["system", "task"],
+            Param(
+                "kept beside the summary (tail_by=tokens): the system prompt, as OpenClaw (the task is "
+                "summarised), or the system prompt and the task"
+            ),
+        ] = "system",
     ) -> None:
         if tail_by not in ("tokens", "messages"):
             raise ValueError(f"tail_by must be tokens or messages, got {tail_by!r}")
+        if head not in ("system", "task"):
+            raise ValueError(f"head must be system or task, got {head!r}")
         self.tail_by = tail_by
+        self.head = head
         self.keep_recent_tokens = int(keep_recent_tokens)
         self.max_recent = max_recent
         self.attempts = max(1, int(attempts))
@@ -308,7 +321,7 @@ class ChunkedSummary(Layer):
     ) -> tuple[list[int], list[int], list[int], int]:
         """(kept head, middle, recent tail, the tail's token budget) with the tail sized in tokens."""
         n = len(messages)
-        head = head_indices(messages)
+        head = head_indices(messages, first_user=self.head == "task")
         notice = next((i for i in range(n - 1, -1, -1) if PRUNED_KEY in messages[i].metadata), None)
         low = 0 if notice is None else notice + 1  # the tail never takes a prune notice along
         message_tokens = ctx.estimator.message

@@ -18,6 +18,10 @@ until it fits again.
   below, and one that matches nothing is compacted when ``compact_unknown`` (OpenClaw's guard
   compacts every result); ``by_name``: the tool's name matched literally against the lists (the
   seed's reading before real tools were mapped); ``all``: every result, as OpenClaw's code does.
+* An older SWE-agent sends a command's output as the next user message; the importer marks it with its
+  action (``transcripts.model.OBSERVATION_OF``) and it is a tool result here like any other: weighed at
+  2 chars/token, put in a category by its action (``tool_actions.observation_call``), compacted, and
+  kept when it is the newest output.
 * The later OpenClaw variant (ctxbench/configs/strategy/five_layer_v2.yaml): headroom 0.8, the 3 most
   recent tool results protected, and MIN_COMPACTION_SAVINGS_RATIO 0.2: a pass runs only if it
   can free at least 20% of the budget, then frees at least that much (hysteresis), and skips
@@ -30,20 +34,21 @@ import math
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from typing import Annotated
+from typing import Annotated, Literal, get_args
 
 from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer, compacted
-from ctxbench.layers.tool_actions import OTHER, action_category
+from ctxbench.layers.tool_actions import OTHER, action_category, observation_call
 from ctxbench.layers.truncate_tool_result import char_budget, window_tokens
 from ctxbench.tokens.estimators import message_chars
-from ctxbench.transcripts.model import Message, ToolCall
+from ctxbench.transcripts.model import OBSERVATION_OF, Message, ToolCall, is_tool_result
 from ctxbench.transcripts.running import REPLACED_LIMIT, DerivedList, RunningSum, noted_changes
 
 COMPACTION_PLACEHOLDER = "[compacted: tool output removed to free context]"
 DEFAULT_WHITELIST = ("Read File", "Bash", "Grep", "Glob", "Search Files", "Web Fetch", "Edit")
 DEFAULT_KEEP = ("Write", "Create")
-ELIGIBILITY = ("by_action", "by_name", "all")
+Eligibility = Literal["by_action", "by_name", "all"]
+ELIGIBILITY: tuple[str, ...] = get_args(Eligibility)
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _FILE_WORDS = ("file", "files")
 
@@ -76,16 +81,27 @@ def name_label(name: str, call: ToolCall | None) -> str:
 
 
 def tool_names(messages: Sequence[Message], label: Label = name_label) -> dict[int, str]:
-    """Index of each tool result -> ``label(its own name, its call)`` (by default the tool's name)."""
+    """Index of each tool result -> ``label(its own name, its call)`` (by default the tool's name); an
+    observation the importer marked is labelled by the call it answers (``observation_call``)."""
     by_call = {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
-    return {
-        i: label(m.name or "", by_call.get(m.tool_call_id or "")) for i, m in enumerate(messages) if m.role == "tool"
-    }
+    names = {}
+    for i, m in enumerate(messages):
+        if m.role == "tool":
+            names[i] = label(m.name or "", by_call.get(m.tool_call_id or ""))
+        elif (observed := observation_call(m)) is not None:
+            names[i] = label("", observed)
+    return names
 
 
 def _naming(message: Message) -> tuple[object, ...]:
     """What ``tool_names`` reads from a message."""
-    return message.role, message.name, message.tool_call_id, tuple(message.tool_calls)
+    return (
+        message.role,
+        message.name,
+        message.tool_call_id,
+        tuple(message.tool_calls),
+        message.metadata.get(OBSERVATION_OF),
+    )
 
 
 class CandidateResults:
@@ -117,7 +133,7 @@ class CandidateResults:
             self._walk(messages)
             return
         for i in changed:  # same name, new content: may no longer (or now) be a candidate
-            if messages[i].role == "tool":
+            if is_tool_result(messages[i]):
                 self._recheck(messages, i)
         self.remember(messages)
 
@@ -148,6 +164,10 @@ class CandidateResults:
                     if c.id in unnamed or by_call.get(c.id, c) != c:
                         return False
                     by_call[c.id] = c
+            elif (observed := observation_call(message)) is not None:
+                self.results.append(i)
+                if self.candidate(message, self.label("", observed)):
+                    self.candidates.append(i)
             elif message.role == "tool":
                 key = message.tool_call_id or ""
                 name = self.label(message.name or "", by_call.get(key))
@@ -161,7 +181,11 @@ class CandidateResults:
 
     def _recheck(self, messages: Sequence[Message], i: int) -> None:
         message = messages[i]
-        name = self.label(message.name or "", self._by_call.get(message.tool_call_id or ""))
+        observed = observation_call(message)
+        if observed is not None:
+            name = self.label("", observed)
+        else:
+            name = self.label(message.name or "", self._by_call.get(message.tool_call_id or ""))
         at = bisect_left(self.candidates, i)
         present = at < len(self.candidates) and self.candidates[at] == i
         if self.candidate(message, name) != present:
@@ -172,8 +196,9 @@ class CandidateResults:
 
 
 def estimate_chars(message: Message, chars_per_token: float = 4.0, tool_chars_per_token: float = 2.0) -> int:
-    """OpenClaw's per-message char estimate: tool results weighted by 4/2, others as they are."""
-    if message.role == "tool":
+    """OpenClaw's per-message char estimate: tool results (and observations sent as user messages)
+    weighted by 4/2, others as they are."""
+    if is_tool_result(message):
         chars = len(message.content)
         return max(chars, math.ceil(chars * chars_per_token / tool_chars_per_token))
     return message_chars(message)
@@ -208,7 +233,8 @@ class CompactOldToolResults(Layer):
             int | None, Param("the window the budget is computed on (None: the model's)", gt=0)
         ] = None,
         eligibility: Annotated[
-            str, Param("which results may go: by_action (what the call did), by_name (the tool's name) or all")
+            Eligibility,
+            Param("which results may go: by_action (what the call did), by_name (the tool's name) or all"),
         ] = "by_action",
         compact_unknown: Annotated[
             bool, Param("with by_action, compact a result whose call matches no category")
@@ -292,7 +318,7 @@ class CompactOldToolResults(Layer):
         protected = set(results[len(results) - self.protect_recent :]) if self.protect_recent else set()
         if self.protect_trailing:  # results after the last assistant message: not yet seen by the model
             i = len(messages)
-            while i > 0 and messages[i - 1].role == "tool":
+            while i > 0 and is_tool_result(messages[i - 1]):
                 i -= 1
                 protected.add(i)
         return protected

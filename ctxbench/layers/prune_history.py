@@ -36,8 +36,9 @@ def recent_count(total: int, max_recent: int = 6) -> int:
     return min(max_recent, total // 3)
 
 
-def head_indices(messages: Sequence[Message]) -> set[int]:
-    """System messages, the first user message and pinned messages: never pruned or summarised."""
+def head_indices(messages: Sequence[Message], first_user: bool = True) -> set[int]:
+    """System messages, the first user message (unless ``first_user`` is false) and pinned messages:
+    never pruned or summarised."""
     keep = {i for i, m in enumerate(messages) if m.role == "system" or m.pinned}
     pinned_results = {m.tool_call_id for i, m in enumerate(messages) if m.pinned and m.role == "tool"}
     if pinned_results:  # a pinned result keeps its call, or the repair would drop it as an orphan
@@ -46,9 +47,9 @@ def head_indices(messages: Sequence[Message]) -> set[int]:
             for i, m in enumerate(messages)
             if m.role == "assistant" and any(c.id in pinned_results for c in m.tool_calls)
         }
-    first_user = next((i for i, m in enumerate(messages) if m.role == "user"), None)
-    if first_user is not None:
-        keep.add(first_user)
+    task = next((i for i, m in enumerate(messages) if m.role == "user"), None) if first_user else None
+    if task is not None:
+        keep.add(task)
     return keep
 
 

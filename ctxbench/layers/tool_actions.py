@@ -19,6 +19,8 @@ calls); tau-bench's are API calls. ``action_category`` maps a call by what it do
   -> Web Fetch (a look-up the agent can repeat); ``book_``/``cancel_``/``update_``/``send_``/
   ``transfer_``... -> Write (the service's state changed: kept, later steps build on it).
 * ``think``, ``finish``, ``submit``, ``TodoWrite``: Other (a bookkeeping result, never worth compacting).
+* an older SWE-agent's text action (its output a user message the importer marked, ``observation_call``):
+  by its command (``open`` -> Read File, ``create`` -> Write, ...), anything else as a shell command.
 
 What none of these name is ``None`` (unknown): the layer then reads the name literally, as the seed's
 list (``tool_matches``), and what matches nothing is compacted or not by ``compact_unknown`` (OpenClaw's
@@ -30,6 +32,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+
+from ctxbench.transcripts.model import OBSERVATION_OF, Message, ToolCall
 
 READ_FILE, BASH, GREP, GLOB, SEARCH_FILES, WEB_FETCH, EDIT = (
     "Read File",
@@ -189,3 +193,16 @@ def action_category(name: str, arguments: str = "") -> str | None:
         if word in _WRITE_VERBS:
             return WRITE
     return None
+
+
+def observation_call(message: Message) -> ToolCall | None:
+    """The call an observation the importer marked answers (``OBSERVATION_OF``: an older SWE-agent's text
+    action): a SWE-agent command (``open f.py``) as a call of that command, anything else as a ``bash`` call
+    of the command line. None for other messages."""
+    action = message.metadata.get(OBSERVATION_OF) if message.role == "user" else None
+    if not isinstance(action, str) or not action.strip():
+        return None
+    command, *rest = action.split(None, 1)
+    if command in _NAMED:
+        return ToolCall("", command, rest[0] if rest else "")
+    return ToolCall("", "bash", json.dumps({"command": action.strip()}))

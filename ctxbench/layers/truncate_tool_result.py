@@ -1,6 +1,7 @@
 """Strategy 1 of the 5-layer strategy (OpenClaw's tool-result context guard): before every
 call, a single tool result longer than its char budget is cut, at a line boundary when one
-falls late enough, and marked.
+falls late enough, and marked. A tool result is a ``tool`` message or an observation an older
+SWE-agent sent as a user message (marked by the importer: ``transcripts.model.is_tool_result``).
 
 The budgets are in characters on the model window, as OpenClaw computes them:
 single result = window x TOOL_RESULT_CHARS_PER_TOKEN_ESTIMATE (2) x SINGLE_TOOL_RESULT_CONTEXT_SHARE
@@ -13,7 +14,7 @@ from typing import Annotated
 
 from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer, compacted
-from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.model import Message, is_tool_result
 from ctxbench.transcripts.running import DerivedList, SeenPrefix
 
 TRUNCATION_NOTICE = "[truncated: output exceeded context limit]"
@@ -82,7 +83,7 @@ class TruncateToolResult(Layer):
         start = self._checked.unchanged(messages) if budget == self._checked_budget else 0
         for i in range(start, len(messages)):
             message = messages[i]
-            if message.role != "tool" or len(message.content) <= budget:
+            if len(message.content) <= budget or not is_tool_result(message):
                 continue
             if out is None:
                 out = list(messages)

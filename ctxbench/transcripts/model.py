@@ -134,6 +134,17 @@ _COPIED_FIELDS = tuple(f.name for f in dataclasses.fields(Message) if f.init)
 _FRESH_FIELDS = ("token_cache", "appended_to", "origin")
 assert {f.name for f in dataclasses.fields(Message) if not f.init} == set(_FRESH_FIELDS)
 
+# An agent that sends its tools' output as user messages (SWE-agent before function calling: its
+# ``history`` holds the action in the assistant message and the output in the next user message) has
+# the importer mark each such message with the action it answers: metadata[OBSERVATION_OF] = "open f.py".
+OBSERVATION_OF = "observation_of"
+
+
+def is_tool_result(message: Message) -> bool:
+    """A tool's output: a ``tool`` message, or a user message the importer marked as the observation
+    of an action (``OBSERVATION_OF``)."""
+    return message.role == "tool" or (message.role == "user" and OBSERVATION_OF in message.metadata)
+
 
 @dataclass(frozen=True, slots=True)
 class Probe:

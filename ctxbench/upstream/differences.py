@@ -110,6 +110,22 @@ OPENCLAW: tuple[Difference, ...] = (
         "strategy.params.keep_recent_tokens; summary_tail=messages keeps the prune's recent messages",
     ),
     Difference(
+        "Beside the summary OpenClaw keeps only the system prompt (sent apart from the messages): Pi's "
+        "prepareCompaction summarises everything before the kept tail, the task too. ctxbench does the same "
+        "(and keeps pinned messages, the seed's rule); the seed's pruning keeps the first user message.",
+        "on a 12k window OpenHands' task (about 1,400 tokens) beside its system prompt and tool schemas left "
+        "no room for the newest result",
+        "strategy.params.summary_head=task keeps the first user message beside the summary",
+    ),
+    Difference(
+        "After compaction OpenClaw's overflow recovery truncates tool results to 0.3 of the window at 4 "
+        "chars/token (each, and all together newest first); ctxbench cuts them, newest first, until its "
+        "estimate of the prompt fits the prompt budget over SAFETY_MARGIN 1.2.",
+        "after strategy 1 no result is over 0.3 x 4 x window chars, so OpenClaw's rule can only act on the "
+        "total; with a 4,096-token reply reserve a small window's newest result alone may not fit",
+        "strategy.params.fit_tool_results=openclaw (OpenClaw's numbers), =none (nothing cut)",
+    ),
+    Difference(
         "Retries after an overflow: OpenClaw's MAX_OVERFLOW_COMPACTION_ATTEMPTS is 3; the seed says up to "
         "5 LLM call retries, ctxbench's default.",
         "the seed is the specification",

@@ -4,6 +4,12 @@
 ``tool_call_ids`` (function-calling agents) or thought+action text (older agents). Only when it is
 missing are messages rebuilt from ``trajectory`` steps (response, then observation). Token counts in
 ``info.model_stats`` are totals, not per call, so they go to the transcript metadata, not to usage.
+
+Older agents send a command's output as the next user message: each such message (a user message right
+after an assistant message with an ``action`` and no tool calls, or a rebuilt step's observation) is
+marked ``metadata["observation_of"]`` = the action (``transcripts.model.OBSERVATION_OF``), so layers that
+work on tool results (five_layer's strategies 1 and 2) see it as the tool result it is. The message
+stays a user message: that is what the model was sent.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from ctxbench.transcripts.formats._common import (
     openai_tool_calls,
     text_of,
 )
-from ctxbench.transcripts.model import Message, Transcript
+from ctxbench.transcripts.model import OBSERVATION_OF, Message, Transcript
 
 FORMAT = "swe-agent"
 
@@ -67,6 +73,11 @@ def _history_message(raw: Any, i: int, ctx: ParseContext) -> Message | None:
     return Message(role, content, metadata=metadata)
 
 
+def _text_action(raw: dict[str, Any]) -> str | None:
+    """The command an older agent's assistant message ran (its ``action``), if it names one."""
+    return (as_str(raw.get("action")) or "").strip() or None
+
+
 def _from_trajectory(steps: list[Any], ctx: ParseContext) -> list[Message]:
     messages: list[Message] = []
     missing: dict[str, list[int]] = {"response": [], "observation": []}
@@ -82,7 +93,9 @@ def _from_trajectory(steps: list[Any], ctx: ParseContext) -> list[Message]:
         if "observation" not in step:
             missing["observation"].append(i)
         messages.append(Message("assistant", response, metadata={"from": "trajectory"}))
-        messages.append(Message("user", text_of(step.get("observation"), ctx, f"$.trajectory[{i}]")))
+        observation = text_of(step.get("observation"), ctx, f"$.trajectory[{i}]")
+        action = (as_str(step.get("action")) or "").strip()
+        messages.append(Message("user", observation, metadata={OBSERVATION_OF: action} if action else {}))
     for key, places in missing.items():
         if places:
             what = "response, thought or action" if key == "response" else key
@@ -98,7 +111,16 @@ def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
     stem = source.path.stem
     history = doc.get("history")
     if isinstance(history, list) and history:
-        messages = [m for i, raw in enumerate(history) if (m := _history_message(raw, i, ctx))]
+        messages = []
+        action = None  # the action of the assistant message just before (older agents' text actions)
+        for i, raw in enumerate(history):
+            message = _history_message(raw, i, ctx)
+            if message is None:
+                continue
+            if message.role == "user" and action:
+                message = message.replace(metadata={**message.metadata, OBSERVATION_OF: action})
+            action = _text_action(raw) if message.role == "assistant" and not message.tool_calls else None
+            messages.append(message)
     else:
         messages = _from_trajectory(doc.get("trajectory") or [], ctx)
     raw_info = doc.get("info")
