@@ -366,3 +366,24 @@ def test_a_discovery_exclamation_states_the_cause_that_follows_it():
         "That's it! If the format string has format specifiers (like `{:10}`), and the value is `None`, Python "
         "raises `TypeError`."
     ], _causes(messages)
+
+
+def test_a_statement_read_as_two_types_is_asked_under_the_one_that_selects_it():
+    """A statement such as "Instead of an early return, I should fix the root cause: ..." is a cause and
+    a decision; when the root cause slots go to statements closer to the fix, it is asked as the decision."""
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "Instead of an early return, I should fix the root cause: the 0/0 in `rho12_s`."),
+        Message("user", "ok"),
+        Message("assistant", "The issue is that `costheta` is exactly 0 for `aoi > 90`."),
+        Message("user", "ok"),
+        Message("assistant", "The problem is in `rho12_p` too: its denominator `n1costheta2 + n2costheta1` is 0."),
+        Message("user", "ok"),
+        _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.where(b == 0, 0.0, a / b)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    probes = extract_probes(Transcript("t", messages))
+    asked = {(p.label, p.message_index) for p in probes}
+    assert ("root_cause", 3) in asked and ("root_cause", 5) in asked and ("decision", 1) in asked, asked
+    assert len({p.answer for p in probes}) == len(probes)  # each fact once
