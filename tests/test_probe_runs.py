@@ -5,7 +5,7 @@ reproduction, test results and errors seen, on short examples shaped like real a
 import json
 
 from ctxbench.probes.extract import extract_candidates
-from ctxbench.probes.outputs import errors, failing_tests, suite_summary
+from ctxbench.probes.outputs import errors, failing_tests, read_output, suite_summary
 from ctxbench.probes.runs import contradicted, verdict_lines
 from ctxbench.probes.shell import runs_tests
 from ctxbench.transcripts.model import Message, ToolCall, Transcript
@@ -240,3 +240,19 @@ def test_the_failing_test_before_the_change_and_one_still_failing_after_it():
     got = dict(_facts(messages, "test_result"))
     assert got["tests/test_hdr.py::test_empty"].endswith("before the change?")
     assert got["tests/test_io.py::test_roundtrip"].endswith("after the change?")
+
+
+def test_claude_codes_exit_code_header_and_reminders_are_the_harness_not_the_output():
+    out = read_output("Exit code 127\n/bin/bash: line 1: python: command not found")
+    assert out.exit_code == 127 and out.lines == ["/bin/bash: line 1: python: command not found"]
+    read = read_output(
+        "     1→print('hi')\n\n<system-reminder>\nWhenever you read a file, consider malware.\n</system-reminder>\n"
+    )
+    assert read.lines == ["     1→print('hi')"]
+
+
+def test_a_verification_that_exits_with_a_failure_gives_no_verdict():
+    messages = _fixed_by_a_script()
+    at = next(i for i, m in enumerate(messages) if m.tool_call_id == "e")
+    messages[at] = _out("e", "✓ error: raised\n✓ SUCCESS: empty header raises HeaderError\n✅ All tests passed!", 1)
+    assert not any("SUCCESS" in a or "All tests passed" in a for a, _ in _facts(messages, "test_result"))

@@ -1,6 +1,7 @@
 """What a command printed, read from the observation the framework recorded: the output without
 the framework's wrapper (mini-swe-agent's ``<returncode>``/``<output>``, OpenHands' exit-code
-footer, SWE-agent's open-file footer), the exit code, the errors it shows and a test summary."""
+footer, SWE-agent's open-file footer, Claude Code's ``Exit code N`` header and system reminders),
+the exit code, the errors it shows and a test summary."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import re
 from dataclasses import dataclass
 
 RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+EXIT_HEADER = re.compile(r"Exit code (-?\d+)[ \t]*(?:\n|$)")  # Claude Code's Bash result of a failed command
+# Claude Code's reminders appended to a tool result: the harness speaking, not the command.
+REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 EXIT_FOOTER = re.compile(r"\[(?:The command completed|Command finished) with exit code (-?\d+)\.?\]")
 WRAPPER_LINE = re.compile(
     r"^\s*(?:</?output>|</?returncode>.*|\[The command completed.*\]|\[Command finished.*\]|"
@@ -77,8 +81,12 @@ class Output:
 
 
 def read_output(observation: str) -> Output:
-    code = RETURNCODE.search(observation) or EXIT_FOOTER.search(observation)
+    code = RETURNCODE.search(observation) or EXIT_FOOTER.search(observation) or EXIT_HEADER.match(observation)
+    if "<system-reminder>" in observation:
+        observation = REMINDER.sub("", observation)
     kept = [ln for ln in observation.splitlines() if not WRAPPER_LINE.match(ln)]
+    if code is not None and code.re is EXIT_HEADER:
+        kept = kept[1:]  # Claude Code's "Exit code 1" line heads the output
     return Output("\n".join(kept).strip("\n"), int(code.group(1)) if code else None)
 
 

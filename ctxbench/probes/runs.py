@@ -320,7 +320,7 @@ class RunReader:
             return []
         out = self._out(after)
         errs = [e for e in self._errs(after) if not _environment_error(e)]
-        verdicts = [] if errs or contradicted(out.lines) else verdict_lines(out.lines)
+        verdicts = [] if errs or contradicted(out.lines) or out.exit_code else verdict_lines(out.lines)
         line = (
             errs[-1]
             if errs
@@ -348,8 +348,8 @@ class RunReader:
         runs = [a for a in self._runs_after_fix() if a.message_index not in exclude]
         for a in reversed(runs):
             out = self._out(a)
-            if self._errs(a) or contradicted(out.lines):
-                continue
+            if self._errs(a) or contradicted(out.lines) or out.exit_code:
+                continue  # it reported a failure, or exited with one
             verdicts = verdict_lines(out.lines)
             if verdicts:
                 question = f"What did `{named(a.command)}` print after the change?"
