@@ -45,6 +45,25 @@ PYTEST_SUMMARY = re.compile(
 )
 UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\))", re.M)
 GO_CARGO = re.compile(r"^(?:test result: .*|(?:ok|FAIL)\s+\S+\s+[\d.]+s|Tests:\s+.*)$", re.MULTILINE)
+# Other runners' summary lines: mocha ("5 passing (20ms)" / "1 failing"), vitest ("Tests  5 passed (5)"), rspec
+# ("5 examples, 0 failures"), phpunit ("OK (5 tests, 10 assertions)"), ctest ("100% tests passed, 0 tests failed
+# out of 12"), maven/surefire ("Tests run: 12, Failures: 0, Errors: 0, Skipped: 0").
+OTHER_SUMMARY = re.compile(
+    r"^\s*(\d+ passing \([^)\n]*\)(?:\s*\n\s*\d+ pending)?(?:\s*\n\s*\d+ failing)?"
+    r"|Tests\s+\d+ (?:failed|passed)\b[^\n]*"
+    r"|\d+ examples?, \d+ failures?(?:, \d+ pending)?"
+    r"|OK \(\d+ tests?, \d+ assertions?\)"
+    r"|\d+% tests passed, \d+ tests? failed out of \d+"
+    r"|(?:\[\w+\]\s+)?Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+)",
+    re.MULTILINE,
+)
+# A failing test's id: pytest's "FAILED path::test", unittest's "FAIL: test_x (mod.Class)", go's "--- FAIL: TestX",
+# cargo's "test x ... FAILED", jest's "✕ name".
+FAILING_TEST = re.compile(
+    r"^(?:FAILED|ERROR) (\S+::\S+)|^(?:FAIL|ERROR): (\w+ \([\w.]+\))|^\s*--- FAIL: (\S+)"
+    r"|^test (\S+) \.\.\. FAILED$|^\s*[✕×] (\S.*?)(?: \(\d+ ?m?s\))?$",
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
@@ -125,12 +144,19 @@ def errors(text: str) -> list[str]:
 
 def suite_summary(text: str) -> str | None:
     """The suite's result line: pytest's counts, unittest's "Ran N tests ... OK/FAILED (...)",
-    cargo/go/jest summaries. The last one printed wins (a re-run's)."""
+    cargo/go/jest/mocha/vitest/rspec/phpunit/ctest/maven summaries. The last one printed wins (a re-run's)."""
     found: list[tuple[int, str]] = []
     for m in PYTEST_SUMMARY.finditer(text):
         found.append((m.start(), m.group(1).strip().rstrip(",")))
-    for m in UNITTEST_RAN.finditer(text):
-        found.append((m.start(), m.group(2).strip()))
+    for m in UNITTEST_RAN.finditer(text):  # "Ran 4 tests in 0.003s OK": the count, not a bare "OK"
+        found.append((m.start(), " ".join(m.group(0).split())))
     for m in GO_CARGO.finditer(text):
         found.append((m.start(), m.group(0).strip()))
+    for m in OTHER_SUMMARY.finditer(text):
+        found.append((m.start(), " ".join(m.group(1).split())))
     return max(found)[1] if found else None
+
+
+def failing_tests(text: str) -> list[str]:
+    """The ids of the tests a suite run reports failing, in order, without duplicates."""
+    return list(dict.fromkeys(next(g for g in m.groups() if g) for m in FAILING_TEST.finditer(text)))
