@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +44,19 @@ def strategy_name(cfg: DictConfig) -> str:
     return str(cfg.strategy.get("name") or cfg.strategy.get("_target_", "strategy").rsplit(".", 1)[-1])
 
 
-def build_strategy(cfg: DictConfig) -> Strategy:
-    """A fresh strategy object (one per transcript: strategies keep per-conversation state)."""
+def strategy_config(cfg: DictConfig) -> dict[str, Any]:
+    """What ``build_strategy`` instantiates: the strategy's config, resolved, its short target
+    names expanded (the same for every cell of a job: ``build_strategy`` takes it computed once)."""
     data = {k: v for k, v in to_plain(cfg.strategy).items() if k not in STRATEGY_META_KEYS}
     if "_target_" not in data:
         raise ConfigError(f"strategy {strategy_name(cfg)!r}: config has no _target_")
-    data = expand_targets(data)  # short names (`_target_: drop_rounds`, see ctxbench ls) to class paths
+    return expand_targets(data)  # short names (`_target_: drop_rounds`, see ctxbench ls) to class paths
+
+
+def build_strategy(cfg: DictConfig, config: dict[str, Any] | None = None) -> Strategy:
+    """A fresh strategy object (one per transcript: strategies keep per-conversation state);
+    ``config``: ``strategy_config(cfg)``, if computed already."""
+    data = copy.deepcopy(config) if config is not None else strategy_config(cfg)
     try:
         strategy = instantiate(data, _convert_="all")
     except Exception as exc:  # Hydra wraps import and argument errors in its own types
@@ -66,9 +74,11 @@ def estimator_config(cfg: DictConfig) -> dict[str, Any]:
     return chosen
 
 
-def build_estimator(cfg: DictConfig) -> Estimator:
+def build_estimator(cfg: DictConfig, config: dict[str, Any] | None = None) -> Estimator:
+    """The run's estimator; ``config``: ``estimator_config(cfg)``, if computed already."""
+    data = copy.deepcopy(config) if config is not None else estimator_config(cfg)
     try:
-        estimator = instantiate(expand_targets(estimator_config(cfg)), _convert_="all")
+        estimator = instantiate(expand_targets(data), _convert_="all")
     except Exception as exc:
         raise ConfigError(f"estimator: {exc}") from None
     if not isinstance(estimator, Estimator):

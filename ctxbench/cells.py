@@ -33,6 +33,9 @@ class CellJob:
     resolved: dict[str, Any]
     record_contexts: bool = True
     progress: bool = False
+    # The strategy's and estimator's configs, resolved once for all the job's cells (build.py).
+    strategy_config: dict[str, Any] | None = None
+    estimator_config: dict[str, Any] | None = None
 
 
 def compaction_cost(summariser: Any, summary: dict[str, Any]) -> dict[str, Any]:
@@ -86,7 +89,15 @@ def run_cell(job: CellJob, cell: Cell, work: Path, transcript: Transcript, data_
     rename); returns its summary as written."""
     from tqdm import tqdm
 
-    from ctxbench.build import build_estimator, build_probe_observer, build_strategy, build_summariser, to_plain
+    from ctxbench.build import (
+        build_estimator,
+        build_probe_observer,
+        build_strategy,
+        build_summariser,
+        estimator_config,
+        strategy_config,
+        to_plain,
+    )
     from ctxbench.judges.agreement import agreement_metrics
     from ctxbench.probes.metrics import retention_metrics
     from ctxbench.replay.contexts import FILE as CONTEXTS_FILE
@@ -96,7 +107,9 @@ def run_cell(job: CellJob, cell: Cell, work: Path, transcript: Transcript, data_
 
     cfg, model = job.cfg, job.model
     count_cache.cell_started()  # counts other workers of the sweep made meanwhile
-    strategy, estimator = build_strategy(cfg), build_estimator(cfg)
+    if job.strategy_config is None or job.estimator_config is None:
+        job.strategy_config, job.estimator_config = strategy_config(cfg), estimator_config(cfg)
+    strategy, estimator = build_strategy(cfg, job.strategy_config), build_estimator(cfg, job.estimator_config)
     observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), job.boilerplate)
     counted = job.counter.for_transcript(transcript)  # the provider counts what this agent sent
     summariser = build_summariser(cfg, work, transcript.id)

@@ -226,8 +226,9 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
 
     # Cells another run is computing are left for the end, then waited for (and reused).
     items: list[tuple[Cell, Transcript, str]] = []
+    job_config = cell_config(cfg, "")  # the same for every cell but its data
     for transcript, data_hash in dataset:
-        cell_hash = config_hash(cell_config(cfg, f"{data_hash}:{transcript.id}"))
+        cell_hash = config_hash({**job_config, "data": f"{data_hash}:{transcript.id}"})
         items.append((Cell(root, transcript.id, name, model.name, cell_hash), transcript, data_hash))
     # Relative to the job folder: a results folder copied or moved elsewhere lists its own cells.
     cells = [os.path.relpath(cell.path, output_dir) for cell, _, _ in items]

@@ -5,7 +5,7 @@ reproduction, test results and errors seen, on short examples shaped like real a
 import json
 
 from ctxbench.probes.extract import extract_candidates
-from ctxbench.probes.outputs import errors
+from ctxbench.probes.outputs import errors, failing_tests, read_output, suite_summary
 from ctxbench.probes.runs import contradicted, verdict_lines
 from ctxbench.probes.shell import runs_tests
 from ctxbench.transcripts.model import Message, ToolCall, Transcript
@@ -202,3 +202,57 @@ def test_a_script_crashing_in_its_own_code_is_no_error_seen_and_no_reproduction(
     answers = [a for a, _ in _facts(messages, "error")]
     assert not any("DeferredAttribute" in a for a in answers)  # the script's own bug
     assert any("Unexpected errors" in a for a in answers)  # its failed assert is a finding
+
+
+def test_every_runners_summary_and_the_failing_tests():
+    assert suite_summary("Ran 4 tests in 0.003s\n\nOK") == "Ran 4 tests in 0.003s OK"  # the count, not a bare OK
+    assert suite_summary("  5 passing (20ms)\n  1 failing\n\n  1) parser\n") == "5 passing (20ms) 1 failing"
+    assert suite_summary(" Test Files  1 passed (1)\n      Tests  5 passed (5)\n") == "Tests 5 passed (5)"
+    assert suite_summary("Finished in 0.1 seconds\n5 examples, 1 failure\n") == "5 examples, 1 failure"
+    assert suite_summary("OK (5 tests, 10 assertions)") == "OK (5 tests, 10 assertions)"
+    assert suite_summary("100% tests passed, 0 tests failed out of 12") == "100% tests passed, 0 tests failed out of 12"
+    assert suite_summary("[INFO] Tests run: 12, Failures: 1, Errors: 0, Skipped: 0") == (
+        "[INFO] Tests run: 12, Failures: 1, Errors: 0, Skipped: 0"
+    )
+    out = "FAILED tests/test_a.py::test_x - AssertionError\nFAIL: test_y (pkg.tests.T)\n--- FAIL: TestZ (0.00s)"
+    assert failing_tests(out + "\ntest w ... FAILED\n  ✕ renders (5 ms)") == [
+        "tests/test_a.py::test_x",
+        "test_y (pkg.tests.T)",
+        "TestZ",
+        "w",
+        "renders",
+    ]
+    assert runs_tests("npx vitest run") and runs_tests("bundle exec rake spec") and runs_tests("dotnet test")
+
+
+def test_the_failing_test_before_the_change_and_one_still_failing_after_it():
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python -m pytest tests/test_hdr.py -q"),
+        _out("a", "F..\nFAILED tests/test_hdr.py::test_empty - AssertionError\n1 failed, 2 passed in 0.05s", 1),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="b"),
+        _bash("c", "python -m pytest tests/ -q"),
+        _out("c", "FAILED tests/test_io.py::test_roundtrip - KeyError\n1 failed, 40 passed in 0.30s", 1),
+        Message("assistant", "Done."),
+    ]
+    got = dict(_facts(messages, "test_result"))
+    assert got["tests/test_hdr.py::test_empty"].endswith("before the change?")
+    assert got["tests/test_io.py::test_roundtrip"].endswith("after the change?")
+
+
+def test_claude_codes_exit_code_header_and_reminders_are_the_harness_not_the_output():
+    out = read_output("Exit code 127\n/bin/bash: line 1: python: command not found")
+    assert out.exit_code == 127 and out.lines == ["/bin/bash: line 1: python: command not found"]
+    read = read_output(
+        "     1→print('hi')\n\n<system-reminder>\nWhenever you read a file, consider malware.\n</system-reminder>\n"
+    )
+    assert read.lines == ["     1→print('hi')"]
+
+
+def test_a_verification_that_exits_with_a_failure_gives_no_verdict():
+    messages = _fixed_by_a_script()
+    at = next(i for i, m in enumerate(messages) if m.tool_call_id == "e")
+    messages[at] = _out("e", "✓ error: raised\n✓ SUCCESS: empty header raises HeaderError\n✅ All tests passed!", 1)
+    assert not any("SUCCESS" in a or "All tests passed" in a for a, _ in _facts(messages, "test_result"))

@@ -326,3 +326,64 @@ def test_a_bare_go_ahead_is_no_choice_and_a_refusal_repeated_is_asked_once():
         Message("user", "Thanks ###STOP###"),
     ]
     assert [at for at, _ in _decisions(messages)] == [2], _decisions(messages)
+
+
+def test_one_cause_per_message():
+    """Two statements of one message state one cause (the second restates the first in other words);
+    the slot goes to another message's."""
+    messages = [
+        Message("user", "<pr_description>\nmodels.W042 is raised on inherited manually specified primary key\n"),
+        Message("assistant", "When promoted (in `_prepare`), the field keeps `auto_created=True`. This is the bug!"),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "`User` gets its primary key from `Entity` as a parent link - this is the BUG! Entity declared it.\n\n"
+            "The issue is in the `_prepare` method in `options.py`, which promotes a parent link to primary key.",
+        ),
+        _edit("e", "/r/options.py", "field.primary_key = True", "field.primary_key = True\nfield.auto_created = False"),
+        Message("tool", "The file /r/options.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [1, 3], _causes(messages)
+
+
+def test_a_discovery_exclamation_states_the_cause_that_follows_it():
+    """An exclamation ("Yes! That's it! If the format string has format specifiers ...") announces the
+    cause in the next sentence ("This is the bug!" points back instead)."""
+    messages = [
+        Message("user", "<pr_description>\nastroid crashes on str.format with None\n</pr_description>"),
+        Message(
+            "assistant",
+            "Yes! That's it! If the format string has format specifiers (like `{:10}`), and the value is `None`, "
+            "Python raises `TypeError`.\n\nLet me create a test to confirm:",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/brain.py", "except (IndexError, KeyError):", "except (IndexError, KeyError, TypeError):"),
+        Message("tool", "The file /r/brain.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _causes(messages)] == [
+        "That's it! If the format string has format specifiers (like `{:10}`), and the value is `None`, Python "
+        "raises `TypeError`."
+    ], _causes(messages)
+
+
+def test_a_statement_read_as_two_types_is_asked_under_the_one_that_selects_it():
+    """A statement such as "Instead of an early return, I should fix the root cause: ..." is a cause and
+    a decision; when the root cause slots go to statements closer to the fix, it is asked as the decision."""
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "Instead of an early return, I should fix the root cause: the 0/0 in `rho12_s`."),
+        Message("user", "ok"),
+        Message("assistant", "The issue is that `costheta` is exactly 0 for `aoi > 90`."),
+        Message("user", "ok"),
+        Message("assistant", "The problem is in `rho12_p` too: its denominator `n1costheta2 + n2costheta1` is 0."),
+        Message("user", "ok"),
+        _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.where(b == 0, 0.0, a / b)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    probes = extract_probes(Transcript("t", messages))
+    asked = {(p.label, p.message_index) for p in probes}
+    assert ("root_cause", 3) in asked and ("root_cause", 5) in asked and ("decision", 1) in asked, asked
+    assert len({p.answer for p in probes}) == len(probes)  # each fact once

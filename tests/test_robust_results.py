@@ -243,3 +243,20 @@ def test_the_pytest_plugin_names_a_bad_baseline_in_one_line(clean: Path, pyteste
     result.assert_outcomes(errors=0, failed=1)
     text = result.stdout.str()
     assert "baseline.json:$.entries[0].metrics" in text and "Traceback" not in text, text
+
+
+def test_json_nested_up_to_the_limit_is_read_and_deeper_is_one_error(tmp_path: Path) -> None:
+    from ctxbench.results.reader import MAX_DEPTH, parse_json
+
+    def nested(containers: int) -> bytes:
+        return ("[" * containers + "1" + "]" * containers).encode()
+
+    assert parse_json(nested(MAX_DEPTH - 1), tmp_path / "f") is not None  # the 1 is at depth MAX_DEPTH
+    with pytest.raises(InputError, match="nested deeper"):
+        parse_json(nested(MAX_DEPTH), tmp_path / "f")
+    # Brackets inside strings count for nothing (the quick count only decides what is walked).
+    assert parse_json(json.dumps({"evidence": "[" * 500, "span": [1, 2]}).encode(), tmp_path / "f")["span"] == [1, 2]
+    with pytest.raises(InputError, match="nested deeper"):
+        parse_json(json.dumps({"a": "[" * 5, "b": _nested(MAX_DEPTH)}).encode(), tmp_path / "f")
+    with pytest.raises(InputError, match="Unexpected UTF-8 BOM"):
+        parse_json("\ufeff{}".encode(), tmp_path / "f")

@@ -13,7 +13,7 @@ from functools import cached_property
 
 from ctxbench.probes.actions import Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
-from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, read_output, suite_summary
+from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, failing_tests, read_output, suite_summary
 from ctxbench.probes.shell import heredoc_bodies, is_read_only, is_scratch, runs_tests, script_run
 
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
@@ -288,6 +288,7 @@ class RunReader:
                 question = f"What did `{named(a.command)}` report before the change?"
                 facts.append(Fact("test_result", summary, a.message_index + 1, question))
                 break
+        facts += self._failing(suites, summaries, fix)
         facts += self._suite_not_run(suites, summaries)
         facts += [suite_facts[a.message_index] for a in ranked[1:]]
         if not facts and fix >= 0:  # no suite, no verdict: what the last script run after the fix printed
@@ -319,7 +320,7 @@ class RunReader:
             return []
         out = self._out(after)
         errs = [e for e in self._errs(after) if not _environment_error(e)]
-        verdicts = [] if errs or contradicted(out.lines) else verdict_lines(out.lines)
+        verdicts = [] if errs or contradicted(out.lines) or out.exit_code else verdict_lines(out.lines)
         line = (
             errs[-1]
             if errs
@@ -347,13 +348,27 @@ class RunReader:
         runs = [a for a in self._runs_after_fix() if a.message_index not in exclude]
         for a in reversed(runs):
             out = self._out(a)
-            if self._errs(a) or contradicted(out.lines):
-                continue
+            if self._errs(a) or contradicted(out.lines) or out.exit_code:
+                continue  # it reported a failure, or exited with one
             verdicts = verdict_lines(out.lines)
             if verdicts:
                 question = f"What did `{named(a.command)}` print after the change?"
                 return [Fact("test_result", clip(self._best_verdict(verdicts), 160), a.message_index + 1, question)]
         return []
+
+    def _failing(self, suites: list[Action], summaries: dict[int, str | None], fix: int) -> list[Fact]:
+        """Which test failed: in the first run before the fix that reports failures, and in the
+        last run after it when that one still does."""
+        ran = [a for a in suites if summaries[a.message_index]]
+        first = next((a for a in ran if 0 <= a.message_index < fix and failing_tests(self._out(a).text)), None)
+        last = [a for a in ran if a.message_index >= fix][-1:]
+        out = []
+        for a, when in ((first, "before"), (last[0] if last else None, "after")):
+            ids = failing_tests(self._out(a).text) if a is not None else []
+            if a is not None and ids:
+                question = f"Which test failed when the agent ran `{named(a.command)}` {when} the change?"
+                out.append(Fact("test_result", ids[0], a.message_index + 1, question))
+        return out
 
     def _suite_not_run(self, suites: list[Action], summaries: dict[int, str | None]) -> list[Fact]:
         """The last suite run that could not start (an error, no summary) when none ran after it:

@@ -39,6 +39,8 @@ EXPLICIT_CAUSE = re.compile(
     re.IGNORECASE,
 )
 ROOT_CAUSE_OR_PLACE = re.compile(f"{ROOT_CAUSE.pattern}|{FIX_PLACE.pattern}", re.IGNORECASE)
+# An exclamation that announces the cause in the sentence after it ("That's it! If the format ...").
+DISCOVERY = re.compile(r"(?:that'?s it|found it|got it|i see(?: it)?(?: now)?|aha)\s*[!.]?$", re.IGNORECASE)
 # A statement that the problem is gone, or a step after it: not a cause.
 RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
 # A guess or a question ("Maybe the issue is that ...?"), or the problem's status ("the issue is still
@@ -110,7 +112,10 @@ class StatementReader:
     def _statements_in(
         self, text: str, i: int, label: str, pattern: re.Pattern[str], needs_code: bool, task_names: set[str]
     ) -> Iterator[Fact]:
-        for sentence in sentences_of(text):
+        said = list(sentences_of(text))
+        for k, sentence in enumerate(said):
+            if DISCOVERY.match(sentence) and k + 1 < len(said):
+                sentence = _with_next(text, sentence, said[k + 1])  # "That's it! <the cause>"
             if len(sentence) < 12 or not pattern.search(sentence) or RESOLVED.search(sentence):
                 continue
             if label == "decision" and (TACTICAL.search(sentence) or not INTENT.search(sentence)):
@@ -142,7 +147,11 @@ class StatementReader:
                 return False, not EXPLICIT_CAUSE.search(f.answer), f.message_index
             return f.message_index > fix, not EXPLICIT_CAUSE.search(f.answer), abs(fix - f.message_index)
 
-        yield from sorted(said, key=rank)
+        seen: set[int] = set()
+        for fact in sorted(said, key=rank):
+            if fact.message_index not in seen:  # one per message: its other sentences restate it
+                seen.add(fact.message_index)
+                yield fact
 
     def decisions(self) -> Iterator[Fact]:
         """Choices between two ways first (later ones first: they override), then the rest."""
@@ -328,12 +337,25 @@ def _new_words(messages: list[Message], at: int) -> set[str]:
     result = next((i for i in range(at - 1, -1, -1) if messages[i].role == "tool"), None)
     if result is None:
         return set()
-    earlier = {w for m in messages[:result] for w in re.findall(r"\w{4,}", m.content)}
-    return {w for w in re.findall(r"\w{4,}", messages[result].content) if w not in earlier and not w.isdigit()}
+    new = {w for w in re.findall(r"\w{4,}", messages[result].content) if not w.isdigit()}
+    for m in messages[:result]:  # one result's words against the run's: no set of every word kept
+        new.difference_update(re.findall(r"\w{4,}", m.content))
+        if not new:
+            break
+    return new
 
 
 def _base(path: str | None) -> str:
     return (path or "").rstrip("/").rsplit("/", 1)[-1]
+
+
+def _with_next(text: str, sentence: str, following: str) -> str:
+    """A sentence with the one after it, as the text spells them (not across a paragraph)."""
+    at = text.find(sentence)
+    end = text.find(following, at + len(sentence)) if at >= 0 else -1
+    if end < 0 or "\n\n" in text[at:end]:
+        return sentence
+    return " ".join(text[at : end + len(following)].split())
 
 
 def _names(text: str) -> list[str]:

@@ -50,6 +50,17 @@ def _depth_ok(value: Any) -> bool:
     return True
 
 
+# One decoder for every line (``json.loads`` with an argument builds a new one per call).
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def _shallow(decoded: str) -> bool:
+    """True when ``decoded`` cannot nest deeper than ``MAX_DEPTH``: a value inside k containers is
+    at depth k + 1, and a text with fewer opening brackets than ``MAX_DEPTH`` (counted in C, those
+    inside strings too) has fewer containers. Most lines are; only the others are walked."""
+    return decoded.count("[") + decoded.count("{") < MAX_DEPTH
+
+
 def parse_json(text: bytes, path: Path, where: str | None = None) -> Any:
     """Strict JSON: UTF-8, no NaN/Infinity, at most ``MAX_DEPTH`` levels."""
     try:
@@ -57,7 +68,10 @@ def parse_json(text: bytes, path: Path, where: str | None = None) -> Any:
     except UnicodeDecodeError as exc:
         raise InputError(path, where, f"not UTF-8 (byte {exc.start}); ctxbench writes UTF-8") from None
     try:
-        data = json.loads(decoded, parse_constant=_no_constant)
+        if decoded.startswith("\ufeff"):  # json.loads names a BOM; the decoder alone does not
+            data = json.loads(decoded, parse_constant=_no_constant)
+        else:
+            data = _DECODER.decode(decoded)
     except _NotFinite as exc:
         raise InputError(path, where, str(exc)) from None
     except json.JSONDecodeError as exc:
@@ -65,7 +79,7 @@ def parse_json(text: bytes, path: Path, where: str | None = None) -> Any:
         raise InputError(path, place, f"not valid JSON ({exc.msg})") from None
     except RecursionError:
         raise InputError(path, where, f"JSON nested deeper than {MAX_DEPTH} levels") from None
-    if not _depth_ok(data):
+    if not _shallow(decoded) and not _depth_ok(data):
         raise InputError(path, where, f"JSON nested deeper than {MAX_DEPTH} levels")
     return data
 
