@@ -337,8 +337,12 @@ def _new_words(messages: list[Message], at: int) -> set[str]:
     result = next((i for i in range(at - 1, -1, -1) if messages[i].role == "tool"), None)
     if result is None:
         return set()
-    earlier = {w for m in messages[:result] for w in re.findall(r"\w{4,}", m.content)}
-    return {w for w in re.findall(r"\w{4,}", messages[result].content) if w not in earlier and not w.isdigit()}
+    new = {w for w in re.findall(r"\w{4,}", messages[result].content) if not w.isdigit()}
+    for m in messages[:result]:  # one result's words against the run's: no set of every word kept
+        new.difference_update(re.findall(r"\w{4,}", m.content))
+        if not new:
+            break
+    return new
 
 
 def _base(path: str | None) -> str:
