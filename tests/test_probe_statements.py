@@ -433,3 +433,21 @@ def test_a_run_that_stopped_at_a_tool_call_ends_with_what_it_said_it_was_doing()
             "What was the agent doing when the run ended (it had not submitted)?",
         )
     }, _outcomes(messages)
+
+
+def test_a_handover_summary_is_the_outcome_whole():
+    """tau-bench agents end by `transfer_to_human_agents` with a summary written for the next agent:
+    the handover is the final state, all of it (not the one sentence a report would pick)."""
+    summary = (
+        "The user, Amelia Davis, wishes to cancel reservations UDMOP1 and XAZ3C0 despite restrictions on basic "
+        "economy flights. Assistance from a human agent is required to proceed with these cancellations."
+    )
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Please cancel my reservations UDMOP1 and XAZ3C0, or get me someone who can."),
+        Message(
+            "assistant", "", tool_calls=(ToolCall("t", "transfer_to_human_agents", json.dumps({"summary": summary})),)
+        ),
+        Message("tool", "Transfer successful", tool_call_id="t"),
+    ]
+    assert list(_outcomes(messages)) == [summary], _outcomes(messages)
