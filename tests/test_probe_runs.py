@@ -256,3 +256,55 @@ def test_a_verification_that_exits_with_a_failure_gives_no_verdict():
     at = next(i for i, m in enumerate(messages) if m.tool_call_id == "e")
     messages[at] = _out("e", "✓ error: raised\n✓ SUCCESS: empty header raises HeaderError\n✅ All tests passed!", 1)
     assert not any("SUCCESS" in a or "All tests passed" in a for a, _ in _facts(messages, "test_result"))
+
+
+def test_a_long_changed_line_is_quoted_around_its_change_and_a_script_running_unittest_is_a_suite():
+    select = 'SELECT "auth_user"."id", "auth_user"."password", "auth_user"."last_login", "auth_user"."email" FROM '
+    before = (
+        select
+        + '"auth_user" WHERE "auth_user"."id" = (SELECT U0."id" FROM "auth_user" U0 GROUP BY U0."email", U0."id")'
+    )
+    after = (
+        select + '"auth_user" WHERE "auth_user"."id" = (SELECT MAX(U0."id") FROM "auth_user" U0 GROUP BY U0."email")'
+    )
+    edit = {"command": "str_replace", "path": "/r/src/query.py", "old_str": "a", "new_str": "b"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce_issue.py"),
+        _out("a", f"Query a:\nSELECT 1\nQuery b (problematic):\n{before}"),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/query.py has been edited.", tool_call_id="b"),
+        _bash("c", "python reproduce_issue.py"),
+        _out("c", f"Query a:\nSELECT 1\nQuery b (problematic):\n{after}"),
+        _bash("d", "python run_checks.py"),
+        _out(
+            "d",
+            "...\n----------------------------------------------------------------------\nRan 3 tests in 0.008s\n\nOK",
+        ),
+        Message("assistant", "Done."),
+    ]
+    (repro,) = [a for a, _ in _facts(messages, "reproduction")]
+    assert 'GROUP BY U0."email", U0."id")' in repro and len(repro) <= 150 and repro in before
+    results = [a for a, _ in _facts(messages, "test_result")]
+    assert "Ran 3 tests in 0.008s OK" in results  # the agent's script ran a unittest suite
+    assert any('SELECT MAX(U0."id")' in a and a in after for a in results)
+
+
+def test_a_reproductions_telling_line_is_no_traceback_frame_or_object_address():
+    edit = {"command": "str_replace", "path": "/r/src/log.py", "old_str": "a", "new_str": "b"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python check_logger.py"),
+        _out(
+            "a",
+            "Handler 0: <StreamHandler <stderr> (NOTSET)>\n  Formatter: <logging.Formatter object at 0x732090850250>",
+        ),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/log.py has been edited.", tool_call_id="b"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["Handler 0: <StreamHandler <stderr> (NOTSET)>"]
+    from ctxbench.probes.runs import _value_line
+
+    frame = ['File "/r/src/header.py", line 288, in parse', "Test 1: String content"]
+    assert _value_line(frame, {"header", "parse"}, set()) == "Test 1: String content"

@@ -387,3 +387,67 @@ def test_a_statement_read_as_two_types_is_asked_under_the_one_that_selects_it():
     asked = {(p.label, p.message_index) for p in probes}
     assert ("root_cause", 3) in asked and ("root_cause", 5) in asked and ("decision", 1) in asked, asked
     assert len({p.answer for p in probes}) == len(probes)  # each fact once
+
+
+def test_code_that_does_not_handle_a_case_is_a_stated_cause():
+    messages = [
+        Message("user", "<pr_description>\nHttpResponse doesn't handle memoryview objects\n</pr_description>"),
+        Message("assistant", "I see. The `make_bytes` method doesn't handle `memoryview` objects correctly."),
+        Message("user", "ok"),
+        _edit("e", "/r/response.py", "return str(value).encode(self.charset)", "return bytes(value)"),
+        Message("tool", "The file /r/response.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _causes(messages)] == [
+        "I see. The `make_bytes` method doesn't handle `memoryview` objects correctly."
+    ], _causes(messages)
+
+
+def test_a_policy_stated_as_what_cannot_be_done_is_a_refusal():
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Can my reservation be changed if I booked basic economy?"),
+        Message("assistant", "If it was booked in basic economy, no: basic economy flights cannot be modified."),
+        Message("user", "Then I'll cancel it later, thanks."),
+        Message("assistant", "Noted: you will cancel reservation ZFA04Y yourself once you find its details."),
+        Message("user", "###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert (2, "If it was booked in basic economy, no: basic economy flights cannot be modified.") in got, got
+
+
+def test_a_run_that_stopped_at_a_tool_call_ends_with_what_it_said_it_was_doing():
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Upgrade all my reservations with flights over 3 hours to business."),
+        Message(
+            "assistant",
+            "Let's proceed with checking the final reservation, **WUNA5K**.",
+            tool_calls=(ToolCall("g", "get_reservation_details", '{"reservation_id": "WUNA5K"}'),),
+        ),
+        Message("tool", '{"reservation_id": "WUNA5K", "cabin": "economy"}', tool_call_id="g"),
+    ]
+    assert _outcomes(messages) == {
+        "Let's proceed with checking the final reservation, **WUNA5K**.": (
+            2,
+            "What was the agent doing when the run ended (it had not submitted)?",
+        )
+    }, _outcomes(messages)
+
+
+def test_a_handover_summary_is_the_outcome_whole():
+    """tau-bench agents end by `transfer_to_human_agents` with a summary written for the next agent:
+    the handover is the final state, all of it (not the one sentence a report would pick)."""
+    summary = (
+        "The user, Amelia Davis, wishes to cancel reservations UDMOP1 and XAZ3C0 despite restrictions on basic "
+        "economy flights. Assistance from a human agent is required to proceed with these cancellations."
+    )
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Please cancel my reservations UDMOP1 and XAZ3C0, or get me someone who can."),
+        Message(
+            "assistant", "", tool_calls=(ToolCall("t", "transfer_to_human_agents", json.dumps({"summary": summary})),)
+        ),
+        Message("tool", "Transfer successful", tool_call_id="t"),
+    ]
+    assert list(_outcomes(messages)) == [summary], _outcomes(messages)

@@ -25,8 +25,13 @@ VERDICT = re.compile(
     r"SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|fix (?:works|is working))\b|✅",
     re.IGNORECASE,
 )
-# Lines that say nothing about the bug: a traceback's header, a version, a source listing's line.
-CONTENT_FREE = re.compile(r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*)$")
+# Lines that say nothing about the bug: a traceback's header or frame, a version, a source listing's line.
+CONTENT_FREE = re.compile(
+    r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*"
+    r"|File \"[^\"]+\", line \d+.*)$"
+)
+# An object's repr with its address: a different value every run, nothing to remember.
+ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
 # A line that reports a failure (an output holding one does not pass), unless it marks a pass or
 # counts zero failures: "✓ error: '' -> ''", "0 failed", "Failures: 0".
 FAILURE_LINE = re.compile(r"\bFAIL(?:ED|URE|S)?\b|✗|❌|^\s*(?:[\w.]*Error|Exception)\b", re.IGNORECASE)
@@ -53,12 +58,14 @@ STATED_VERDICT = re.compile(
 VERDICT_WORD = re.compile(r"\b(?:pass(?:ed|es)?|success\w*|fixed|works?|working|ok)\b", re.IGNORECASE)
 FRAME_FILE = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
 TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
+CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
-def _value_line(lines: list[str], task_words: set[str], avoid: set[str]) -> str | None:
-    """The output line that says most: values and task words count, separators and echoes do not."""
-    best, score = None, 0.0
+def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_line: bool = False) -> str | None:
+    """The output line that says most: values and task words count, separators and echoes do not
+    (``any_line``: the best of lines that all tell something, such as the lines a fix changed)."""
+    best, score = None, float("-inf") if any_line else 0.0
     for ln in lines:
         s = ln.strip()
         if len(s) < 6 or s in avoid or set(s) <= set("=-_*#~ .") or len(s) > 200 or CONTENT_FREE.match(s):
@@ -66,6 +73,7 @@ def _value_line(lines: list[str], task_words: set[str], avoid: set[str]) -> str 
         words = set(re.findall(r"\w+", s.lower()))
         value = 3 * min(len(VALUE_WORDS.findall(s)), 2) + (0.5 if re.search(r"\d", s) else 0)
         points = 2 * len(words & task_words) + value + (1 if ":" in s else 0) - s.count('"') / 4
+        points -= 6 if ADDRESS.search(s) else 0
         if points > score:
             best, score = s, points
     return clip(best, 160) if best else None
@@ -93,22 +101,41 @@ def verdict_lines(lines: list[str]) -> list[str]:
 def changed_line(lines: list[str], other: list[str], task_words: set[str]) -> str | None:
     """The telling line of ``lines`` that ``other`` (the same script's output on the other side of
     the fix) does not print in its place, with the label line right above it when that one did not
-    change ("PK: app.User.entity_ptr" above "PK auto_created: True"). None when nothing changed."""
+    change ("PK: app.User.entity_ptr" above "PK auto_created: True"); of a long line, the words
+    around what changed. None when nothing changed."""
     a, b = [ln.strip() for ln in lines[:400]], [ln.strip() for ln in other[:400]]
-    changed: set[int] = set()
-    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    changed: dict[int, str] = {}  # line -> what of it to quote
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag in ("replace", "delete"):
-            changed.update(range(i1, i2))
+            for i in range(i1, i2):
+                paired = b[j1 + i - i1] if tag == "replace" and j1 + i - i1 < j2 else ""
+                changed[i] = a[i] if len(a[i]) <= CHANGED_MAX else _around_change(a[i], paired)
     if not changed:
         return None
-    best = _value_line([a[i] for i in sorted(changed)], task_words, set())
+    best = _value_line(list(changed.values()), task_words, set(), any_line=True)
     if best is None:
         return None
-    at = next(i for i in sorted(changed) if clip(a[i], 160) == best)
-    above = a[at - 1] if at > 0 and at - 1 not in changed else ""
+    at = next(i for i, quoted in changed.items() if clip(quoted, 160) == best)
+    above = a[at - 1] if at > 0 and at - 1 not in changed and changed[at] == a[at] else ""
     if above and len(above) >= 6 and not set(above) <= set("=-_*#~ .:") and len(above) + len(best) < 160:
         return f"{above} {best}"
     return best
+
+
+def _around_change(line: str, other: str) -> str:
+    """The words of a long line around where it differs from ``other`` (about CHANGED_MAX
+    characters, verbatim): a SQL query's changed GROUP BY, not its first 160 characters."""
+    ops = [op for op in difflib.SequenceMatcher(None, line, other, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops:
+        return line[:CHANGED_MAX]
+    first, last = ops[0][1], max(op[2] for op in ops)
+    if last - first > CHANGED_MAX:
+        last = first + CHANGED_MAX
+    pad = max(0, (CHANGED_MAX - (last - first)) // 2)
+    lo, hi = max(0, first - pad), min(len(line), last + pad)
+    lo = line.find(" ", lo) + 1 if lo > 0 and line.find(" ", lo) >= 0 else lo  # whole words only
+    cut = line.rfind(" ", lo, hi) if hi < len(line) else hi
+    return line[lo : cut if cut > lo else hi].strip()
 
 
 def suite_size(summary: str) -> int:
@@ -229,21 +256,25 @@ class RunReader:
             ),
         )
         for a in ranked:
-            out = self._out(a)
-            if not out.lines:
-                continue
-            later = self._rerun_after_fix(a)
-            errs = self._errs(a)
-            line = (
-                errs[-1]
-                if errs and not _environment_error(errs[-1])
-                else changed_line(out.lines, self._out(later).lines, self.task_words)
-                if later is not None
-                else None
-            ) or _value_line(out.lines, self.task_words, set())
+            line = self._telling_line(a)
             if line:
                 return a, line
         return None
+
+    def _telling_line(self, a: Action) -> str | None:
+        """What a reproduction printed that matters: its error, else the line the fix changed."""
+        out = self._out(a)
+        if not out.lines:
+            return None
+        later = self._rerun_after_fix(a)
+        errs = self._errs(a)
+        return (
+            errs[-1]
+            if errs and not _environment_error(errs[-1])
+            else changed_line(out.lines, self._out(later).lines, self.task_words)
+            if later is not None
+            else None
+        ) or _value_line(out.lines, self.task_words, set())
 
     def reproduction(self) -> Iterator[Fact]:
         if self._reproduction is not None:
@@ -260,7 +291,7 @@ class RunReader:
         fix, a suite that could not run; then the other suites' last runs."""
         fix = self.fix_at if self.fix_at is not None else -1
         when = "after the change" if fix >= 0 else "when the agent ran it"
-        suites = [a for a in self.shell if runs_tests(a.command)]
+        suites = self._suites()
         summaries = {a.message_index: suite_summary(self._out(a).text) for a in suites}
         last_runs: dict[str, Action] = {}
         for a in suites:  # the last run of each suite command after the fix: the verification
@@ -298,6 +329,15 @@ class RunReader:
                 question = f"What did `{named(runs[-1].command)}` print after the change?"
                 facts.append(Fact("test_result", line, runs[-1].message_index + 1, question))
         yield from dict.fromkeys(facts)
+
+    def _suites(self) -> list[Action]:
+        """The runs of a test suite: a test runner's command, or a script of the agent's whose output
+        is a suite's (``unittest.main()`` in ``run_tests.py``: "Ran 11 tests ... FAILED (errors=1)")."""
+        return [
+            a
+            for a in self.shell
+            if runs_tests(a.command) or self._is_script_run(a) and suite_summary(self._out(a).text)
+        ]
 
     def _runs_after_fix(self) -> list[Action]:
         """The agent's own script runs after the fix, not those that wrote the fix."""
