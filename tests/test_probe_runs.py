@@ -223,6 +223,12 @@ def test_every_runners_summary_and_the_failing_tests():
         "renders",
     ]
     assert runs_tests("npx vitest run") and runs_tests("bundle exec rake spec") and runs_tests("dotnet test")
+    assert runs_tests("cd /testbed && python -m django test messages_tests --settings=test_sqlite")
+    assert runs_tests("bin/test sympy/core/tests/test_basic.py") and runs_tests("python setup.py test")
+    assert suite_summary("==== tests finished: 5 passed, 1 expected to fail, in 0.34 seconds ====") == (
+        "tests finished: 5 passed, 1 expected to fail, in 0.34 seconds"
+    )
+    assert suite_summary("============ no tests ran in 0.01s ============") == "no tests ran in 0.01s"
 
 
 def test_the_failing_test_before_the_change_and_one_still_failing_after_it():

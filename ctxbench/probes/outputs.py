@@ -51,14 +51,17 @@ UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([
 GO_CARGO = re.compile(r"^(?:test result: .*|(?:ok|FAIL)\s+\S+\s+[\d.]+s|Tests:\s+.*)$", re.MULTILINE)
 # Other runners' summary lines: mocha ("5 passing (20ms)" / "1 failing"), vitest ("Tests  5 passed (5)"), rspec
 # ("5 examples, 0 failures"), phpunit ("OK (5 tests, 10 assertions)"), ctest ("100% tests passed, 0 tests failed
-# out of 12"), maven/surefire ("Tests run: 12, Failures: 0, Errors: 0, Skipped: 0").
+# out of 12"), maven/surefire ("Tests run: 12, Failures: 0, Errors: 0, Skipped: 0"), sympy ("tests finished: 5
+# passed, in 0.34 seconds"), a pytest run that selected nothing ("no tests ran in 0.01s").
 OTHER_SUMMARY = re.compile(
-    r"^\s*(\d+ passing \([^)\n]*\)(?:\s*\n\s*\d+ pending)?(?:\s*\n\s*\d+ failing)?"
+    r"^[\s=]*(\d+ passing \([^)\n]*\)(?:\s*\n\s*\d+ pending)?(?:\s*\n\s*\d+ failing)?"
     r"|Tests\s+\d+ (?:failed|passed)\b[^\n]*"
     r"|\d+ examples?, \d+ failures?(?:, \d+ pending)?"
     r"|OK \(\d+ tests?, \d+ assertions?\)"
     r"|\d+% tests passed, \d+ tests? failed out of \d+"
-    r"|(?:\[\w+\]\s+)?Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+)",
+    r"|(?:\[\w+\]\s+)?Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+"
+    r"|tests finished: [^=\n]*?in [\d.]+ seconds"  # sympy's bin/test
+    r"|no tests ran in [\d.]+s)",  # pytest that selected nothing
     re.MULTILINE,
 )
 # A failing test's id: pytest's "FAILED path::test", unittest's "FAIL: test_x (mod.Class)", go's "--- FAIL: TestX",
