@@ -288,3 +288,23 @@ def test_a_long_changed_line_is_quoted_around_its_change_and_a_script_running_un
     results = [a for a, _ in _facts(messages, "test_result")]
     assert "Ran 3 tests in 0.008s OK" in results  # the agent's script ran a unittest suite
     assert any('SELECT MAX(U0."id")' in a and a in after for a in results)
+
+
+def test_a_reproductions_telling_line_is_no_traceback_frame_or_object_address():
+    edit = {"command": "str_replace", "path": "/r/src/log.py", "old_str": "a", "new_str": "b"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python check_logger.py"),
+        _out(
+            "a",
+            "Handler 0: <StreamHandler <stderr> (NOTSET)>\n  Formatter: <logging.Formatter object at 0x732090850250>",
+        ),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/log.py has been edited.", tool_call_id="b"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["Handler 0: <StreamHandler <stderr> (NOTSET)>"]
+    from ctxbench.probes.runs import _value_line
+
+    frame = ['File "/r/src/header.py", line 288, in parse', "Test 1: String content"]
+    assert _value_line(frame, {"header", "parse"}, set()) == "Test 1: String content"

@@ -25,8 +25,13 @@ VERDICT = re.compile(
     r"SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|fix (?:works|is working))\b|✅",
     re.IGNORECASE,
 )
-# Lines that say nothing about the bug: a traceback's header, a version, a source listing's line.
-CONTENT_FREE = re.compile(r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*)$")
+# Lines that say nothing about the bug: a traceback's header or frame, a version, a source listing's line.
+CONTENT_FREE = re.compile(
+    r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*"
+    r"|File \"[^\"]+\", line \d+.*)$"
+)
+# An object's repr with its address: a different value every run, nothing to remember.
+ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
 # A line that reports a failure (an output holding one does not pass), unless it marks a pass or
 # counts zero failures: "✓ error: '' -> ''", "0 failed", "Failures: 0".
 FAILURE_LINE = re.compile(r"\bFAIL(?:ED|URE|S)?\b|✗|❌|^\s*(?:[\w.]*Error|Exception)\b", re.IGNORECASE)
@@ -68,6 +73,7 @@ def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_lin
         words = set(re.findall(r"\w+", s.lower()))
         value = 3 * min(len(VALUE_WORDS.findall(s)), 2) + (0.5 if re.search(r"\d", s) else 0)
         points = 2 * len(words & task_words) + value + (1 if ":" in s else 0) - s.count('"') / 4
+        points -= 6 if ADDRESS.search(s) else 0
         if points > score:
             best, score = s, points
     return clip(best, 160) if best else None
@@ -250,21 +256,25 @@ class RunReader:
             ),
         )
         for a in ranked:
-            out = self._out(a)
-            if not out.lines:
-                continue
-            later = self._rerun_after_fix(a)
-            errs = self._errs(a)
-            line = (
-                errs[-1]
-                if errs and not _environment_error(errs[-1])
-                else changed_line(out.lines, self._out(later).lines, self.task_words)
-                if later is not None
-                else None
-            ) or _value_line(out.lines, self.task_words, set())
+            line = self._telling_line(a)
             if line:
                 return a, line
         return None
+
+    def _telling_line(self, a: Action) -> str | None:
+        """What a reproduction printed that matters: its error, else the line the fix changed."""
+        out = self._out(a)
+        if not out.lines:
+            return None
+        later = self._rerun_after_fix(a)
+        errs = self._errs(a)
+        return (
+            errs[-1]
+            if errs and not _environment_error(errs[-1])
+            else changed_line(out.lines, self._out(later).lines, self.task_words)
+            if later is not None
+            else None
+        ) or _value_line(out.lines, self.task_words, set())
 
     def reproduction(self) -> Iterator[Fact]:
         if self._reproduction is not None:
