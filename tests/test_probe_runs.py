@@ -314,3 +314,19 @@ def test_a_reproductions_telling_line_is_no_traceback_frame_or_object_address():
 
     frame = ['File "/r/src/header.py", line 288, in parse', "Test 1: String content"]
     assert _value_line(frame, {"header", "parse"}, set()) == "Test 1: String content"
+
+
+def test_a_debugging_scripts_error_is_exploration():
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python debug_issue2.py 2>&1"),
+        _out(
+            "a",
+            "Traceback (most recent call last):\nValueError: The QuerySet value for an exact lookup must be limited",
+            1,
+        ),
+        _bash("b", "python app.py"),
+        _out("b", "Traceback (most recent call last):\nKeyError: 'header'", 1),
+    ]
+    answers = [a for a, _ in _facts(messages, "error")]
+    assert "KeyError: 'header'" in answers and not any("QuerySet" in a for a in answers)

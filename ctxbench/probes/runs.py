@@ -59,6 +59,8 @@ VERDICT_WORD = re.compile(r"\b(?:pass(?:ed|es)?|success\w*|fixed|works?|working|
 FRAME_FILE = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
 TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
 CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
+# Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
+EXPLORATION_SCRIPT = re.compile(r"(?:^|[/_.-])(?:debug|explore|exploration|inspect|examine|investigate)\w*\.\w+$", re.I)
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
@@ -484,6 +486,9 @@ class RunReader:
             return True  # a bare exception name says nothing
         if a.op == "shell" and self._script_bug(a, line):
             return True
+        script = script_run(a.command) if a.op == "shell" else None
+        if script and EXPLORATION_SCRIPT.search(script) and not self._shows_reported_error(a):
+            return True  # a debugging or exploration script's error is exploration output
         slip = re.search(r"\b(?:SyntaxError|IndentationError|TabError)\b", line)
         if slip and any(self._edited_before(p, a.message_index) for p in re.findall(r'File "([^"]+)"', line)):
             return True  # the agent's own edit broke the file's syntax: a slip its next edit mends
