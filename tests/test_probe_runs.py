@@ -330,3 +330,14 @@ def test_a_debugging_scripts_error_is_exploration():
     ]
     answers = [a for a, _ in _facts(messages, "error")]
     assert "KeyError: 'header'" in answers and not any("QuerySet" in a for a in answers)
+
+
+def test_other_harnesses_exit_code_headers_and_output_labels():
+    autogen = read_output(
+        "exitcode: 1 (execution failed)\nCode output: \nTraceback (most recent call last):\nKeyError: 1"
+    )
+    assert autogen.exit_code == 1 and errors(autogen.text) == ["KeyError: 1"]
+    cursor = read_output("\nExit code: 0\n\nCommand output:\n\n3 passed in 0.10s\n\nCommand completed.")
+    assert cursor.exit_code == 0 and cursor.lines == ["3 passed in 0.10s"]
+    codex = read_output("Exit code: 1\nWall time: 0.5 seconds\nOutput:\nFAILED tests/test_a.py::test_x")
+    assert codex.exit_code == 1 and codex.lines == ["FAILED tests/test_a.py::test_x"]
