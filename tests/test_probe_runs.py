@@ -341,3 +341,24 @@ def test_other_harnesses_exit_code_headers_and_output_labels():
     assert cursor.exit_code == 0 and cursor.lines == ["3 passed in 0.10s"]
     codex = read_output("Exit code: 1\nWall time: 0.5 seconds\nOutput:\nFAILED tests/test_a.py::test_x")
     assert codex.exit_code == 1 and codex.lines == ["FAILED tests/test_a.py::test_x"]
+
+
+def test_the_suites_outcome_before_the_change_comes_right_after_the_one_after_it():
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python -m pytest tests/test_hdr.py -q"),
+        _out("a", "1 failed, 2 passed in 0.05s", 1),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="b"),
+        _bash("c", "python -m pytest tests/ -q"),
+        _out("c", "41 passed in 0.30s"),
+        _bash("d", "python -m pytest tests/test_hdr.py -q"),
+        _out("d", "3 passed in 0.05s"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")][:3] == [
+        "3 passed in 0.05s",
+        "1 failed, 2 passed in 0.05s",
+        "41 passed in 0.30s",
+    ]
