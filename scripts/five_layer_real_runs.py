@@ -24,6 +24,7 @@ READINGS: dict[str, list[str]] = {
     "every_result": ["compact_eligibility=all", "summary_tail=messages", "fit_tool_results=none"],
     "by_action": ["compact_eligibility=by_action", "summary_tail=messages", "fit_tool_results=none"],
     "tail_in_tokens": ["summary_head=task", "fit_tool_results=none"],
+    "task_summarised": ["fit_tool_results=none"],
     "default": [],
     "all_results": ["compact_eligibility=all"],
     "openclaw_cut": ["fit_tool_results=openclaw"],
@@ -34,6 +35,7 @@ DESCRIBED = {
     "every_result": "every tool result eligible (OpenClaw's guard), otherwise as `seed_names`",
     "by_action": "strategy 2 by what each call does, otherwise as `seed_names`",
     "tail_in_tokens": "the summary's tail sized in tokens, the task kept beside it, nothing cut after it",
+    "task_summarised": "the summary's tail sized in tokens, the task summarised, nothing cut after it",
     "default": "the default: strategy 2 by what each call does, the summary's tail sized in tokens, the task "
     "summarised (only the system prompt kept beside it), tool results cut newest first if it still does not fit",
     "all_results": "the default with every tool result eligible for strategy 2 (OpenClaw's guard)",

@@ -333,3 +333,47 @@ def test_the_store_is_kept_in_memory_during_the_replay_and_written_whole_with_th
     steps = [record["step"] for record in stored(cell).values()]
     assert len(arrived) > 10 and steps == list(range(1, len(arrived) + 1))
     assert result.calls  # the replay itself ran
+
+
+def test_task_progress_block_is_dbgpts_on_real_runs(shared_transcripts, tmp_path):
+    """`strategy=dbgpt` replayed on real agents' runs (OpenHands, SWE-agent, mini-swe-agent; a 12k window):
+    the system message of the last call carries, after the agent's own prompt, exactly the text DB-GPT's
+    role.py and react_agent.py render from the steps the store holds and the run's whole task."""
+    from hydra import compose, initialize_config_dir
+
+    from ctxbench.build import build_estimator, build_model, build_strategy
+    from ctxbench.replay.engine import replay
+    from ctxbench.run_app import CONFIG_DIR
+    from ctxbench.tokens.counting import TokenCounter
+    from ctxbench.tokens.tokenizers import get_tokenizer
+    from ctxbench.transcripts.importer import import_file
+
+    runs = [
+        "openhands-multi-swe-bench-example/evaluation/benchmarks/multi_swe_bench/examples/output.jsonl",
+        "swe-agent-official/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__"
+        "function_calling_replace__install-1/marshmallow-code__marshmallow-1867.traj",
+        next(p for p in sorted((shared_transcripts / "mini-swe-agent-deepseek").rglob("*.traj.json"))),
+    ]
+    compared = 0
+    for name in runs:
+        transcript = next(t for t in import_file(shared_transcripts / name) if t.call_indices)
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+            cfg = compose("config", overrides=["strategy=dbgpt", "model=gpt-4o", "model.context_window=12000"])
+        strategy, model = build_strategy(cfg), build_model(cfg)
+        work = tmp_path / f"run{compared}"
+        work.mkdir()
+        counter = TokenCounter(get_tokenizer(model.tokenizer)).for_transcript(transcript)
+        result = replay(transcript, strategy, build_estimator(cfg), model, counter, workdir=work)
+        strategy.write_files(work)
+        entries = [
+            {**{k: record[k] for k in ("step", "action", "phase", "action_intention", "action_reason")}}
+            | {"status": "done", "snapshot_file": path}
+            for path, record in stored(work).items()
+        ]
+        assert entries, name
+        task = next(m.content for m in transcript.messages if m.role == "user")
+        system = next(m for m in result.working if m.role == "system")
+        own = next(m for m in transcript.messages if m.role == "system").content
+        assert system.content == own + "\n" + dbgpt_progress_text(entries, task), name
+        compared += 1
+    assert compared == 3

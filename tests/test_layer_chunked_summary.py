@@ -250,3 +250,15 @@ def test_the_task_is_summarised_and_only_the_system_prompt_kept_beside_the_summa
     assert "Fix the billing export" in out[1].content  # the task is in the summary
     assert out[-1] is messages[-1] and ctx.estimator.prompt(out) <= ctx.model.prompt_budget
     assert_valid(out)
+
+
+def test_a_newest_message_that_is_kept_anyway_leaves_no_tail_and_no_crash() -> None:
+    """The newest message pinned (or, with head="task", the task itself): it stays last, the rest is
+    summarised (an IndexError before, seen on the dev set at an 8k window)."""
+    ctx = make_ctx(12_000, summariser=ExtractiveSummariser())
+    messages = [*_history(10, 4_000), Message("user", "Remember: invoice ids are never reused.", pinned=True)]
+    out = ChunkedSummary().apply(messages, ctx)
+    assert out[-1] is messages[-1] and any(SUMMARY_KEY in m.metadata for m in out)
+    assert_valid(out)
+    task_last = [Message("system", "sys"), Message("assistant", "Hello."), Message("user", "Fix the export.")]
+    assert ChunkedSummary(head="task").apply(task_last, ctx)[-1] is task_last[-1]

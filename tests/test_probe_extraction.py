@@ -269,7 +269,7 @@ def test_outputs_errors_with_their_frame_and_test_summaries():
         "bash: ponyc: command not found"
     ]
     assert suite_summary("=== 3 failed, 10 passed, 1 warning in 2.01s ===") == "3 failed, 10 passed, 1 warning in 2.01s"
-    assert suite_summary("Ran 4 tests in 0.003s\n\nFAILED (failures=1)") == "FAILED (failures=1)"
+    assert suite_summary("Ran 4 tests in 0.003s\n\nFAILED (failures=1)") == "Ran 4 tests in 0.003s FAILED (failures=1)"
 
 
 def _bash(i: str, command: str) -> Message:

@@ -5,7 +5,7 @@ reproduction, test results and errors seen, on short examples shaped like real a
 import json
 
 from ctxbench.probes.extract import extract_candidates
-from ctxbench.probes.outputs import errors
+from ctxbench.probes.outputs import errors, failing_tests, read_output, suite_summary
 from ctxbench.probes.runs import contradicted, verdict_lines
 from ctxbench.probes.shell import runs_tests
 from ctxbench.transcripts.model import Message, ToolCall, Transcript
@@ -202,3 +202,163 @@ def test_a_script_crashing_in_its_own_code_is_no_error_seen_and_no_reproduction(
     answers = [a for a, _ in _facts(messages, "error")]
     assert not any("DeferredAttribute" in a for a in answers)  # the script's own bug
     assert any("Unexpected errors" in a for a in answers)  # its failed assert is a finding
+
+
+def test_every_runners_summary_and_the_failing_tests():
+    assert suite_summary("Ran 4 tests in 0.003s\n\nOK") == "Ran 4 tests in 0.003s OK"  # the count, not a bare OK
+    assert suite_summary("  5 passing (20ms)\n  1 failing\n\n  1) parser\n") == "5 passing (20ms) 1 failing"
+    assert suite_summary(" Test Files  1 passed (1)\n      Tests  5 passed (5)\n") == "Tests 5 passed (5)"
+    assert suite_summary("Finished in 0.1 seconds\n5 examples, 1 failure\n") == "5 examples, 1 failure"
+    assert suite_summary("OK (5 tests, 10 assertions)") == "OK (5 tests, 10 assertions)"
+    assert suite_summary("100% tests passed, 0 tests failed out of 12") == "100% tests passed, 0 tests failed out of 12"
+    assert suite_summary("[INFO] Tests run: 12, Failures: 1, Errors: 0, Skipped: 0") == (
+        "[INFO] Tests run: 12, Failures: 1, Errors: 0, Skipped: 0"
+    )
+    out = "FAILED tests/test_a.py::test_x - AssertionError\nFAIL: test_y (pkg.tests.T)\n--- FAIL: TestZ (0.00s)"
+    assert failing_tests(out + "\ntest w ... FAILED\n  ✕ renders (5 ms)") == [
+        "tests/test_a.py::test_x",
+        "test_y (pkg.tests.T)",
+        "TestZ",
+        "w",
+        "renders",
+    ]
+    assert runs_tests("npx vitest run") and runs_tests("bundle exec rake spec") and runs_tests("dotnet test")
+    assert runs_tests("cd /testbed && python -m django test messages_tests --settings=test_sqlite")
+    assert runs_tests("bin/test sympy/core/tests/test_basic.py") and runs_tests("python setup.py test")
+    assert suite_summary("==== tests finished: 5 passed, 1 expected to fail, in 0.34 seconds ====") == (
+        "tests finished: 5 passed, 1 expected to fail, in 0.34 seconds"
+    )
+    assert suite_summary("============ no tests ran in 0.01s ============") == "no tests ran in 0.01s"
+
+
+def test_the_failing_test_before_the_change_and_one_still_failing_after_it():
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python -m pytest tests/test_hdr.py -q"),
+        _out("a", "F..\nFAILED tests/test_hdr.py::test_empty - AssertionError\n1 failed, 2 passed in 0.05s", 1),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="b"),
+        _bash("c", "python -m pytest tests/ -q"),
+        _out("c", "FAILED tests/test_io.py::test_roundtrip - KeyError\n1 failed, 40 passed in 0.30s", 1),
+        Message("assistant", "Done."),
+    ]
+    got = dict(_facts(messages, "test_result"))
+    assert got["tests/test_hdr.py::test_empty"].endswith("before the change?")
+    assert got["tests/test_io.py::test_roundtrip"].endswith("after the change?")
+
+
+def test_claude_codes_exit_code_header_and_reminders_are_the_harness_not_the_output():
+    out = read_output("Exit code 127\n/bin/bash: line 1: python: command not found")
+    assert out.exit_code == 127 and out.lines == ["/bin/bash: line 1: python: command not found"]
+    read = read_output(
+        "     1→print('hi')\n\n<system-reminder>\nWhenever you read a file, consider malware.\n</system-reminder>\n"
+    )
+    assert read.lines == ["     1→print('hi')"]
+
+
+def test_a_verification_that_exits_with_a_failure_gives_no_verdict():
+    messages = _fixed_by_a_script()
+    at = next(i for i, m in enumerate(messages) if m.tool_call_id == "e")
+    messages[at] = _out("e", "✓ error: raised\n✓ SUCCESS: empty header raises HeaderError\n✅ All tests passed!", 1)
+    assert not any("SUCCESS" in a or "All tests passed" in a for a, _ in _facts(messages, "test_result"))
+
+
+def test_a_long_changed_line_is_quoted_around_its_change_and_a_script_running_unittest_is_a_suite():
+    select = 'SELECT "auth_user"."id", "auth_user"."password", "auth_user"."last_login", "auth_user"."email" FROM '
+    before = (
+        select
+        + '"auth_user" WHERE "auth_user"."id" = (SELECT U0."id" FROM "auth_user" U0 GROUP BY U0."email", U0."id")'
+    )
+    after = (
+        select + '"auth_user" WHERE "auth_user"."id" = (SELECT MAX(U0."id") FROM "auth_user" U0 GROUP BY U0."email")'
+    )
+    edit = {"command": "str_replace", "path": "/r/src/query.py", "old_str": "a", "new_str": "b"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce_issue.py"),
+        _out("a", f"Query a:\nSELECT 1\nQuery b (problematic):\n{before}"),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/query.py has been edited.", tool_call_id="b"),
+        _bash("c", "python reproduce_issue.py"),
+        _out("c", f"Query a:\nSELECT 1\nQuery b (problematic):\n{after}"),
+        _bash("d", "python run_checks.py"),
+        _out(
+            "d",
+            "...\n----------------------------------------------------------------------\nRan 3 tests in 0.008s\n\nOK",
+        ),
+        Message("assistant", "Done."),
+    ]
+    (repro,) = [a for a, _ in _facts(messages, "reproduction")]
+    assert 'GROUP BY U0."email", U0."id")' in repro and len(repro) <= 150 and repro in before
+    results = [a for a, _ in _facts(messages, "test_result")]
+    assert "Ran 3 tests in 0.008s OK" in results  # the agent's script ran a unittest suite
+    assert any('SELECT MAX(U0."id")' in a and a in after for a in results)
+
+
+def test_a_reproductions_telling_line_is_no_traceback_frame_or_object_address():
+    edit = {"command": "str_replace", "path": "/r/src/log.py", "old_str": "a", "new_str": "b"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python check_logger.py"),
+        _out(
+            "a",
+            "Handler 0: <StreamHandler <stderr> (NOTSET)>\n  Formatter: <logging.Formatter object at 0x732090850250>",
+        ),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/log.py has been edited.", tool_call_id="b"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["Handler 0: <StreamHandler <stderr> (NOTSET)>"]
+    from ctxbench.probes.runs import _value_line
+
+    frame = ['File "/r/src/header.py", line 288, in parse', "Test 1: String content"]
+    assert _value_line(frame, {"header", "parse"}, set()) == "Test 1: String content"
+
+
+def test_a_debugging_scripts_error_is_exploration():
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python debug_issue2.py 2>&1"),
+        _out(
+            "a",
+            "Traceback (most recent call last):\nValueError: The QuerySet value for an exact lookup must be limited",
+            1,
+        ),
+        _bash("b", "python app.py"),
+        _out("b", "Traceback (most recent call last):\nKeyError: 'header'", 1),
+    ]
+    answers = [a for a, _ in _facts(messages, "error")]
+    assert "KeyError: 'header'" in answers and not any("QuerySet" in a for a in answers)
+
+
+def test_other_harnesses_exit_code_headers_and_output_labels():
+    autogen = read_output(
+        "exitcode: 1 (execution failed)\nCode output: \nTraceback (most recent call last):\nKeyError: 1"
+    )
+    assert autogen.exit_code == 1 and errors(autogen.text) == ["KeyError: 1"]
+    cursor = read_output("\nExit code: 0\n\nCommand output:\n\n3 passed in 0.10s\n\nCommand completed.")
+    assert cursor.exit_code == 0 and cursor.lines == ["3 passed in 0.10s"]
+    codex = read_output("Exit code: 1\nWall time: 0.5 seconds\nOutput:\nFAILED tests/test_a.py::test_x")
+    assert codex.exit_code == 1 and codex.lines == ["FAILED tests/test_a.py::test_x"]
+
+
+def test_the_suites_outcome_before_the_change_comes_right_after_the_one_after_it():
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python -m pytest tests/test_hdr.py -q"),
+        _out("a", "1 failed, 2 passed in 0.05s", 1),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="b"),
+        _bash("c", "python -m pytest tests/ -q"),
+        _out("c", "41 passed in 0.30s"),
+        _bash("d", "python -m pytest tests/test_hdr.py -q"),
+        _out("d", "3 passed in 0.05s"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")][:3] == [
+        "3 passed in 0.05s",
+        "1 failed, 2 passed in 0.05s",
+        "41 passed in 0.30s",
+    ]

@@ -366,3 +366,108 @@ def test_a_discovery_exclamation_states_the_cause_that_follows_it():
         "That's it! If the format string has format specifiers (like `{:10}`), and the value is `None`, Python "
         "raises `TypeError`."
     ], _causes(messages)
+
+
+def test_a_statement_read_as_two_types_is_asked_under_the_one_that_selects_it():
+    """A statement such as "Instead of an early return, I should fix the root cause: ..." is a cause and
+    a decision; when the root cause slots go to statements closer to the fix, it is asked as the decision."""
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "Instead of an early return, I should fix the root cause: the 0/0 in `rho12_s`."),
+        Message("user", "ok"),
+        Message("assistant", "The issue is that `costheta` is exactly 0 for `aoi > 90`."),
+        Message("user", "ok"),
+        Message("assistant", "The problem is in `rho12_p` too: its denominator `n1costheta2 + n2costheta1` is 0."),
+        Message("user", "ok"),
+        _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.where(b == 0, 0.0, a / b)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    probes = extract_probes(Transcript("t", messages))
+    asked = {(p.label, p.message_index) for p in probes}
+    assert ("root_cause", 3) in asked and ("root_cause", 5) in asked and ("decision", 1) in asked, asked
+    assert len({p.answer for p in probes}) == len(probes)  # each fact once
+
+
+def test_code_that_does_not_handle_a_case_is_a_stated_cause():
+    messages = [
+        Message("user", "<pr_description>\nHttpResponse doesn't handle memoryview objects\n</pr_description>"),
+        Message("assistant", "I see. The `make_bytes` method doesn't handle `memoryview` objects correctly."),
+        Message("user", "ok"),
+        _edit("e", "/r/response.py", "return str(value).encode(self.charset)", "return bytes(value)"),
+        Message("tool", "The file /r/response.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _causes(messages)] == [
+        "I see. The `make_bytes` method doesn't handle `memoryview` objects correctly."
+    ], _causes(messages)
+
+
+def test_a_policy_stated_as_what_cannot_be_done_is_a_refusal():
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Can my reservation be changed if I booked basic economy?"),
+        Message("assistant", "If it was booked in basic economy, no: basic economy flights cannot be modified."),
+        Message("user", "Then I'll cancel it later, thanks."),
+        Message("assistant", "Noted: you will cancel reservation ZFA04Y yourself once you find its details."),
+        Message("user", "###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert (2, "If it was booked in basic economy, no: basic economy flights cannot be modified.") in got, got
+
+
+def test_a_run_that_stopped_at_a_tool_call_ends_with_what_it_said_it_was_doing():
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Upgrade all my reservations with flights over 3 hours to business."),
+        Message(
+            "assistant",
+            "Let's proceed with checking the final reservation, **WUNA5K**.",
+            tool_calls=(ToolCall("g", "get_reservation_details", '{"reservation_id": "WUNA5K"}'),),
+        ),
+        Message("tool", '{"reservation_id": "WUNA5K", "cabin": "economy"}', tool_call_id="g"),
+    ]
+    assert _outcomes(messages) == {
+        "Let's proceed with checking the final reservation, **WUNA5K**.": (
+            2,
+            "What was the agent doing when the run ended (it had not submitted)?",
+        )
+    }, _outcomes(messages)
+
+
+def test_a_handover_summary_is_the_outcome_whole():
+    """tau-bench agents end by `transfer_to_human_agents` with a summary written for the next agent:
+    the handover is the final state, all of it (not the one sentence a report would pick)."""
+    summary = (
+        "The user, Amelia Davis, wishes to cancel reservations UDMOP1 and XAZ3C0 despite restrictions on basic "
+        "economy flights. Assistance from a human agent is required to proceed with these cancellations."
+    )
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Please cancel my reservations UDMOP1 and XAZ3C0, or get me someone who can."),
+        Message(
+            "assistant", "", tool_calls=(ToolCall("t", "transfer_to_human_agents", json.dumps({"summary": summary})),)
+        ),
+        Message("tool", "Transfer successful", tool_call_id="t"),
+    ]
+    assert list(_outcomes(messages)) == [summary], _outcomes(messages)
+
+
+def test_an_eligibility_ruling_with_its_reason_is_a_decision_and_a_question_about_it_is_not():
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "My flight was delayed, and I want to cancel my trip from JFK."),
+        Message("assistant", "This will help me determine if you're eligible for any compensation based on the delay."),
+        Message("user", "Sure, my user ID is mei_brown_7075 and I have travel insurance."),
+        Message(
+            "assistant", "Since you have travel insurance, you are eligible to cancel the flight and get a full refund."
+        ),
+        Message("user", "Great, thanks, I'll decide later. ###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert [at for at, _ in got] == [4], got
+    assert "eligible" in _questions(messages)[4]
+
+
+def _questions(messages: list[Message]) -> dict[int, str]:
+    return {p.message_index: p.question for p in extract_probes(Transcript("t", messages)) if p.label == "decision"}

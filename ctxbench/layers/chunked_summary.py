@@ -342,7 +342,7 @@ class ChunkedSummary(Layer):
         while cut < n and messages[cut].role == "tool":  # results whose call is summarised go with it
             cut += 1
         if cut == n:  # only tool results left: the current message, kept with its call
-            cut = start
+            cut = min(start, n - 1)  # the newest message stays last, in the head or not (pinned, the task)
             while cut > low and messages[cut].role == "tool":
                 cut -= 1
         kept_head = sorted(i for i in head if i < cut)

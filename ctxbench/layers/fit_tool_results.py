@@ -3,9 +3,9 @@ retries an overflow with compaction, then truncates tool results, ``truncateOver
 
 What compaction cannot shrink is the kept tail's newest result: the agent has just received it and
 the model has not seen it. On a small window the system prompt, the tool schemas and that one result
-may already be over the prompt budget (OpenHands on a 12k window: about 4,400 tokens of system prompt
-and tool schemas, a 12,000-character file listing of about 4,500 tokens, a 7,904-token budget), and
-then no summary rescues the call. OpenClaw's recovery cuts tool results, newest first
+may already be over the prompt budget (OpenHands on a 12k window: 4,571 tokens of system prompt and
+tool schemas, a file listing of 11,988 characters and 4,136 tokens, a 7,904-token budget), and then no
+summary rescues the call. OpenClaw's recovery cuts tool results, newest first
 (``buildAggregateToolResultReplacements``), until they fit its budget.
 
 ``budget`` says which budget:

@@ -289,15 +289,31 @@ def _candidates(transcript: Transcript, boilerplate: Boilerplate) -> Iterator[Ca
         yield from _identifiers(transcript, texts, task.message_index if task else None)
 
 
+def _answer_key(cand: Candidate) -> str:
+    return " ".join(cand.answer.split()).casefold()
+
+
+def _typed_candidates(transcript: Transcript, boilerplate: Boilerplate | None = None) -> list[Candidate]:
+    """Every candidate, in the finders' order, once per type: a gold read as two types (a statement
+    that is a cause and a decision) is a candidate of both, and selection asks it once."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for cand in _candidates(transcript, boilerplate or Boilerplate()):
+        key = (cand.label, _answer_key(cand))
+        if cand.answer and key not in seen:
+            seen.add(key)
+            out.append(cand)
+    return out
+
+
 def extract_candidates(transcript: Transcript, boilerplate: Boilerplate | None = None) -> list[Candidate]:
     """Every candidate probe, in the finders' order; one per fact (the same gold under two types,
     say a reproduction that printed an error, is kept once, under the first)."""
     seen: set[str] = set()
     out = []
-    for cand in _candidates(transcript, boilerplate or Boilerplate()):
-        key = " ".join(cand.answer.split()).casefold()
-        if cand.answer and key not in seen:
-            seen.add(key)
+    for cand in _typed_candidates(transcript, boilerplate):
+        if _answer_key(cand) not in seen:
+            seen.add(_answer_key(cand))
             out.append(cand)
     return out
 
@@ -310,7 +326,7 @@ def extract_probes(transcript: Transcript, max_probes: int = 16, boilerplate: Bo
     calls = transcript.call_indices
     last_call = calls[-1] if calls else len(texts)
     by_label: dict[str, list[Candidate]] = {}
-    for cand in extract_candidates(transcript, boilerplate):
+    for cand in _typed_candidates(transcript, boilerplate):
         # The end checkpoint's context holds the last call's reply; nothing after it is in any context.
         if cand.message_index <= last_call:
             by_label.setdefault(cand.label, []).append(cand)
@@ -339,15 +355,22 @@ def _next_use(texts: list[str], answer: str, after: int) -> int | None:
 
 def _by_slots(groups: dict[str, list[Candidate]], limit: int) -> list[Candidate]:
     """Round after round, one more candidate of each type that has slots left (types in ``SLOTS``
-    order; within a type, the finder's order: best first), then sorted by where they are stated."""
+    order; within a type, the finder's order: best first), then sorted by where they are stated.
+    A fact is asked once: a candidate whose gold another type already took is passed over."""
     chosen: list[Candidate] = []
-    taken = dict.fromkeys(groups, 0)
+    asked: set[str] = set()
+    taken = dict.fromkeys(groups, 0)  # slots used per type
+    nxt = dict.fromkeys(groups, 0)  # the next candidate to look at per type
     for _ in range(max(SLOTS.values())):
         for label, slots in SLOTS.items():
             candidates = groups.get(label, [])
-            if taken.get(label, 0) < min(slots, len(candidates)) and len(chosen) < limit:
-                chosen.append(candidates[taken[label]])
+            while nxt.get(label, 0) < len(candidates) and _answer_key(candidates[nxt[label]]) in asked:
+                nxt[label] += 1
+            if taken.get(label, 0) < slots and nxt.get(label, 0) < len(candidates) and len(chosen) < limit:
+                chosen.append(candidates[nxt[label]])
+                asked.add(_answer_key(candidates[nxt[label]]))
                 taken[label] += 1
+                nxt[label] += 1
     return sorted(chosen, key=lambda c: (c.message_index, c.label, c.answer))
 
 

@@ -1,6 +1,8 @@
 """What a command printed, read from the observation the framework recorded: the output without
 the framework's wrapper (mini-swe-agent's ``<returncode>``/``<output>``, OpenHands' exit-code
-footer, SWE-agent's open-file footer), the exit code, the errors it shows and a test summary."""
+footer, SWE-agent's open-file footer, Claude Code's ``Exit code N`` header and system reminders, Cursor's,
+Codex's and AutoGen's exit-code headers and output labels),
+the exit code, the errors it shows and a test summary."""
 
 from __future__ import annotations
 
@@ -8,12 +10,18 @@ import re
 from dataclasses import dataclass
 
 RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+# The exit code heading an output: Claude Code's "Exit code 1", Cursor's and Codex's "Exit code: 1", AutoGen's
+# "exitcode: 1 (execution failed)".
+EXIT_HEADER = re.compile(r"\s*(?:Exit code:? |exitcode: )(-?\d+)(?: \(execution \w+\))?[ \t]*(?:\n|$)")
+# Claude Code's reminders appended to a tool result: the harness speaking, not the command.
+REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 EXIT_FOOTER = re.compile(r"\[(?:The command completed|Command finished) with exit code (-?\d+)\.?\]")
 WRAPPER_LINE = re.compile(
     r"^\s*(?:</?output>|</?returncode>.*|\[The command completed.*\]|\[Command finished.*\]|"
     r"\[Current working directory: .*\]|\[Python interpreter: .*\]|\(Open file: .*\)|"
     r"\(Current directory: .*\)|bash-\$.*|<output_head>|</output_head>|<output_tail>|</output_tail>|"
-    r"<elided_chars>.*|</elided_chars>|<warning>.*)\s*$"
+    r"<elided_chars>.*|</elided_chars>|<warning>.*|Code output:|Command output:|Output:|Wall time: [\d.]+ seconds?|"
+    r"Command completed\.)\s*$"
 )
 # The last line of a Python traceback, a compiler or tool error, a failing shell.
 ERROR_LINE = re.compile(
@@ -45,6 +53,28 @@ PYTEST_SUMMARY = re.compile(
 )
 UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\))", re.M)
 GO_CARGO = re.compile(r"^(?:test result: .*|(?:ok|FAIL)\s+\S+\s+[\d.]+s|Tests:\s+.*)$", re.MULTILINE)
+# Other runners' summary lines: mocha ("5 passing (20ms)" / "1 failing"), vitest ("Tests  5 passed (5)"), rspec
+# ("5 examples, 0 failures"), phpunit ("OK (5 tests, 10 assertions)"), ctest ("100% tests passed, 0 tests failed
+# out of 12"), maven/surefire ("Tests run: 12, Failures: 0, Errors: 0, Skipped: 0"), sympy ("tests finished: 5
+# passed, in 0.34 seconds"), a pytest run that selected nothing ("no tests ran in 0.01s").
+OTHER_SUMMARY = re.compile(
+    r"^[\s=]*(\d+ passing \([^)\n]*\)(?:\s*\n\s*\d+ pending)?(?:\s*\n\s*\d+ failing)?"
+    r"|Tests\s+\d+ (?:failed|passed)\b[^\n]*"
+    r"|\d+ examples?, \d+ failures?(?:, \d+ pending)?"
+    r"|OK \(\d+ tests?, \d+ assertions?\)"
+    r"|\d+% tests passed, \d+ tests? failed out of \d+"
+    r"|(?:\[\w+\]\s+)?Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+"
+    r"|tests finished: [^=\n]*?in [\d.]+ seconds"  # sympy's bin/test
+    r"|no tests ran in [\d.]+s)",  # pytest that selected nothing
+    re.MULTILINE,
+)
+# A failing test's id: pytest's "FAILED path::test", unittest's "FAIL: test_x (mod.Class)", go's "--- FAIL: TestX",
+# cargo's "test x ... FAILED", jest's "✕ name".
+FAILING_TEST = re.compile(
+    r"^(?:FAILED|ERROR) (\S+::\S+)|^(?:FAIL|ERROR): (\w+ \([\w.]+\))|^\s*--- FAIL: (\S+)"
+    r"|^test (\S+) \.\.\. FAILED$|^\s*[✕×] (\S.*?)(?: \(\d+ ?m?s\))?$",
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
@@ -58,8 +88,13 @@ class Output:
 
 
 def read_output(observation: str) -> Output:
-    code = RETURNCODE.search(observation) or EXIT_FOOTER.search(observation)
+    code = RETURNCODE.search(observation) or EXIT_FOOTER.search(observation) or EXIT_HEADER.match(observation)
+    if "<system-reminder>" in observation:
+        observation = REMINDER.sub("", observation)
     kept = [ln for ln in observation.splitlines() if not WRAPPER_LINE.match(ln)]
+    if code is not None and code.re is EXIT_HEADER:  # drop the "Exit code 1" line heading the output
+        first = next((i for i, ln in enumerate(kept) if ln.strip()), None)
+        kept = kept[first + 1 :] if first is not None else kept
     return Output("\n".join(kept).strip("\n"), int(code.group(1)) if code else None)
 
 
@@ -125,12 +160,19 @@ def errors(text: str) -> list[str]:
 
 def suite_summary(text: str) -> str | None:
     """The suite's result line: pytest's counts, unittest's "Ran N tests ... OK/FAILED (...)",
-    cargo/go/jest summaries. The last one printed wins (a re-run's)."""
+    cargo/go/jest/mocha/vitest/rspec/phpunit/ctest/maven summaries. The last one printed wins (a re-run's)."""
     found: list[tuple[int, str]] = []
     for m in PYTEST_SUMMARY.finditer(text):
         found.append((m.start(), m.group(1).strip().rstrip(",")))
-    for m in UNITTEST_RAN.finditer(text):
-        found.append((m.start(), m.group(2).strip()))
+    for m in UNITTEST_RAN.finditer(text):  # "Ran 4 tests in 0.003s OK": the count, not a bare "OK"
+        found.append((m.start(), " ".join(m.group(0).split())))
     for m in GO_CARGO.finditer(text):
         found.append((m.start(), m.group(0).strip()))
+    for m in OTHER_SUMMARY.finditer(text):
+        found.append((m.start(), " ".join(m.group(1).split())))
     return max(found)[1] if found else None
+
+
+def failing_tests(text: str) -> list[str]:
+    """The ids of the tests a suite run reports failing, in order, without duplicates."""
+    return list(dict.fromkeys(next(g for g in m.groups() if g) for m in FAILING_TEST.finditer(text)))

@@ -13,7 +13,7 @@ from functools import cached_property
 
 from ctxbench.probes.actions import Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
-from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, read_output, suite_summary
+from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, failing_tests, read_output, suite_summary
 from ctxbench.probes.shell import heredoc_bodies, is_read_only, is_scratch, runs_tests, script_run
 
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
@@ -25,8 +25,13 @@ VERDICT = re.compile(
     r"SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|fix (?:works|is working))\b|✅",
     re.IGNORECASE,
 )
-# Lines that say nothing about the bug: a traceback's header, a version, a source listing's line.
-CONTENT_FREE = re.compile(r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*)$")
+# Lines that say nothing about the bug: a traceback's header or frame, a version, a source listing's line.
+CONTENT_FREE = re.compile(
+    r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*"
+    r"|File \"[^\"]+\", line \d+.*)$"
+)
+# An object's repr with its address: a different value every run, nothing to remember.
+ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
 # A line that reports a failure (an output holding one does not pass), unless it marks a pass or
 # counts zero failures: "✓ error: '' -> ''", "0 failed", "Failures: 0".
 FAILURE_LINE = re.compile(r"\bFAIL(?:ED|URE|S)?\b|✗|❌|^\s*(?:[\w.]*Error|Exception)\b", re.IGNORECASE)
@@ -53,12 +58,16 @@ STATED_VERDICT = re.compile(
 VERDICT_WORD = re.compile(r"\b(?:pass(?:ed|es)?|success\w*|fixed|works?|working|ok)\b", re.IGNORECASE)
 FRAME_FILE = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
 TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
+CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
+# Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
+EXPLORATION_SCRIPT = re.compile(r"(?:^|[/_.-])(?:debug|explore|exploration|inspect|examine|investigate)\w*\.\w+$", re.I)
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
-def _value_line(lines: list[str], task_words: set[str], avoid: set[str]) -> str | None:
-    """The output line that says most: values and task words count, separators and echoes do not."""
-    best, score = None, 0.0
+def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_line: bool = False) -> str | None:
+    """The output line that says most: values and task words count, separators and echoes do not
+    (``any_line``: the best of lines that all tell something, such as the lines a fix changed)."""
+    best, score = None, float("-inf") if any_line else 0.0
     for ln in lines:
         s = ln.strip()
         if len(s) < 6 or s in avoid or set(s) <= set("=-_*#~ .") or len(s) > 200 or CONTENT_FREE.match(s):
@@ -66,6 +75,7 @@ def _value_line(lines: list[str], task_words: set[str], avoid: set[str]) -> str 
         words = set(re.findall(r"\w+", s.lower()))
         value = 3 * min(len(VALUE_WORDS.findall(s)), 2) + (0.5 if re.search(r"\d", s) else 0)
         points = 2 * len(words & task_words) + value + (1 if ":" in s else 0) - s.count('"') / 4
+        points -= 6 if ADDRESS.search(s) else 0
         if points > score:
             best, score = s, points
     return clip(best, 160) if best else None
@@ -93,22 +103,41 @@ def verdict_lines(lines: list[str]) -> list[str]:
 def changed_line(lines: list[str], other: list[str], task_words: set[str]) -> str | None:
     """The telling line of ``lines`` that ``other`` (the same script's output on the other side of
     the fix) does not print in its place, with the label line right above it when that one did not
-    change ("PK: app.User.entity_ptr" above "PK auto_created: True"). None when nothing changed."""
+    change ("PK: app.User.entity_ptr" above "PK auto_created: True"); of a long line, the words
+    around what changed. None when nothing changed."""
     a, b = [ln.strip() for ln in lines[:400]], [ln.strip() for ln in other[:400]]
-    changed: set[int] = set()
-    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    changed: dict[int, str] = {}  # line -> what of it to quote
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag in ("replace", "delete"):
-            changed.update(range(i1, i2))
+            for i in range(i1, i2):
+                paired = b[j1 + i - i1] if tag == "replace" and j1 + i - i1 < j2 else ""
+                changed[i] = a[i] if len(a[i]) <= CHANGED_MAX else _around_change(a[i], paired)
     if not changed:
         return None
-    best = _value_line([a[i] for i in sorted(changed)], task_words, set())
+    best = _value_line(list(changed.values()), task_words, set(), any_line=True)
     if best is None:
         return None
-    at = next(i for i in sorted(changed) if clip(a[i], 160) == best)
-    above = a[at - 1] if at > 0 and at - 1 not in changed else ""
+    at = next(i for i, quoted in changed.items() if clip(quoted, 160) == best)
+    above = a[at - 1] if at > 0 and at - 1 not in changed and changed[at] == a[at] else ""
     if above and len(above) >= 6 and not set(above) <= set("=-_*#~ .:") and len(above) + len(best) < 160:
         return f"{above} {best}"
     return best
+
+
+def _around_change(line: str, other: str) -> str:
+    """The words of a long line around where it differs from ``other`` (about CHANGED_MAX
+    characters, verbatim): a SQL query's changed GROUP BY, not its first 160 characters."""
+    ops = [op for op in difflib.SequenceMatcher(None, line, other, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops:
+        return line[:CHANGED_MAX]
+    first, last = ops[0][1], max(op[2] for op in ops)
+    if last - first > CHANGED_MAX:
+        last = first + CHANGED_MAX
+    pad = max(0, (CHANGED_MAX - (last - first)) // 2)
+    lo, hi = max(0, first - pad), min(len(line), last + pad)
+    lo = line.find(" ", lo) + 1 if lo > 0 and line.find(" ", lo) >= 0 else lo  # whole words only
+    cut = line.rfind(" ", lo, hi) if hi < len(line) else hi
+    return line[lo : cut if cut > lo else hi].strip()
 
 
 def suite_size(summary: str) -> int:
@@ -229,21 +258,25 @@ class RunReader:
             ),
         )
         for a in ranked:
-            out = self._out(a)
-            if not out.lines:
-                continue
-            later = self._rerun_after_fix(a)
-            errs = self._errs(a)
-            line = (
-                errs[-1]
-                if errs and not _environment_error(errs[-1])
-                else changed_line(out.lines, self._out(later).lines, self.task_words)
-                if later is not None
-                else None
-            ) or _value_line(out.lines, self.task_words, set())
+            line = self._telling_line(a)
             if line:
                 return a, line
         return None
+
+    def _telling_line(self, a: Action) -> str | None:
+        """What a reproduction printed that matters: its error, else the line the fix changed."""
+        out = self._out(a)
+        if not out.lines:
+            return None
+        later = self._rerun_after_fix(a)
+        errs = self._errs(a)
+        return (
+            errs[-1]
+            if errs and not _environment_error(errs[-1])
+            else changed_line(out.lines, self._out(later).lines, self.task_words)
+            if later is not None
+            else None
+        ) or _value_line(out.lines, self.task_words, set())
 
     def reproduction(self) -> Iterator[Fact]:
         if self._reproduction is not None:
@@ -254,13 +287,14 @@ class RunReader:
 
     # -- test results -------------------------------------------------------------------------
     def test_results(self) -> Iterator[Fact]:
-        """The suite run that names the tests of the fix (its last run after it), the
-        reproduction run again after the fix, the widest suite run after it and the next that
-        names tests, the verdict of the agent's own verification script, the suite run before the
-        fix, a suite that could not run; then the other suites' last runs."""
+        """The suite run that names the tests of the fix (its last run after it) and the first suite
+        run before the fix (the test command's outcome before and after), the reproduction run again
+        after the fix, the widest suite run after it and the next that names tests, the verdict of
+        the agent's own verification script, the failing tests, a suite that could not run; then the
+        other suites' last runs."""
         fix = self.fix_at if self.fix_at is not None else -1
         when = "after the change" if fix >= 0 else "when the agent ran it"
-        suites = [a for a in self.shell if runs_tests(a.command)]
+        suites = self._suites()
         summaries = {a.message_index: suite_summary(self._out(a).text) for a in suites}
         last_runs: dict[str, Action] = {}
         for a in suites:  # the last run of each suite command after the fix: the verification
@@ -277,17 +311,19 @@ class RunReader:
             )
             for a in ranked
         }
-        facts: list[Fact] = [suite_facts[a.message_index] for a in ranked[:1]]
-        facts += self._rerun_fact()
-        facts += [suite_facts[a.message_index] for a in [*widest[:1], *ranked[1:2]]]
-        verified = self._verification(exclude={f.message_index - 1 for f in facts})
-        facts += verified
+        before: list[Fact] = []
         for a in suites:  # the first run before the fix: what was failing
             summary = summaries[a.message_index]
             if summary and 0 <= a.message_index < fix:
                 question = f"What did `{named(a.command)}` report before the change?"
-                facts.append(Fact("test_result", summary, a.message_index + 1, question))
+                before.append(Fact("test_result", summary, a.message_index + 1, question))
                 break
+        facts: list[Fact] = [suite_facts[a.message_index] for a in ranked[:1]]
+        facts += before
+        facts += self._rerun_fact()
+        facts += [suite_facts[a.message_index] for a in [*widest[:1], *ranked[1:2]]]
+        facts += self._verification(exclude={f.message_index - 1 for f in facts})
+        facts += self._failing(suites, summaries, fix)
         facts += self._suite_not_run(suites, summaries)
         facts += [suite_facts[a.message_index] for a in ranked[1:]]
         if not facts and fix >= 0:  # no suite, no verdict: what the last script run after the fix printed
@@ -297,6 +333,15 @@ class RunReader:
                 question = f"What did `{named(runs[-1].command)}` print after the change?"
                 facts.append(Fact("test_result", line, runs[-1].message_index + 1, question))
         yield from dict.fromkeys(facts)
+
+    def _suites(self) -> list[Action]:
+        """The runs of a test suite: a test runner's command, or a script of the agent's whose output
+        is a suite's (``unittest.main()`` in ``run_tests.py``: "Ran 11 tests ... FAILED (errors=1)")."""
+        return [
+            a
+            for a in self.shell
+            if runs_tests(a.command) or self._is_script_run(a) and suite_summary(self._out(a).text)
+        ]
 
     def _runs_after_fix(self) -> list[Action]:
         """The agent's own script runs after the fix, not those that wrote the fix."""
@@ -319,7 +364,7 @@ class RunReader:
             return []
         out = self._out(after)
         errs = [e for e in self._errs(after) if not _environment_error(e)]
-        verdicts = [] if errs or contradicted(out.lines) else verdict_lines(out.lines)
+        verdicts = [] if errs or contradicted(out.lines) or out.exit_code else verdict_lines(out.lines)
         line = (
             errs[-1]
             if errs
@@ -347,13 +392,27 @@ class RunReader:
         runs = [a for a in self._runs_after_fix() if a.message_index not in exclude]
         for a in reversed(runs):
             out = self._out(a)
-            if self._errs(a) or contradicted(out.lines):
-                continue
+            if self._errs(a) or contradicted(out.lines) or out.exit_code:
+                continue  # it reported a failure, or exited with one
             verdicts = verdict_lines(out.lines)
             if verdicts:
                 question = f"What did `{named(a.command)}` print after the change?"
                 return [Fact("test_result", clip(self._best_verdict(verdicts), 160), a.message_index + 1, question)]
         return []
+
+    def _failing(self, suites: list[Action], summaries: dict[int, str | None], fix: int) -> list[Fact]:
+        """Which test failed: in the first run before the fix that reports failures, and in the
+        last run after it when that one still does."""
+        ran = [a for a in suites if summaries[a.message_index]]
+        first = next((a for a in ran if 0 <= a.message_index < fix and failing_tests(self._out(a).text)), None)
+        last = [a for a in ran if a.message_index >= fix][-1:]
+        out = []
+        for a, when in ((first, "before"), (last[0] if last else None, "after")):
+            ids = failing_tests(self._out(a).text) if a is not None else []
+            if a is not None and ids:
+                question = f"Which test failed when the agent ran `{named(a.command)}` {when} the change?"
+                out.append(Fact("test_result", ids[0], a.message_index + 1, question))
+        return out
 
     def _suite_not_run(self, suites: list[Action], summaries: dict[int, str | None]) -> list[Fact]:
         """The last suite run that could not start (an error, no summary) when none ran after it:
@@ -429,6 +488,9 @@ class RunReader:
             return True  # a bare exception name says nothing
         if a.op == "shell" and self._script_bug(a, line):
             return True
+        script = script_run(a.command) if a.op == "shell" else None
+        if script and EXPLORATION_SCRIPT.search(script) and not self._shows_reported_error(a):
+            return True  # a debugging or exploration script's error is exploration output
         slip = re.search(r"\b(?:SyntaxError|IndentationError|TabError)\b", line)
         if slip and any(self._edited_before(p, a.message_index) for p in re.findall(r'File "([^"]+)"', line)):
             return True  # the agent's own edit broke the file's syntax: a slip its next edit mends

@@ -18,8 +18,10 @@ READ_ONLY = {
 # Commands that run a test suite: their output's summary is a test result.
 TEST_RUNNER = re.compile(
     r"(?:^|[\s/;&|(])(?:py\.?test|pytest|tox|nox|runtests\.py|manage\.py\s+test|unittest|nosetests|"
+    r"django(?:-admin)?\s+test|setup\.py\s+test|bin/test|"
     r"go\s+test|cargo\s+test|npm\s+(?:run\s+)?test|yarn\s+test|jest|mocha|mvn\s+test|gradle\w*\s+test|"
-    r"make\s+(?:test|check)|ctest|phpunit|rspec|bundle\s+exec\s+rspec)\b(?!\.\w)"
+    r"make\s+(?:test|check)|ctest|phpunit|rspec|bundle\s+exec\s+rspec|vitest|nose2|pnpm\s+(?:run\s+)?test|"
+    r"bun\s+test|dotnet\s+test|swift\s+test|mix\s+test|sbt\s+test|rake\s+(?:test|spec))\b(?!\.\w)"
 )
 INSTALLS = re.compile(
     r"\b(?:pip\d?|conda|mamba|uv|apt(?:-get)?|npm|yarn|pnpm|brew|poetry|cargo|gem)\s+(?:install|add)\b"
@@ -98,9 +100,10 @@ def is_read_only(command: str) -> bool:
 
 def runs_tests(command: str) -> bool:
     """Runs a test suite (``pip install pytest`` installs one; ``which pytest`` finds one)."""
-    return any(
-        TEST_RUNNER.search(part) and not INSTALLS.search(part) and program_words(part)[:1] != ["which"]
-        for part in SEGMENT.split(strip_heredocs(command))
+    stripped = strip_heredocs(command)
+    return bool(TEST_RUNNER.search(stripped)) and any(
+        TEST_RUNNER.search(part) and not INSTALLS.search(part) and words_of(part)[:1] != ["which"]
+        for part in SEGMENT.split(stripped)
     )
 
 

@@ -20,7 +20,9 @@ ROOT_CAUSE = re.compile(
     r"(?:issue|problem|bug) (?:occurs|happens|arises) because|that'?s (?:why|the (?:bug|problem|issue))|"
     r"this is the (?:bug|problem|issue|root cause)|here'?s the (?:bug|problem|issue)|which (?:causes|is why)|"
     r"(?:so|now) (?:the (?:issue|problem|bug)|i see)|that'?s it|found it|this (?:leads|led) to|which (?:leads|led) to|"
-    r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through)\b",
+    r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through|the culprit|"
+    r"(?:error|exception|crash|failure|segfault) (?:occurs|happens|is raised|arises) (?:because|when)|"
+    r"(?:is|was) the reason|(?:does ?n[o']t|never|fails to) (?:handle|account for|check for|consider))\b",
     re.IGNORECASE,
 )
 # Where the fix goes, stated as the agent's plan ("we need to modify the `make_pattern_type` function"):
@@ -194,27 +196,44 @@ ACTION_ON = re.compile(
 REFUSAL = re.compile(
     r"\b(?:unfortunately|i(?:'m| am) (?:unable|not able)|i can(?:no|')t|i'?m sorry, but|"
     r"(?:is|are) not (?:eligible|allowed|permitted|possible|refundable)|non-?refundable|"
-    r"(?:against|according to|per) (?:our |the )?polic\w+|i need (?:the|your) [\w ]{2,30}? to (?:proceed|continue))\b",
+    r"(?:against|according to|per) (?:our |the )?polic\w+|i need (?:the|your) [\w ]{2,30}? to (?:proceed|continue)|"
+    r"cannot be (?:modified|changed|cancell?ed|refunded|upgraded|downgraded|added|removed))\b",
     re.IGNORECASE,
 )
 
 
+# A ruling the other way: what the policy lets the customer do ("Since you have travel insurance, you
+# are eligible to cancel"); not the agent asking itself whether ("to determine if you're eligible").
+GRANT = re.compile(r"\b(?:you are|you'?re|it is|it'?s|is|are) (?:eligible|entitled) (?:for|to)\b", re.IGNORECASE)
+WHETHER = re.compile(r"\b(?:determine|check|verify|see|whether|if)\b[^.]*\b(?:eligible|entitled)\b", re.IGNORECASE)
+
+
 def refusals(messages: list[Message]) -> Iterator[Fact]:
-    """What the agent refused or required of a person, with its reason: its replies to a user (no
-    tool call, no action block, a user's turn next) that refuse by policy; a refusal repeated (most
-    of the shorter one's words) is asked once."""
+    """What the agent ruled by policy for a person, with its reason: its replies to a user (no tool
+    call, no action block, a user's turn next) that refuse or require, or grant ("you are eligible
+    to cancel"), in the order stated, one per reply; a ruling repeated (most of the shorter one's
+    words) is asked once."""
     said: list[set[str]] = []
     for i, m in enumerate(messages[:-1]):
         if m.role != "assistant" or m.tool_calls or "```" in m.content or messages[i + 1].role != "user":
             continue
         for sentence in sentences_of(m.content):
-            if len(sentence) >= 20 and REFUSAL.search(sentence) and not PLEASANTRY.search(sentence):
-                words = set(re.findall(r"\w{3,}", sentence.lower()))
-                if not any(len(words & w) >= 0.5 * min(len(words), len(w)) for w in said):
-                    said.append(words)
-                    answer = clip(_with_neighbour(m.content, sentence), 300)
-                    yield Fact("decision", answer, i, "What did the agent refuse or require, and why?")
-                break
+            if len(sentence) < 20 or PLEASANTRY.search(sentence) or sentence.endswith(":"):
+                continue
+            refused = bool(REFUSAL.search(sentence))
+            if not refused and not (GRANT.search(sentence) and not WHETHER.search(sentence)):
+                continue
+            words = set(re.findall(r"\w{3,}", sentence.lower()))
+            if not any(len(words & w) >= 0.5 * min(len(words), len(w)) for w in said):
+                said.append(words)
+                answer = clip(_with_neighbour(m.content, sentence), 300)
+                question = (
+                    "What did the agent refuse or require, and why?"
+                    if refused
+                    else "What did the agent find the customer eligible for, and why?"
+                )
+                yield Fact("decision", answer, i, question)
+            break
 
 
 # A shell command that submits the run (mini-swe-agent's `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`,
@@ -254,13 +273,17 @@ def final_report(messages: list[Message], actions: list[Action]) -> Iterator[Fac
     message = messages[last]
     if answer is None and submit is None and message.tool_calls:
         said = _call_prose(message)
-        report = _report_sentence(said[1], _new_words(messages, last)) if said else None
+        report = clip(said[1], 400) if said else None  # a summary written for whoever takes over: all of it
         shell = next((a for a in at_end if a.op == "shell"), None)
+        question = "What was the agent doing when the run ended (it had not submitted)?"
+        stated = [x for x in sentences_of(message.content) if len(x) >= 20 and not x.endswith(":")]
+        intent = stated[-1] if stated else None  # the sentence right before the call says what it does
         if said and report:  # a last call that says how it ends (tau-bench's transfer to a human, with a summary)
             yield Fact("outcome", report, last, f"What did the agent's last call, `{said[0]}`, say?")
         elif shell is not None:  # the run stopped mid-work: its last step is where it stood
-            question = "What was the agent doing when the run ended (it had not submitted)?"
             yield Fact("outcome", shell.value, last, question)
+        elif intent is not None:  # stopped at another tool's call: what it said it was doing
+            yield Fact("outcome", clip(intent, 240), last, question)
         return
     if answer is not None and answer.value.strip():
         value = answer.value.strip()
@@ -337,8 +360,12 @@ def _new_words(messages: list[Message], at: int) -> set[str]:
     result = next((i for i in range(at - 1, -1, -1) if messages[i].role == "tool"), None)
     if result is None:
         return set()
-    earlier = {w for m in messages[:result] for w in re.findall(r"\w{4,}", m.content)}
-    return {w for w in re.findall(r"\w{4,}", messages[result].content) if w not in earlier and not w.isdigit()}
+    new = {w for w in re.findall(r"\w{4,}", messages[result].content) if not w.isdigit()}
+    for m in messages[:result]:  # one result's words against the run's: no set of every word kept
+        new.difference_update(re.findall(r"\w{4,}", m.content))
+        if not new:
+            break
+    return new
 
 
 def _base(path: str | None) -> str:

@@ -109,8 +109,8 @@ class WorkReader:
         changed = [p for p, _ in _diff_files(self.diff[1])] if self.diff is not None else []
         issue = next((m.content for m in messages if m.role == "user" and task and task in m.content), task)
         self.runs = RunReader(actions, issue, self.source_edits, [p for p in changed if not is_scratch(p)])
-        last_fix = max((a.message_index for a in self.source_edits), default=None)
-        self.said = StatementReader(messages, task, self.first_fix, last_fix)
+        # the fix as the runs' reader finds it: also written by a script of the agent's (python fix.py)
+        self.said = StatementReader(messages, task, self.runs.fix_at, self.runs.last_fix)
 
     # -- what changed -------------------------------------------------------------------------
     def files_changed(self) -> Iterator[Fact]:

@@ -113,7 +113,7 @@ OPENCLAW: tuple[Difference, ...] = (
         "Beside the summary OpenClaw keeps only the system prompt (sent apart from the messages): Pi's "
         "prepareCompaction summarises everything before the kept tail, the task too. ctxbench does the same "
         "(and keeps pinned messages, the seed's rule); the seed's pruning keeps the first user message.",
-        "on a 12k window OpenHands' task (about 1,400 tokens) beside its system prompt and tool schemas left "
+        "on a 12k window OpenHands' task (715-1,342 tokens) beside its system prompt and tool schemas (4,571) left "
         "no room for the newest result",
         "strategy.params.summary_head=task keeps the first user message beside the summary",
     ),
