@@ -362,3 +362,11 @@ def test_the_suites_outcome_before_the_change_comes_right_after_the_one_after_it
         "1 failed, 2 passed in 0.05s",
         "41 passed in 0.30s",
     ]
+
+
+def test_a_question_names_a_heredoc_script_by_the_line_that_runs_it():
+    from ctxbench.probes.facts import named
+
+    command = "cd /testbed && cat > test_x.py << 'EOF'\nprint(parse(''))\nEOF\npython test_x.py 2>&1"
+    assert named(command) == "cd /testbed && cat > test_x.py << 'EOF' ... python test_x.py 2>&1"
+    assert named("python repro.py") == "python repro.py" and named("python - << 'EOF'\nprint(1)\nEOF").endswith("...")
