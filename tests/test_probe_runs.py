@@ -223,6 +223,12 @@ def test_every_runners_summary_and_the_failing_tests():
         "renders",
     ]
     assert runs_tests("npx vitest run") and runs_tests("bundle exec rake spec") and runs_tests("dotnet test")
+    assert runs_tests("cd /testbed && python -m django test messages_tests --settings=test_sqlite")
+    assert runs_tests("bin/test sympy/core/tests/test_basic.py") and runs_tests("python setup.py test")
+    assert suite_summary("==== tests finished: 5 passed, 1 expected to fail, in 0.34 seconds ====") == (
+        "tests finished: 5 passed, 1 expected to fail, in 0.34 seconds"
+    )
+    assert suite_summary("============ no tests ran in 0.01s ============") == "no tests ran in 0.01s"
 
 
 def test_the_failing_test_before_the_change_and_one_still_failing_after_it():
@@ -308,3 +314,59 @@ def test_a_reproductions_telling_line_is_no_traceback_frame_or_object_address():
 
     frame = ['File "/r/src/header.py", line 288, in parse', "Test 1: String content"]
     assert _value_line(frame, {"header", "parse"}, set()) == "Test 1: String content"
+
+
+def test_a_debugging_scripts_error_is_exploration():
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python debug_issue2.py 2>&1"),
+        _out(
+            "a",
+            "Traceback (most recent call last):\nValueError: The QuerySet value for an exact lookup must be limited",
+            1,
+        ),
+        _bash("b", "python app.py"),
+        _out("b", "Traceback (most recent call last):\nKeyError: 'header'", 1),
+    ]
+    answers = [a for a, _ in _facts(messages, "error")]
+    assert "KeyError: 'header'" in answers and not any("QuerySet" in a for a in answers)
+
+
+def test_other_harnesses_exit_code_headers_and_output_labels():
+    autogen = read_output(
+        "exitcode: 1 (execution failed)\nCode output: \nTraceback (most recent call last):\nKeyError: 1"
+    )
+    assert autogen.exit_code == 1 and errors(autogen.text) == ["KeyError: 1"]
+    cursor = read_output("\nExit code: 0\n\nCommand output:\n\n3 passed in 0.10s\n\nCommand completed.")
+    assert cursor.exit_code == 0 and cursor.lines == ["3 passed in 0.10s"]
+    codex = read_output("Exit code: 1\nWall time: 0.5 seconds\nOutput:\nFAILED tests/test_a.py::test_x")
+    assert codex.exit_code == 1 and codex.lines == ["FAILED tests/test_a.py::test_x"]
+
+
+def test_the_suites_outcome_before_the_change_comes_right_after_the_one_after_it():
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python -m pytest tests/test_hdr.py -q"),
+        _out("a", "1 failed, 2 passed in 0.05s", 1),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="b"),
+        _bash("c", "python -m pytest tests/ -q"),
+        _out("c", "41 passed in 0.30s"),
+        _bash("d", "python -m pytest tests/test_hdr.py -q"),
+        _out("d", "3 passed in 0.05s"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")][:3] == [
+        "3 passed in 0.05s",
+        "1 failed, 2 passed in 0.05s",
+        "41 passed in 0.30s",
+    ]
+
+
+def test_a_question_names_a_heredoc_script_by_the_line_that_runs_it():
+    from ctxbench.probes.facts import named
+
+    command = "cd /testbed && cat > test_x.py << 'EOF'\nprint(parse(''))\nEOF\npython test_x.py 2>&1"
+    assert named(command) == "cd /testbed && cat > test_x.py << 'EOF' ... python test_x.py 2>&1"
+    assert named("python repro.py") == "python repro.py" and named("python - << 'EOF'\nprint(1)\nEOF").endswith("...")

@@ -451,3 +451,23 @@ def test_a_handover_summary_is_the_outcome_whole():
         Message("tool", "Transfer successful", tool_call_id="t"),
     ]
     assert list(_outcomes(messages)) == [summary], _outcomes(messages)
+
+
+def test_an_eligibility_ruling_with_its_reason_is_a_decision_and_a_question_about_it_is_not():
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "My flight was delayed, and I want to cancel my trip from JFK."),
+        Message("assistant", "This will help me determine if you're eligible for any compensation based on the delay."),
+        Message("user", "Sure, my user ID is mei_brown_7075 and I have travel insurance."),
+        Message(
+            "assistant", "Since you have travel insurance, you are eligible to cancel the flight and get a full refund."
+        ),
+        Message("user", "Great, thanks, I'll decide later. ###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert [at for at, _ in got] == [4], got
+    assert "eligible" in _questions(messages)[4]
+
+
+def _questions(messages: list[Message]) -> dict[int, str]:
+    return {p.message_index: p.question for p in extract_probes(Transcript("t", messages)) if p.label == "decision"}

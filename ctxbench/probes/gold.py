@@ -43,8 +43,27 @@ def holds(answer: str, key: str) -> bool:
 
 def covers(probe: Probe, key: str) -> bool:
     """A probe holds a fact's key in its gold, or in its question (``What did `python repro.py`
-    print before the fix?`` holds the reproduction's command; its gold what it printed)."""
-    return holds(probe.answer, key) or norm(key) in norm(probe.question)
+    print before the fix?`` holds the reproduction's command; its gold what it printed), or across
+    the two: the key's start in the question, its end in the gold (``Which reservation did
+    `cancel_reservation` act on?`` / ``NQNU5R`` holds "cancel_reservation NQNU5R")."""
+    question = norm(probe.question)
+    return holds(probe.answer, key) or norm(key) in question or _split(question, norm(probe.answer), norm(key))
+
+
+def _split(question: str, answer: str, key: str) -> bool:
+    """The key cut at a space into a head the question holds and a tail that starts the gold or
+    ends it; both halves at least 4 characters, so a count ("1") and a word ("passed") apart
+    never make "1 passed"."""
+    for at in (i for i, ch in enumerate(key) if ch == " "):
+        head, tail = key[:at].strip(" `'\""), key[at + 1 :].strip(" `'\"")
+        if (
+            len(head) >= 4
+            and len(tail) >= 4
+            and head in question
+            and (answer.startswith(tail) or answer.endswith(tail))
+        ):
+            return True
+    return False
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """What a command printed, read from the observation the framework recorded: the output without
 the framework's wrapper (mini-swe-agent's ``<returncode>``/``<output>``, OpenHands' exit-code
-footer, SWE-agent's open-file footer, Claude Code's ``Exit code N`` header and system reminders),
+footer, SWE-agent's open-file footer, Claude Code's ``Exit code N`` header and system reminders, Cursor's,
+Codex's and AutoGen's exit-code headers and output labels),
 the exit code, the errors it shows and a test summary."""
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ import re
 from dataclasses import dataclass
 
 RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
-EXIT_HEADER = re.compile(r"Exit code (-?\d+)[ \t]*(?:\n|$)")  # Claude Code's Bash result of a failed command
+# The exit code heading an output: Claude Code's "Exit code 1", Cursor's and Codex's "Exit code: 1", AutoGen's
+# "exitcode: 1 (execution failed)".
+EXIT_HEADER = re.compile(r"\s*(?:Exit code:? |exitcode: )(-?\d+)(?: \(execution \w+\))?[ \t]*(?:\n|$)")
 # Claude Code's reminders appended to a tool result: the harness speaking, not the command.
 REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 EXIT_FOOTER = re.compile(r"\[(?:The command completed|Command finished) with exit code (-?\d+)\.?\]")
@@ -17,7 +20,8 @@ WRAPPER_LINE = re.compile(
     r"^\s*(?:</?output>|</?returncode>.*|\[The command completed.*\]|\[Command finished.*\]|"
     r"\[Current working directory: .*\]|\[Python interpreter: .*\]|\(Open file: .*\)|"
     r"\(Current directory: .*\)|bash-\$.*|<output_head>|</output_head>|<output_tail>|</output_tail>|"
-    r"<elided_chars>.*|</elided_chars>|<warning>.*)\s*$"
+    r"<elided_chars>.*|</elided_chars>|<warning>.*|Code output:|Command output:|Output:|Wall time: [\d.]+ seconds?|"
+    r"Command completed\.)\s*$"
 )
 # The last line of a Python traceback, a compiler or tool error, a failing shell.
 ERROR_LINE = re.compile(
@@ -51,14 +55,17 @@ UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([
 GO_CARGO = re.compile(r"^(?:test result: .*|(?:ok|FAIL)\s+\S+\s+[\d.]+s|Tests:\s+.*)$", re.MULTILINE)
 # Other runners' summary lines: mocha ("5 passing (20ms)" / "1 failing"), vitest ("Tests  5 passed (5)"), rspec
 # ("5 examples, 0 failures"), phpunit ("OK (5 tests, 10 assertions)"), ctest ("100% tests passed, 0 tests failed
-# out of 12"), maven/surefire ("Tests run: 12, Failures: 0, Errors: 0, Skipped: 0").
+# out of 12"), maven/surefire ("Tests run: 12, Failures: 0, Errors: 0, Skipped: 0"), sympy ("tests finished: 5
+# passed, in 0.34 seconds"), a pytest run that selected nothing ("no tests ran in 0.01s").
 OTHER_SUMMARY = re.compile(
-    r"^\s*(\d+ passing \([^)\n]*\)(?:\s*\n\s*\d+ pending)?(?:\s*\n\s*\d+ failing)?"
+    r"^[\s=]*(\d+ passing \([^)\n]*\)(?:\s*\n\s*\d+ pending)?(?:\s*\n\s*\d+ failing)?"
     r"|Tests\s+\d+ (?:failed|passed)\b[^\n]*"
     r"|\d+ examples?, \d+ failures?(?:, \d+ pending)?"
     r"|OK \(\d+ tests?, \d+ assertions?\)"
     r"|\d+% tests passed, \d+ tests? failed out of \d+"
-    r"|(?:\[\w+\]\s+)?Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+)",
+    r"|(?:\[\w+\]\s+)?Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+"
+    r"|tests finished: [^=\n]*?in [\d.]+ seconds"  # sympy's bin/test
+    r"|no tests ran in [\d.]+s)",  # pytest that selected nothing
     re.MULTILINE,
 )
 # A failing test's id: pytest's "FAILED path::test", unittest's "FAIL: test_x (mod.Class)", go's "--- FAIL: TestX",
@@ -85,8 +92,9 @@ def read_output(observation: str) -> Output:
     if "<system-reminder>" in observation:
         observation = REMINDER.sub("", observation)
     kept = [ln for ln in observation.splitlines() if not WRAPPER_LINE.match(ln)]
-    if code is not None and code.re is EXIT_HEADER:
-        kept = kept[1:]  # Claude Code's "Exit code 1" line heads the output
+    if code is not None and code.re is EXIT_HEADER:  # drop the "Exit code 1" line heading the output
+        first = next((i for i, ln in enumerate(kept) if ln.strip()), None)
+        kept = kept[first + 1 :] if first is not None else kept
     return Output("\n".join(kept).strip("\n"), int(code.group(1)) if code else None)
 
 

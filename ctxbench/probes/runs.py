@@ -59,6 +59,8 @@ VERDICT_WORD = re.compile(r"\b(?:pass(?:ed|es)?|success\w*|fixed|works?|working|
 FRAME_FILE = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
 TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
 CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
+# Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
+EXPLORATION_SCRIPT = re.compile(r"(?:^|[/_.-])(?:debug|explore|exploration|inspect|examine|investigate)\w*\.\w+$", re.I)
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
@@ -285,10 +287,11 @@ class RunReader:
 
     # -- test results -------------------------------------------------------------------------
     def test_results(self) -> Iterator[Fact]:
-        """The suite run that names the tests of the fix (its last run after it), the
-        reproduction run again after the fix, the widest suite run after it and the next that
-        names tests, the verdict of the agent's own verification script, the suite run before the
-        fix, a suite that could not run; then the other suites' last runs."""
+        """The suite run that names the tests of the fix (its last run after it) and the first suite
+        run before the fix (the test command's outcome before and after), the reproduction run again
+        after the fix, the widest suite run after it and the next that names tests, the verdict of
+        the agent's own verification script, the failing tests, a suite that could not run; then the
+        other suites' last runs."""
         fix = self.fix_at if self.fix_at is not None else -1
         when = "after the change" if fix >= 0 else "when the agent ran it"
         suites = self._suites()
@@ -308,17 +311,18 @@ class RunReader:
             )
             for a in ranked
         }
-        facts: list[Fact] = [suite_facts[a.message_index] for a in ranked[:1]]
-        facts += self._rerun_fact()
-        facts += [suite_facts[a.message_index] for a in [*widest[:1], *ranked[1:2]]]
-        verified = self._verification(exclude={f.message_index - 1 for f in facts})
-        facts += verified
+        before: list[Fact] = []
         for a in suites:  # the first run before the fix: what was failing
             summary = summaries[a.message_index]
             if summary and 0 <= a.message_index < fix:
                 question = f"What did `{named(a.command)}` report before the change?"
-                facts.append(Fact("test_result", summary, a.message_index + 1, question))
+                before.append(Fact("test_result", summary, a.message_index + 1, question))
                 break
+        facts: list[Fact] = [suite_facts[a.message_index] for a in ranked[:1]]
+        facts += before
+        facts += self._rerun_fact()
+        facts += [suite_facts[a.message_index] for a in [*widest[:1], *ranked[1:2]]]
+        facts += self._verification(exclude={f.message_index - 1 for f in facts})
         facts += self._failing(suites, summaries, fix)
         facts += self._suite_not_run(suites, summaries)
         facts += [suite_facts[a.message_index] for a in ranked[1:]]
@@ -484,6 +488,9 @@ class RunReader:
             return True  # a bare exception name says nothing
         if a.op == "shell" and self._script_bug(a, line):
             return True
+        script = script_run(a.command) if a.op == "shell" else None
+        if script and EXPLORATION_SCRIPT.search(script) and not self._shows_reported_error(a):
+            return True  # a debugging or exploration script's error is exploration output
         slip = re.search(r"\b(?:SyntaxError|IndentationError|TabError)\b", line)
         if slip and any(self._edited_before(p, a.message_index) for p in re.findall(r'File "([^"]+)"', line)):
             return True  # the agent's own edit broke the file's syntax: a slip its next edit mends

@@ -18,6 +18,7 @@ READ_ONLY = {
 # Commands that run a test suite: their output's summary is a test result.
 TEST_RUNNER = re.compile(
     r"(?:^|[\s/;&|(])(?:py\.?test|pytest|tox|nox|runtests\.py|manage\.py\s+test|unittest|nosetests|"
+    r"django(?:-admin)?\s+test|setup\.py\s+test|bin/test|"
     r"go\s+test|cargo\s+test|npm\s+(?:run\s+)?test|yarn\s+test|jest|mocha|mvn\s+test|gradle\w*\s+test|"
     r"make\s+(?:test|check)|ctest|phpunit|rspec|bundle\s+exec\s+rspec|vitest|nose2|pnpm\s+(?:run\s+)?test|"
     r"bun\s+test|dotnet\s+test|swift\s+test|mix\s+test|sbt\s+test|rake\s+(?:test|spec))\b(?!\.\w)"

@@ -202,22 +202,38 @@ REFUSAL = re.compile(
 )
 
 
+# A ruling the other way: what the policy lets the customer do ("Since you have travel insurance, you
+# are eligible to cancel"); not the agent asking itself whether ("to determine if you're eligible").
+GRANT = re.compile(r"\b(?:you are|you'?re|it is|it'?s|is|are) (?:eligible|entitled) (?:for|to)\b", re.IGNORECASE)
+WHETHER = re.compile(r"\b(?:determine|check|verify|see|whether|if)\b[^.]*\b(?:eligible|entitled)\b", re.IGNORECASE)
+
+
 def refusals(messages: list[Message]) -> Iterator[Fact]:
-    """What the agent refused or required of a person, with its reason: its replies to a user (no
-    tool call, no action block, a user's turn next) that refuse by policy, in the order stated; a
-    refusal repeated (most of the shorter one's words) is asked once."""
+    """What the agent ruled by policy for a person, with its reason: its replies to a user (no tool
+    call, no action block, a user's turn next) that refuse or require, or grant ("you are eligible
+    to cancel"), in the order stated, one per reply; a ruling repeated (most of the shorter one's
+    words) is asked once."""
     said: list[set[str]] = []
     for i, m in enumerate(messages[:-1]):
         if m.role != "assistant" or m.tool_calls or "```" in m.content or messages[i + 1].role != "user":
             continue
         for sentence in sentences_of(m.content):
-            if len(sentence) >= 20 and REFUSAL.search(sentence) and not PLEASANTRY.search(sentence):
-                words = set(re.findall(r"\w{3,}", sentence.lower()))
-                if not any(len(words & w) >= 0.5 * min(len(words), len(w)) for w in said):
-                    said.append(words)
-                    answer = clip(_with_neighbour(m.content, sentence), 300)
-                    yield Fact("decision", answer, i, "What did the agent refuse or require, and why?")
-                break
+            if len(sentence) < 20 or PLEASANTRY.search(sentence) or sentence.endswith(":"):
+                continue
+            refused = bool(REFUSAL.search(sentence))
+            if not refused and not (GRANT.search(sentence) and not WHETHER.search(sentence)):
+                continue
+            words = set(re.findall(r"\w{3,}", sentence.lower()))
+            if not any(len(words & w) >= 0.5 * min(len(words), len(w)) for w in said):
+                said.append(words)
+                answer = clip(_with_neighbour(m.content, sentence), 300)
+                question = (
+                    "What did the agent refuse or require, and why?"
+                    if refused
+                    else "What did the agent find the customer eligible for, and why?"
+                )
+                yield Fact("decision", answer, i, question)
+            break
 
 
 # A shell command that submits the run (mini-swe-agent's `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`,
