@@ -72,3 +72,20 @@ def test_none_cuts_nothing_and_a_wrong_budget_is_refused() -> None:
     assert FitToolResults(budget="none").apply(messages, make_ctx(12_000)) is messages
     with pytest.raises(ValueError, match="budget must be"):
         FitToolResults(budget="tokens")  # type: ignore[arg-type]
+
+
+def test_the_providers_count_of_the_rejected_prompt_sizes_the_cut() -> None:
+    """OpenClaw hands compaction the token count the provider's overflow error reported (currentTokenCount):
+    when the provider counted 30% more than the estimate of the prompt it rejected, the estimate must come
+    down by that much more."""
+    messages = _context([2_000, 30_000])
+    plain = make_ctx(12_000)
+    alone = FitToolResults().apply(messages, plain)
+    observed = make_ctx(12_000)
+    used = observed.estimator.prompt(messages)
+    observed.emit({"type": "context.status", "used": used})
+    observed.emit({"type": "overflow_error", "prompt_tokens": int(used * 1.3), "limit": 9_000})
+    tighter = FitToolResults().apply(messages, observed)
+    assert observed.estimator.prompt(tighter) <= observed.model.prompt_budget / 1.2 / 1.3
+    assert len(tighter[-1].content) < len(alone[-1].content)
+    assert observed.events[-1]["observed_ratio"] == 1.3

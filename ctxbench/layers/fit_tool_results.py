@@ -11,8 +11,10 @@ summary rescues the call. OpenClaw's recovery cuts tool results, newest first
 ``budget`` says which budget:
 
 * ``prompt`` (default): the prompt's estimate (the strategy's estimator, tool schemas included) within
-  the prompt budget over SAFETY_MARGIN 1.2, OpenClaw's buffer for the estimate's error. No result is
-  cut below ``min_keep_chars`` (OpenClaw's recovery: 0).
+  the prompt budget over SAFETY_MARGIN 1.2, OpenClaw's buffer for the estimate's error; when the provider
+  already rejected a prompt of this call and counted more than its estimate, over that ratio too
+  (OpenClaw hands compaction the token count of the overflow error, ``currentTokenCount``). No result
+  is cut below ``min_keep_chars`` (OpenClaw's recovery: 0).
 * ``openclaw``: OpenClaw's own numbers, ``MAX_TOOL_RESULT_CONTEXT_SHARE`` 0.3 of the window at 4
   chars/token, for each result and for all results together (with at least two results). After
   strategy 1 no result is over window x 2 x 0.5 chars, under 0.3 x 4 x window, so only the
@@ -35,6 +37,27 @@ from ctxbench.transcripts.model import Message, is_tool_result
 
 MAX_TOOL_RESULT_CONTEXT_SHARE = 0.3  # OpenClaw's tool-result-truncation.ts
 OPENCLAW_CHARS_PER_TOKEN = 4
+
+
+def observed_ratio(ctx: StrategyContext) -> float:
+    """The provider's count of the last prompt of this call it rejected over the strategy's estimate of
+    that prompt (the last ``context.status`` before the ``overflow_error`` event); 1 when there is none or
+    the estimate was not under."""
+    events = ctx.events
+    for k in range(len(events) - 1, -1, -1):
+        event = events[k]
+        if event.get("call") != ctx.call_index:
+            break
+        if event.get("type") != "overflow_error":
+            continue
+        for j in range(k - 1, -1, -1):
+            earlier = events[j]
+            if earlier.get("call") != ctx.call_index:
+                break
+            if earlier.get("type") == "context.status" and earlier.get("used"):
+                return max(1.0, float(event.get("prompt_tokens") or 0) / float(earlier["used"]))
+        break
+    return 1.0
 
 
 class FitToolResults(Layer):
@@ -67,8 +90,9 @@ class FitToolResults(Layer):
             return messages
         out = list(messages)
         before = ctx.estimator.prompt(messages)
+        ratio = observed_ratio(ctx)
         if self.budget == "prompt":
-            cut = self._fit_prompt(out, results, ctx, before)
+            cut = self._fit_prompt(out, results, ctx, before, ratio)
         else:
             cut = self._fit_openclaw(out, results, ctx)
         if not cut:
@@ -82,6 +106,7 @@ class FitToolResults(Layer):
                 "chars_removed": removed,
                 "estimate_before": before,
                 "estimate_after": ctx.estimator.prompt(out),
+                "observed_ratio": round(ratio, 4),
             }
         )
         return out
@@ -95,8 +120,10 @@ class FitToolResults(Layer):
         out[i] = compacted(message, text, self.name)
         return True
 
-    def _fit_prompt(self, out: list[Message], results: list[int], ctx: StrategyContext, before: int) -> list[int]:
-        target = int(ctx.model.prompt_budget / self.safety_margin)
+    def _fit_prompt(
+        self, out: list[Message], results: list[int], ctx: StrategyContext, before: int, ratio: float
+    ) -> list[int]:
+        target = int(ctx.model.prompt_budget / self.safety_margin / ratio)
         need = before - target
         cut: list[int] = []
         for i in reversed(results):  # newest first, as OpenClaw's aggregate recovery

@@ -120,7 +120,8 @@ OPENCLAW: tuple[Difference, ...] = (
     Difference(
         "After compaction OpenClaw's overflow recovery truncates tool results to 0.3 of the window at 4 "
         "chars/token (each, and all together newest first); ctxbench cuts them, newest first, until its "
-        "estimate of the prompt fits the prompt budget over SAFETY_MARGIN 1.2.",
+        "estimate of the prompt fits the prompt budget over SAFETY_MARGIN 1.2 (and over the ratio of the "
+        "provider's count of a rejected prompt of the call to its estimate).",
         "after strategy 1 no result is over 0.3 x 4 x window chars, so OpenClaw's rule can only act on the "
         "total; with a 4,096-token reply reserve a small window's newest result alone may not fit",
         "strategy.params.fit_tool_results=openclaw (OpenClaw's numbers), =none (nothing cut)",
