@@ -370,3 +370,18 @@ def test_a_question_names_a_heredoc_script_by_the_line_that_runs_it():
     command = "cd /testbed && cat > test_x.py << 'EOF'\nprint(parse(''))\nEOF\npython test_x.py 2>&1"
     assert named(command) == "cd /testbed && cat > test_x.py << 'EOF' ... python test_x.py 2>&1"
     assert named("python repro.py") == "python repro.py" and named("python - << 'EOF'\nprint(1)\nEOF").endswith("...")
+
+
+def test_an_errors_question_names_where_the_projects_code_raised_it():
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/testbed/reproduce.py", line 19, in <module>\n    sch.validate({})\n'
+        '  File "/testbed/src/marshmallow/schema.py", line 894, in _invoke_field_validators\n'
+        "    value = data[field_obj.attribute or field_name]\n"
+        "            ~~~~^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "TypeError: 'NoneType' object is not subscriptable"
+    )
+    messages = [Message("user", TASK), _bash("a", "python run_me.py"), _out("a", traceback, 1)]
+    ((answer, question),) = _facts(messages, "error")
+    assert answer == "TypeError: 'NoneType' object is not subscriptable"
+    assert question.endswith("show (raised in `_invoke_field_validators`, schema.py line 894)?")

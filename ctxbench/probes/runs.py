@@ -61,6 +61,8 @@ TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
 CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
 # Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
 EXPLORATION_SCRIPT = re.compile(r"(?:^|[/_.-])(?:debug|explore|exploration|inspect|examine|investigate)\w*\.\w+$", re.I)
+PROJECT_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.MULTILINE)
+INSTALLED_FRAME = re.compile(r"<frozen |/(?:site|dist)-packages/|/lib/python\d")
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
@@ -282,7 +284,10 @@ class RunReader:
         if self._reproduction is not None:
             a, line = self._reproduction
             yield Fact(
-                "reproduction", line, a.message_index + 1, f"What did `{named(a.command)}` print before the fix?"
+                "reproduction",
+                line,
+                a.message_index + 1,
+                f"What did `{named(a.command)}` print before the fix{self._raised_in(a, line)}?",
             )
 
     # -- test results -------------------------------------------------------------------------
@@ -457,7 +462,8 @@ class RunReader:
                 what = f"`{named(a.command)}`" if a.op == "shell" else f"the agent's `{a.tool}` call"
                 if a.op == "edit" and a.path:
                     what = f"the agent's edit of {a.path}"
-                fact = Fact("error", clip(line, 160), a.message_index + 1, f"What error did {what} show?")
+                where = self._raised_in(a, line) if a.op == "shell" else ""
+                fact = Fact("error", clip(line, 160), a.message_index + 1, f"What error did {what} show{where}?")
                 found_in.append((fact, a.op == "shell" and not _environment_error(line)))
         runs = [f for f, run in found_in if run]
         later = [f for f in runs if self.fix_at is not None and f.message_index > self.fix_at]
@@ -501,6 +507,21 @@ class RunReader:
         typo = re.match(r"(?:\S+ )*(?:SyntaxError|IndentationError|TabError|NameError)\b", line.split(" in ")[-1])
         in_source = any(same_file(path, p) for p in re.findall(r'File "([^"]+)"', line) for path in self.fix_paths)
         return own and not in_source and bool(typo or script == "-")
+
+    def _raised_in(self, a: Action, line: str) -> str:
+        """Where the project's code raised the error a run printed, when its answer does not say:
+        " (raised in `f`, schema.py line 894)". The innermost frame outside installed code."""
+        if ", line " in line or not self._errs(a) or self._errs(a)[-1] != line:
+            return ""
+        text = self._out(a).text
+        frames = [m for m in PROJECT_FRAME.finditer(text) if not INSTALLED_FRAME.search(m.group(1))]
+        if not frames:
+            return ""
+        path, number, function = frames[-1].groups()
+        script = script_run(a.command) or ""
+        if is_scratch(path) or (script not in ("", "-") and same_file(path, script)) or path.startswith("<"):
+            return ""  # the agent's own script: the line that called the code, not where it broke
+        return f" (raised in `{function}`, {path.rsplit('/', 1)[-1]} line {number})"
 
     def _script_bug(self, a: Action, line: str) -> bool:
         """The agent's own script crashed in its own code (its innermost frame): the script's bug,

@@ -93,6 +93,14 @@ def runs(refs: list[str], before: list[str]) -> list[str | list[int]]:
     return out
 
 
+def _find(items: list[Any], value: Any, start: int) -> int:
+    """The first place of ``value`` in ``items`` from ``start`` on, or -1."""
+    try:
+        return items.index(value, start)
+    except ValueError:
+        return -1
+
+
 def _agree(a: list[str], i: int, b: list[str], j: int, limit: int) -> int:
     """How many places ``a[i:]`` and ``b[j:]`` agree on from the start, given that the first does
     (at most ``limit``): doubling until they differ, then halving between."""
@@ -149,9 +157,10 @@ class ContextRecorder:
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, dict[str, Any]] = {}
         refs: list[Any] = list(map(self._refs.get, map(id, working)))  # in C: most were sent before
-        if None in refs:
-            for position in [p for p, ref in enumerate(refs) if ref is None]:
-                refs[position] = self._ref(working[position], new)
+        position = _find(refs, None, 0)
+        while position >= 0:  # the few new messages, found in C (usually the last ones)
+            refs[position] = self._ref(working[position], new)
+            position = _find(refs, None, position + 1)
         upto = record["message_index"] + 1  # the history so far and this call's recorded reply
         for i in range(self._arrived, min(upto, len(self.transcript.messages))):
             self._ref(self.transcript.messages[i], new)
