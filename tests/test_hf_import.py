@@ -132,6 +132,20 @@ def test_nebius_parquet_imports_through_cli(tmp_path: Path) -> None:
     assert "generated_patch" not in t.metadata  # long columns are not copied into every transcript
 
 
+def test_nebius_swe_agent_observations_are_marked_with_their_command(tmp_path: Path) -> None:
+    """nebius/SWE-agent-trajectories are SWE-agent runs with text actions: the command is the ai message's
+    last fenced block, its output the next user message, marked as the observation of that command (what
+    five_layer's strategies 1 and 2 read as a tool result); the task is not."""
+    from ctxbench.transcripts.model import OBSERVATION_OF, is_tool_result
+
+    source = tmp_path / "nebius.parquet"
+    pq.write_table(pa.Table.from_pylist([nebius_row(0)]), source)
+    assert run_import([str(source), "--out", str(tmp_path / "out")], tmp_path / "hf").returncode == 0
+    (t,) = load(tmp_path / "out" / "nebius.jsonl")
+    assert [m.metadata.get(OBSERVATION_OF) for m in t.messages] == [None, None, None, "ls -la", None]
+    assert [is_tool_result(m) for m in t.messages] == [False, False, False, True, False]
+
+
 def test_swegym_openhands_arrow_directory_links_tool_calls(tmp_path: Path) -> None:
     saved = tmp_path / "swegym"
     datasets.Dataset.from_list([swegym_row(i) for i in range(3)]).save_to_disk(str(saved))

@@ -16,10 +16,12 @@ from ctxbench.errors import InputError
 from ctxbench.transcripts.detect import detect_source
 from ctxbench.transcripts.formats import PARSERS, ParseContext
 from ctxbench.transcripts.formats._common import Source
+from ctxbench.transcripts.formats.sweagent import fenced_action, mark_observations
 from ctxbench.transcripts.model import Transcript
 
 MESSAGE_COLUMNS = ("messages", "trajectory", "history")
 _ROLE_ALIASES = {"ai": "assistant", "gpt": "assistant", "bot": "assistant", "model": "assistant", "human": "user"}
+TEXT_ACTIONS = "_swe_agent_text_actions"  # set by row_document, taken off before the document is parsed
 _METADATA_MAX_CHARS = 256  # scalar columns kept as transcript metadata; patches and logs are left out
 
 
@@ -57,6 +59,12 @@ def _chat_message(item: dict[str, Any]) -> dict[str, Any]:
     return msg
 
 
+def _swe_agent_text_rows(items: list[Any]) -> bool:
+    """nebius/SWE-agent-trajectories' spelling (``role: ai`` with ``text``): SWE-agent runs whose commands
+    are text and whose outputs are user messages."""
+    return any(isinstance(x, dict) and x.get("role") == "ai" and "text" in x for x in items)
+
+
 def _is_event(item: Any) -> bool:
     """An OpenHands event (``source`` plus ``action`` or ``observation``); SWE-agent steps have no ``source``."""
     return isinstance(item, dict) and ("action" in item or "observation" in item) and "source" in item
@@ -80,6 +88,8 @@ def row_document(row: dict[str, Any], column: str) -> dict[str, Any]:
     if column == "history" or (present and _is_event(present[0])):
         doc["history"] = items  # OpenHands events, or a SWE-agent .traj history
     elif present and all(_is_chat(x) for x in present):
+        if _swe_agent_text_rows(present):
+            doc[TEXT_ACTIONS] = True
         doc["messages"] = [_chat_message(x) for x in present]
     else:
         doc["trajectory"] = items  # SWE-agent steps (response / observation)
@@ -119,6 +129,7 @@ def row_transcripts(row: dict[str, Any], index: int, column: str, fmt: str, labe
         doc = row_document(row, column)
     except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
         raise InputError(where, None, f"column {column!r}: {exc}") from None
+    text_actions = doc.pop(TEXT_ACTIONS, False)
     source = Source(Path(where), "", "json", doc)
     chosen = detect_source(source) if fmt == "auto" else fmt
     ctx = ParseContext(path=Path(where), fmt=chosen)
@@ -134,6 +145,8 @@ def row_transcripts(row: dict[str, Any], index: int, column: str, fmt: str, labe
     base = f"{label}#{index}" + (f"-{instance}" if isinstance(instance, str | int) and instance != "" else "")
     metadata = _scalar_metadata(row, column)
     for k, t in enumerate(transcripts):
+        if text_actions:  # each output marked as the observation of its command (five_layer reads them as results)
+            t.messages = mark_observations(t.messages, lambda m: fenced_action(m.content))
         t.id = base if len(transcripts) == 1 else f"{base}.{k}"
         t.source = {**t.source, "dataset": place, "row": index}
         t.metadata = {**metadata, **t.metadata}

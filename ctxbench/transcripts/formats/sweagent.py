@@ -15,6 +15,8 @@ stays a user message: that is what the model was sent.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxbench.transcripts.formats._common import (
@@ -73,6 +75,29 @@ def _history_message(raw: Any, i: int, ctx: ParseContext) -> Message | None:
     return Message(role, content, metadata=metadata)
 
 
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
+
+
+def fenced_action(text: str) -> str | None:
+    """The command of an older SWE-agent response written as text (``DISCUSSION ... ```cmd```; the
+    nebius/SWE-agent-trajectories rows): its last fenced block."""
+    blocks = _FENCE.findall(text)
+    return (blocks[-1].strip() or None) if blocks else None
+
+
+def mark_observations(messages: Sequence[Message], action_of: Callable[[Message], str | None]) -> list[Message]:
+    """Each user message right after an assistant message without tool calls whose action ``action_of``
+    names, marked as the observation of that action (``OBSERVATION_OF``)."""
+    out: list[Message] = []
+    action = None
+    for message in messages:
+        if message.role == "user" and action:
+            message = message.replace(metadata={**message.metadata, OBSERVATION_OF: action})
+        action = action_of(message) if message.role == "assistant" and not message.tool_calls else None
+        out.append(message)
+    return out
+
+
 def _text_action(raw: dict[str, Any]) -> str | None:
     """The command an older agent's assistant message ran (its ``action``), if it names one."""
     return (as_str(raw.get("action")) or "").strip() or None
@@ -111,16 +136,9 @@ def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
     stem = source.path.stem
     history = doc.get("history")
     if isinstance(history, list) and history:
-        messages = []
-        action = None  # the action of the assistant message just before (older agents' text actions)
-        for i, raw in enumerate(history):
-            message = _history_message(raw, i, ctx)
-            if message is None:
-                continue
-            if message.role == "user" and action:
-                message = message.replace(metadata={**message.metadata, OBSERVATION_OF: action})
-            action = _text_action(raw) if message.role == "assistant" and not message.tool_calls else None
-            messages.append(message)
+        read = [(m, raw) for i, raw in enumerate(history) if (m := _history_message(raw, i, ctx))]
+        actions = {id(m): _text_action(raw) for m, raw in read}  # older agents' text actions
+        messages = mark_observations([m for m, _ in read], lambda m: actions.get(id(m)))
     else:
         messages = _from_trajectory(doc.get("trajectory") or [], ctx)
     raw_info = doc.get("info")
