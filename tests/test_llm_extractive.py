@@ -90,3 +90,14 @@ def test_deterministic_free_and_labelled():
     assert one.name == "extractive"
     totals = usage_totals(one.usage)
     assert totals["calls"] == 1 and totals["cost_usd"] == 0.0 and totals["faults"] == {}
+
+
+def test_line_kinds_remembered_or_not_are_the_searches():
+    from ctxbench.llm.extractive import MEMO_LINE_CHARS, _kinds, line_kinds
+
+    lines = ["Error: port 8080 refused at src/app.py", "we decided to use v1.2.3", "plain words", ""]
+    long_line = "x" * MEMO_LINE_CHARS + " ValueError in a/b.py"
+    for line in [*lines, *lines, long_line, long_line]:
+        assert line_kinds(line) == _kinds(line)
+    assert line_kinds(lines[0]) == ("error", "path", "port", "number")
+    assert "error" in line_kinds(long_line) and "path" in line_kinds(long_line)
