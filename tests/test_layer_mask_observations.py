@@ -141,3 +141,21 @@ def test_bad_parameters_are_rejected() -> None:
 @given(st.text(alphabet=st.sampled_from(["a", "é", " ", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028"])))
 def test_line_count_is_splitlines(text: str) -> None:
     assert line_count(text) == len(text.splitlines())
+
+
+def test_older_swe_agent_observations_sent_as_user_messages_are_masked(shared_transcripts) -> None:
+    """SWE-agent's LastNObservations masks its history's observations whatever role they were sent
+    as; older SWE-agent runs send them as user messages, which the importer marks as the tool results
+    they are (``observation_of``)."""
+    from ctxbench.transcripts.importer import import_file
+    from ctxbench.transcripts.model import is_tool_result
+
+    path = next((shared_transcripts / "swe-agent-official" / "tests").rglob("pydicom__pydicom-1458.traj"))
+    messages = import_file(path)[0].messages
+    marked = [i for i, m in enumerate(messages) if m.role == "user" and is_tool_result(m)]
+    assert len(marked) >= 5
+    out = MaskObservations(n=2, text_observations=False).apply(messages, ctx())
+    masked = [i for i in marked if out[i] is not messages[i]]
+    assert masked and set(masked) <= set(marked[:-2])
+    assert all(out[i].content.startswith("Old environment output:") for i in masked)
+    assert all(is_tool_result(out[i]) for i in masked)  # still the observation it was

@@ -471,3 +471,44 @@ def test_an_eligibility_ruling_with_its_reason_is_a_decision_and_a_question_abou
 
 def _questions(messages: list[Message]) -> dict[int, str]:
     return {p.message_index: p.question for p in extract_probes(Transcript("t", messages)) if p.label == "decision"}
+
+
+def test_the_explanation_before_the_first_edit_of_the_fixed_file_is_the_cause():
+    """Agents explain before they edit (SWE-agent's DISCUSSION, mini-swe-agent's THOUGHT, OpenHands'
+    message, Claude Code's text), often without "the issue is": a sentence there that says how the
+    code behaves, naming code, is the cause when no statement of one was made."""
+    messages = [
+        Message("user", "<pr_description>\nQuery.count() is wrong after values() on an annotation\n</pr_description>"),
+        _bash("a", "python reproduce.py", "Let me reproduce the issue first."),
+        _out("a", "3"),
+        _edit(
+            "e",
+            "/r/django/db/models/lookups.py",
+            "self.rhs.clear_select_clause()",
+            "if not self.rhs.has_select_fields:\n    self.rhs.clear_select_clause()",
+            "Looking at `process_rhs`, it always calls `clear_select_clause()` on the subquery, so the "
+            "annotation selected by `values('m')` is dropped. I will only clear it when no fields are selected.",
+        ),
+        Message("tool", "The file /r/django/db/models/lookups.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)
+    assert [at for at, _ in causes] == [3], causes
+    assert "it always calls `clear_select_clause()` on the subquery" in causes[0][1], causes
+
+
+def test_a_plan_before_the_edit_is_no_cause():
+    """What the agent is about to do ("Now let me edit `_serialize` so that it always rounds") says no cause."""
+    messages = [
+        Message("user", "<issue>\nTimeDelta serialization precision: 345 ms comes back as 344\n</issue>"),
+        _edit(
+            "e",
+            "/r/src/marshmallow/fields.py",
+            "return int(value.total_seconds() / base_unit.total_seconds())",
+            "return int(round(value.total_seconds() / base_unit.total_seconds()))",
+            "Now let me edit `_serialize` in `fields.py` so that it always rounds.",
+        ),
+        Message("tool", "The file /r/src/marshmallow/fields.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert _causes(messages) == []

@@ -19,7 +19,7 @@ from typing import Annotated
 
 from ctxbench.core import Param, StrategyContext
 from ctxbench.layers.base import Layer, compacted
-from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.model import Message, is_tool_result
 from ctxbench.transcripts.rounds import is_observation
 from ctxbench.transcripts.running import DerivedList, SeenPrefix
 
@@ -38,7 +38,8 @@ def line_count(text: str) -> int:
 class MaskObservations(Layer):
     """Mask all but the last ``n`` observations.
 
-    Observations are tool results and, with ``text_observations``, DB-GPT-style user messages
+    Observations are tool results (and user messages the importer marked as one: older SWE-agent
+    runs) and, with ``text_observations``, DB-GPT-style user messages
     starting with ``Observation:``. The first user message (the task; SWE-agent never masks its
     first observation, the instance template, for the same reason) and pinned messages are
     never masked. With ``only_if_shorter`` an observation whose placeholder would not be
@@ -78,7 +79,9 @@ class MaskObservations(Layer):
     def _is_observation(self, message: Message) -> bool:
         if message.pinned:
             return False
-        return message.role == "tool" or (self.text_observations and is_observation(message))
+        # A tool result, or a user message the importer marked as one (older SWE-agent runs send
+        # their observations as user messages; SWE-agent masks them all the same).
+        return is_tool_result(message) or (self.text_observations and is_observation(message))
 
     @staticmethod
     def _is_masked(message: Message) -> bool:

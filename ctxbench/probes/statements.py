@@ -41,6 +41,20 @@ EXPLICIT_CAUSE = re.compile(
     re.IGNORECASE,
 )
 ROOT_CAUSE_OR_PLACE = re.compile(f"{ROOT_CAUSE.pattern}|{FIX_PLACE.pattern}", re.IGNORECASE)
+# How the code behaves, said as agents explain right before they edit ("`_check` only looks at the
+# first item", "never sets", "returns `None`", "is being modified by `f`").
+BEHAVIOUR = re.compile(
+    r"\b(?:only|never|always|instead|returns?|missing|does ?n[o']t|is ?n[o']t|are ?n[o']t|"
+    r"without|ignor\w+|assum\w+|treat(?:s|ed|ing)?|(?:is|are) being \w+ed)\b",
+    re.IGNORECASE,
+)
+# A sentence that says what the agent is about to do or chose, not how the code behaves.
+PLAN = re.compile(
+    r"^(?:now|next|first|then|to fix|this (?:should|will))\b|\blet'?s\b|\blet me\b|"
+    r"\b(?:i|we)(?:'ll|'d| will| would| should| need| can| must| want)\b",
+    re.IGNORECASE,
+)
+ROOT_CAUSE_QUESTION = "What did the agent find to be the cause of the problem?"
 # An exclamation that announces the cause in the sentence after it ("That's it! If the format ...").
 DISCOVERY = re.compile(r"(?:that'?s it|found it|got it|i see(?: it)?(?: now)?|aha)\s*[!.]?$", re.IGNORECASE)
 # A statement that the problem is gone, or a step after it: not a cause.
@@ -131,7 +145,7 @@ class StatementReader:
             if needs_code and all(set(_names(e)) <= task_names for e in entities):
                 continue  # names nothing the task did not already say (names compare whole)
             question = {
-                "root_cause": "What did the agent find to be the cause of the problem?",
+                "root_cause": ROOT_CAUSE_QUESTION,
                 "decision": "What did the agent decide, and why?",
             }[label]
             yield Fact(label, clip(sentence, 300), i, question)
@@ -154,6 +168,39 @@ class StatementReader:
             if fact.message_index not in seen:  # one per message: its other sentences restate it
                 seen.add(fact.message_index)
                 yield fact
+        if not seen:  # no statement of a cause: the explanation before the first edit of the fixed file
+            yield from self.explained()
+
+    def explained(self) -> Iterator[Fact]:
+        """How the agent said the code behaves in the message of its first edit of a file the fix
+        keeps (or, if that message says nothing, in its message before): the first sentence there
+        that states a behaviour of named code ("`_hash` only adds each character's code"), not a
+        plan ("Let me edit `x`"), a guess or a question."""
+        at = self.first_fix
+        if at is None:
+            return
+        task_names = set(_names(self.task.lower()))
+        for i in (at, *range(at - 1, max(at - 3, -1), -1)):
+            m = self.messages[i]
+            if m.role != "assistant":
+                continue
+            texts = [t for t in _prose(m) if t.strip()]
+            for text in texts:
+                for sentence in sentences_of(text):
+                    if self._explains(sentence, task_names):
+                        yield Fact("root_cause", clip(sentence, 300), i, ROOT_CAUSE_QUESTION)
+                        return
+            if texts:
+                return  # the agent's last words before the edit: an earlier message explains something else
+
+    @staticmethod
+    def _explains(sentence: str, task_names: set[str]) -> bool:
+        if len(sentence) < 20 or sentence.endswith(":") or PLAN.search(sentence) or not BEHAVIOUR.search(sentence):
+            return False
+        if NOT_A_CAUSE.search(sentence) or RESOLVED.search(sentence):
+            return False
+        entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
+        return bool(entities) and not all(set(_names(e)) <= task_names for e in entities)  # code the task did not name
 
     def decisions(self) -> Iterator[Fact]:
         """Choices between two ways first (later ones first: they override), then the rest."""
