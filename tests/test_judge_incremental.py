@@ -203,3 +203,11 @@ def test_anchors_by_line_are_the_anchors_of_the_whole_text(golds, texts):
     index.ids([g for g in map(normalise, golds) if g])
     for text in [*texts, "\n".join(texts), *texts]:  # lines seen before and new ones
         assert index.anchors_in_lines(text) == index.anchors_in(text.casefold()), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(TEXTS, min_size=1, max_size=6))
+def test_normalised_by_lines_is_normalise(texts):
+    index = GoldIndex()
+    for text in [*texts, "\n".join(texts), "\n\n".join(texts), *texts]:  # lines seen before and new ones
+        assert index.normalised_by_lines(text) == normalise(text), text

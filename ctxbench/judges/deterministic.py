@@ -93,8 +93,9 @@ class DeterministicJudge:
             keep = max(index.longest_anchor - 1, 0)
             seam = base.content[len(base.content) - keep :] if keep else ""
             anchors = known | index.anchors_in_lines(seam + message.content[len(base.content) :])
-        else:
-            anchors = index.anchors_in(_raw_text(message).casefold())
+            # Appended text recurs (a progress block's lines): normalised line by line, remembered.
+            return _Facts(message, anchors, index.golds_in(anchors, lambda: index.normalised_by_lines(message.content)))
+        anchors = index.anchors_in(_raw_text(message).casefold())
         return _Facts(message, anchors, index.golds_in(anchors, lambda: normalise(_raw_text(message))))
 
     def forget_except(self, working: Sequence[Message]) -> None:

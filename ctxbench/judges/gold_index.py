@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 
 EMPTY: frozenset[int] = frozenset()
 LINES_KEPT = 200_000  # lines anchors_in_lines remembers before it starts again (memory stays bounded)
+LINE_FORM_CHARS = 4 << 20  # characters of lines normalised_by_lines remembers before it starts again
 
 
 def normalise(text: str) -> str:
@@ -40,6 +41,8 @@ class GoldIndex:
         self.longest_anchor = 0
         self.version = 0
         self._line_anchors: dict[str, frozenset[int]] = {}  # anchors_in_lines' lines seen
+        self._line_forms: dict[str, str] = {}  # normalised_by_lines' lines seen, normalised
+        self._line_form_chars = 0
 
     def ids(self, golds: Iterable[str]) -> tuple[int, ...]:
         """The numbers of normalised, non-empty ``golds`` (in their order), added if new."""
@@ -92,6 +95,25 @@ class GoldIndex:
                     known[line] = frozenset(held) if held else EMPTY
         return EMPTY.union(*map(known.__getitem__, lines))
 
+    def normalised_by_lines(self, text: str) -> str:
+        """``normalise(text)``, from its lines' normalised forms, remembered: the words of a text
+        are those of its lines in turn, so its form is theirs joined by single spaces (those
+        with words). DB-GPT's progress block, one line longer each call, holds the task: the new
+        probe types' golds of several words are confirmed in it at every call."""
+        forms = self._line_forms
+        lines = text.split("\n")
+        found = list(map(forms.get, lines))
+        position = _find(found, None, 0)
+        while position >= 0:
+            line = lines[position]
+            if self._line_form_chars > LINE_FORM_CHARS:
+                forms.clear()
+                self._line_form_chars = 0
+            found[position] = forms[line] = normalise(line)
+            self._line_form_chars += len(line)
+            position = _find(found, None, position + 1)
+        return " ".join(filter(None, found))
+
     def golds_in(self, anchors: frozenset[int], normalised: Callable[[], str]) -> frozenset[int]:
         """The golds a text holds, given the anchors its case-folded form holds and a way to get
         its normalised form (asked for only when a gold of several words must be confirmed)."""
@@ -116,3 +138,11 @@ class GoldIndex:
         """The golds an already normalised text holds (a snapshot's)."""
         held = [number for number, gold in enumerate(self.golds) if gold in normalised]
         return frozenset(held) if held else EMPTY
+
+
+def _find(items: list[str | None], value: None, start: int) -> int:
+    """The first place of ``value`` in ``items`` from ``start`` on, or -1 (searched in C)."""
+    try:
+        return items.index(value, start)
+    except ValueError:
+        return -1
