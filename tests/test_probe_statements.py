@@ -512,3 +512,46 @@ def test_a_plan_before_the_edit_is_no_cause():
         Message("assistant", "Done."),
     ]
     assert _causes(messages) == []
+
+
+def _results(messages: list[Message]) -> list[tuple[int, str]]:
+    probes = extract_probes(Transcript("t", messages))
+    return [(p.message_index, p.answer) for p in probes if p.label == "test_result"]
+
+
+def test_what_the_agent_read_off_its_check_after_the_fix_is_a_result():
+    """An ad-hoc check prints values, not a verdict; the agent says what they show ("Now
+    `User._meta.pk.auto_created` is `False` instead of `True`") in its next message: that is the
+    result after the change. A plan in that message ("Let me run the tests") is not."""
+    messages = [
+        Message("user", "<pr_description>\nmodels.W042 raised on an inherited manually specified primary key\n"),
+        _edit("e", "/r/django/db/models/options.py", "field.primary_key = True", "field.auto_created = False"),
+        Message("tool", "The file /r/django/db/models/options.py has been edited.", tool_call_id="e"),
+        _bash("a", "python check_pk.py", "Now let me test if my fix works:"),
+        _out("a", "User:\n  PK: app.User.entity_ptr\n  PK auto_created: False"),
+        _bash(
+            "b",
+            "python -m pytest tests/check_framework -q",
+            "Great! Now `User._meta.pk.auto_created` is `False` instead of `True`. Let me run the tests now.",
+        ),
+        _out("b", "no tests ran in 0.01s"),
+        Message("assistant", "The fix sets `auto_created = False` when a parent link with an explicit PK is promoted."),
+    ]
+    said = [r for r in _results(messages) if r[0] == 5]
+    assert said == [(5, "Now `User._meta.pk.auto_created` is `False` instead of `True`.")], _results(messages)
+
+
+def test_a_reading_of_a_check_whose_output_is_asked_is_not_asked_again():
+    """Where the check's output gives a result (a verdict line), the agent's reading of it would ask
+    the same fact twice."""
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        _edit("e", "/r/pvlib/iam.py", "rho12_s = a / b", "rho12_s = np.where(b == 0, 0.0, a / b)"),
+        Message("tool", "The file /r/pvlib/iam.py has been edited.", tool_call_id="e"),
+        _bash("a", "python test_issue.py", "Now let me test if this fixes the issue:"),
+        _out("a", "Result: 0.0\nIs nan: False\nAll tests passed!"),
+        _bash("b", "git diff", "Great! Now `aoi=100` with `n=1` returns `0.0` instead of `nan`."),
+        _out("b", "diff --git a/pvlib/iam.py b/pvlib/iam.py"),
+        Message("assistant", "The fix replaces the division in `rho12_s` by `np.where(b == 0, 0.0, a / b)`."),
+    ]
+    assert [a for _, a in _results(messages)] == ["All tests passed!"], _results(messages)

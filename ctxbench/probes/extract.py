@@ -255,6 +255,7 @@ def _facts(
         reader.changes(),
         reader.files_changed(),
         reader.test_results(),
+        reader.checks_read(),
         reader.root_causes(),
         reader.reproduction(),
         reader.errors_seen(),

@@ -55,6 +55,15 @@ PLAN = re.compile(
     re.IGNORECASE,
 )
 ROOT_CAUSE_QUESTION = "What did the agent find to be the cause of the problem?"
+# What the agent read off a run after the fix ("Now `x.pk.auto_created` is `False` instead of `True`"):
+# a check's result in its words, where the output printed values and no verdict.
+CHECKED = re.compile(
+    r"^(?:now|still)\b.{0,100}?\b(?:returns?|gives?|shows?|prints?|is|are|raises?|evaluates to)\b", re.IGNORECASE
+)
+INTENT_WORDS = re.compile(
+    r"\blet'?s\b|\blet me\b|\b(?:i|we)(?:'ll|'d| will| would| should| need| can| must| want)\b", re.IGNORECASE
+)
+SHOWN_VALUE = re.compile(r"`[^`\n]{1,40}`|\b(?:True|False|None|nan|NaN|\d+(?:\.\d+)?)\b")
 # An exclamation that announces the cause in the sentence after it ("That's it! If the format ...").
 DISCOVERY = re.compile(r"(?:that'?s it|found it|got it|i see(?: it)?(?: now)?|aha)\s*[!.]?$", re.IGNORECASE)
 # A statement that the problem is gone, or a step after it: not a cause.
@@ -201,6 +210,47 @@ class StatementReader:
             return False
         entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
         return bool(entities) and not all(set(_names(e)) <= task_names for e in entities)  # code the task did not name
+
+    def checks_read(self) -> Iterator[Fact]:
+        """What the agent said its runs after the fix showed: in its message right after a run's
+        output, the first sentence saying what code now does, with a value ("Now `f` returns
+        `0.0` instead of `nan`"); not a plan, a guess or a question. Last first: the final state."""
+        if self.first_fix is None:
+            return
+        found: list[Fact] = []
+        for i in range(self.first_fix + 1, len(self.messages)):
+            m = self.messages[i]
+            if m.role != "assistant" or self.messages[i - 1].role != "tool":
+                continue
+            for sentence in (s for text in _prose(m) for s in sentences_of(text)):
+                if (
+                    20 <= len(sentence) <= 240
+                    and CHECKED.search(sentence)
+                    and CODE_ENTITY.search(sentence)
+                    and SHOWN_VALUE.search(sentence)
+                    and not INTENT_WORDS.search(sentence)
+                    and not NOT_A_CAUSE.search(sentence)
+                ):
+                    run = self._run_before(i)
+                    question = (
+                        f"What did the agent say `{named(run)}` showed after the change?"
+                        if run
+                        else "What did the agent say its check after the change showed?"
+                    )
+                    found.append(Fact("test_result", sentence, i, question))
+                    break
+        yield from reversed(found)
+
+    def _run_before(self, i: int) -> str | None:
+        """The shell command whose output message ``i`` answers (the call of the message before it)."""
+        result = self.messages[i - 1]
+        for m in reversed(self.messages[max(i - 3, 0) : i - 1]):
+            for call in m.tool_calls:
+                if result.tool_call_id in (None, call.id):
+                    command = call_arguments(call.arguments).get("command")
+                    if isinstance(command, str) and command.strip():
+                        return command
+        return None
 
     def decisions(self) -> Iterator[Fact]:
         """Choices between two ways first (later ones first: they override), then the rest."""

@@ -110,6 +110,7 @@ class WorkReader:
         issue = next((m.content for m in messages if m.role == "user" and task and task in m.content), task)
         self.runs = RunReader(actions, issue, self.source_edits, [p for p in changed if not is_scratch(p)])
         # the fix as the runs' reader finds it: also written by a script of the agent's (python fix.py)
+        self._test_results: list[Fact] | None = None
         self.said = StatementReader(messages, task, self.runs.fix_at, self.runs.last_fix)
 
     # -- what changed -------------------------------------------------------------------------
@@ -173,7 +174,9 @@ class WorkReader:
         return self.runs.reproduction()
 
     def test_results(self) -> Iterator[Fact]:
-        return self.runs.test_results()
+        if self._test_results is None:  # read once: checks_read compares against them
+            self._test_results = list(self.runs.test_results())
+        return iter(self._test_results)
 
     def errors_seen(self) -> Iterator[Fact]:
         return self.runs.errors_seen()
@@ -184,6 +187,15 @@ class WorkReader:
 
     def decisions(self) -> Iterator[Fact]:
         return self.said.decisions()
+
+    def checks_read(self) -> Iterator[Fact]:
+        """The agent's reading of a check after the fix, for a command none of the runs' results
+        asks about (where one does, the output says it: the reading would ask it twice)."""
+        asked = [f.question for f in self.test_results()]
+        for fact in self.said.checks_read():
+            command = re.search(r"`(.+)` showed", fact.question)
+            if command is None or not any(f"`{command.group(1)}`" in q for q in asked):
+                yield fact
 
 
 def api_facts(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
