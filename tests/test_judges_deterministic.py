@@ -167,3 +167,20 @@ def test_a_pointer_that_never_resolves_is_looked_for_on_disk_once(tmp_path):
     for _ in range(2):
         assert DeterministicJudge(reader).judge(PROBE, context).status == "lost"
     assert reader.searched == [cut, cut]
+
+
+def test_snapshot_golds_of_several_words_are_matched_case_and_space_insensitively(tmp_path):
+    # The judge finds a snapshot's golds by their longest word first and normalises its text only to
+    # confirm a gold of several words: across case, whitespace runs and the record's string values.
+    snapshot = tmp_path / "step_004_bash.json"
+    snapshot.write_text(json.dumps({"action": "bash", "observation": "Deploy TARGET:\n   us-east-2\tREGION"}), "utf-8")
+    working = [Message("user", f"[Full detail available at: {snapshot}]")]
+    several = Probe("p", "Where?", "target: us-east-2 region", "recall", 0)
+    across_values = Probe("q", "What ran?", "bash deploy target:", "recall", 0)
+    absent = Probe("r", "Where?", "us-east-2 zone", "recall", 0)
+    judge = DeterministicJudge(StoredSnapshots(tmp_path))
+    assert [v.status for v in judge.judge_many([several, across_values, absent], working)] == [
+        "recoverable",
+        "recoverable",
+        "lost",
+    ]

@@ -112,7 +112,13 @@ class DeterministicJudge:
             record = self.snapshots.read(path) if self.snapshots is not None else None
             if record is None:
                 return None
-            held = self._snapshot_golds[path] = self._index.golds_in_text(normalise(" ".join(json_strings(record))))
+            # As a message's text: its anchors first, normalised only to confirm a gold of several
+            # words (most snapshots hold none: a tool result normalised costs more than searched).
+            text = " ".join(json_strings(record))
+            index = self._index
+            held = self._snapshot_golds[path] = index.golds_in(
+                index.anchors_in(text.casefold()), lambda: normalise(text)
+            )
         return held
 
     # --- verdicts ----------------------------------------------------------------------------

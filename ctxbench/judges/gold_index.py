@@ -134,11 +134,6 @@ class GoldIndex:
                     held.append(number)
         return frozenset(held) if held else EMPTY
 
-    def golds_in_text(self, normalised: str) -> frozenset[int]:
-        """The golds an already normalised text holds (a snapshot's)."""
-        held = [number for number, gold in enumerate(self.golds) if gold in normalised]
-        return frozenset(held) if held else EMPTY
-
 
 def _find(items: list[str | None], value: None, start: int) -> int:
     """The first place of ``value`` in ``items`` from ``start`` on, or -1 (searched in C)."""
