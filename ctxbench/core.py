@@ -119,7 +119,9 @@ class SnapshotSource(Protocol):
     snapshots), so a judge can tell a fact that is gone from one still reachable by pointer."""
 
     def pointers(self, text: str) -> list[str]:
-        """The snapshot pointers the strategy wrote into ``text``."""
+        """The snapshot pointers the strategy wrote into ``text``, in order. A pointer never
+        spans a line break: a text's pointers are its lines' in turn (the deterministic judge
+        reads only the new lines of a message that grew)."""
         ...
 
     def read(self, pointer: str) -> Any | None:

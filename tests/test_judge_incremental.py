@@ -21,6 +21,7 @@ from ctxbench.data import BUNDLED
 from ctxbench.judges.base import Verdict
 from ctxbench.judges.deterministic import DeterministicJudge
 from ctxbench.judges.gold_index import GoldIndex, normalise
+from ctxbench.layers.snapshot_store import StoredSnapshots
 from ctxbench.probes.checkpoints import ProbeObserver
 from ctxbench.transcripts.model import Message, Probe, ToolCall, Transcript, json_strings
 
@@ -211,3 +212,30 @@ def test_normalised_by_lines_is_normalise(texts):
     index = GoldIndex()
     for text in [*texts, "\n".join(texts), "\n\n".join(texts), *texts]:  # lines seen before and new ones
         assert index.normalised_by_lines(text) == normalise(text), text
+
+
+POINTER_BITS = st.sampled_from(
+    ["[Full detail available at: ", "full detail at: ", "FULL DETAIL AT: ", "op/step_1.json", "]", "x" * 5000]
+)
+POINTER_TEXTS = st.lists(st.one_of(WORDS, POINTER_BITS, st.sampled_from([" ", "\n"])), max_size=10).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    first=POINTER_TEXTS,
+    grown=st.lists(st.tuples(st.integers(0, 9), POINTER_TEXTS), min_size=1, max_size=5),
+    golds=st.lists(TEXTS, min_size=1, max_size=3),
+)
+def test_a_grown_messages_pointers_and_anchors_are_those_of_its_whole_text(first, grown, golds):
+    # The judge reads a message grown from another (with_appended) by the base's last line and the
+    # suffix, line by line with the lines seen remembered: the same pointers, in order, and anchors.
+    snapshots = StoredSnapshots("/nonexistent-ctxbench-root")
+    judge = DeterministicJudge(snapshots)
+    judge.expect([Probe(f"p{k}", "?", g, "recall", 0) for k, g in enumerate(golds) if g.strip()])
+    messages = [Message("tool", first)]
+    for at, suffix in grown:  # a chain, and branches from earlier messages (a progress block's head)
+        messages.append(messages[at % len(messages)].with_appended(suffix))
+    for message in [*messages, *messages]:
+        facts = judge._facts_of(message)
+        assert facts.pointers == tuple(snapshots.pointers(message.content)), message.content
+        assert facts.anchors == judge._index.anchors_in(message.content.casefold()), message.content

@@ -14,14 +14,17 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Sequence
-from itertools import compress, count
+from itertools import chain, compress, count
 
 from ctxbench.core import SnapshotSource
 from ctxbench.judges.base import Verdict
-from ctxbench.judges.gold_index import GoldIndex, normalise
+from ctxbench.judges.gold_index import EMPTY, LINES_KEPT, GoldIndex, normalise
 from ctxbench.transcripts.model import Message, Probe, json_strings
 
 __all__ = ["DeterministicJudge", "normalise"]
+
+LAST_LINE_CHARS = 4096  # a grown message whose base's last line is longer: its pointers read in its whole text
+LINE_CHARS_KEPT = 4 << 20  # characters of lines _LineFacts remembers before it starts again
 
 
 class _Facts:
@@ -33,7 +36,8 @@ class _Facts:
         self.message = message
         self.anchors = anchors
         self.golds = golds
-        self.pointers: tuple[str, ...] = ()  # the snapshot pointers in its content (with a snapshot source)
+        # the snapshot pointers in its content (with a snapshot source; None: not read yet)
+        self.pointers: tuple[str, ...] | None = None
 
 
 class DeterministicJudge:
@@ -48,6 +52,7 @@ class DeterministicJudge:
         self._marked: dict[int, _Facts] = {}  # those of messages with a gold or a snapshot pointer
         self._probe_golds: dict[int, tuple[Probe, tuple[int, ...]]] = {}
         self._snapshot_golds: dict[str, frozenset[int]] = {}
+        self._lines: _LineFacts | None = None  # what the lines of appended texts hold, remembered
 
     # --- what the judge knows of probes and messages ---------------------------------------
     def expect(self, probes: Sequence[Probe]) -> None:
@@ -69,6 +74,7 @@ class DeterministicJudge:
             self._facts.clear()
             self._marked.clear()
             self._snapshot_golds.clear()
+            self._lines = None
             self._version = self._index.version
 
     def _facts_of(self, message: Message) -> _Facts:
@@ -76,11 +82,17 @@ class DeterministicJudge:
         facts = self._facts.get(id(message))
         if facts is None:
             facts = self._facts[id(message)] = self._find(message)
-            if self.snapshots is not None:
-                facts.pointers = tuple(self.snapshots.pointers(message.content))
+            if facts.pointers is None:
+                facts.pointers = tuple(self.snapshots.pointers(message.content)) if self.snapshots is not None else ()
             if facts.golds or facts.pointers:
                 self._marked[id(message)] = facts
         return facts
+
+    def _line_facts(self) -> _LineFacts:
+        lines = self._lines
+        if lines is None or lines.snapshots is not self.snapshots:
+            lines = self._lines = _LineFacts(self._index, self.snapshots)
+        return lines
 
     def _find(self, message: Message) -> _Facts:
         index = self._index
@@ -89,12 +101,33 @@ class DeterministicJudge:
             # content = base's content + suffix: an anchor is in the base, or within the base's
             # last (longest anchor - 1) characters and the suffix (case folding is per character
             # and never makes a character vanish).
-            known = self._facts_of(base).anchors
+            found = self._facts_of(base)
+            suffix = message.content[len(base.content) :]
+            cut = suffix.find("\n")  # its first line continues the base's last line
+            first, rest = (suffix, None) if cut < 0 else (suffix[:cut], suffix[cut + 1 :])
             keep = max(index.longest_anchor - 1, 0)
             seam = base.content[len(base.content) - keep :] if keep else ""
-            anchors = known | index.anchors_in_lines(seam + message.content[len(base.content) :])
+            anchors = index.anchors_in((seam + first).casefold())
+            # The lines after it recur (DB-GPT rebuilds its progress block every call, one line
+            # longer; the same pointer notices): read line by line, the lines seen remembered. An
+            # anchor holds no whitespace and a pointer never spans a line break (SnapshotSource).
+            pointers: tuple[str, ...] = ()
+            if rest is not None:
+                rest_anchors, pointers = self._line_facts().of(rest)
+                anchors = anchors | rest_anchors
+            facts = _Facts(message, found.anchors | anchors, EMPTY)
+            start = base.content.rfind("\n") + 1  # the base's pointers before its last line stand
+            if (
+                self.snapshots is not None
+                and found.pointers is not None
+                and len(base.content) - start <= LAST_LINE_CHARS
+            ):
+                last = base.content[start:]
+                before = len(found.pointers) - len(self.snapshots.pointers(last))
+                facts.pointers = found.pointers[:before] + tuple(self.snapshots.pointers(last + first)) + pointers
             # Appended text recurs (a progress block's lines): normalised line by line, remembered.
-            return _Facts(message, anchors, index.golds_in(anchors, lambda: index.normalised_by_lines(message.content)))
+            facts.golds = index.golds_in(facts.anchors, lambda: index.normalised_by_lines(message.content))
+            return facts
         anchors = index.anchors_in(_raw_text(message).casefold())
         return _Facts(message, anchors, index.golds_in(anchors, lambda: normalise(_raw_text(message))))
 
@@ -190,7 +223,7 @@ class DeterministicJudge:
         out = []
         for position, found in interesting:
             keep = False
-            for path in found.pointers:
+            for path in found.pointers or ():
                 held = self._snapshot_holds(path)
                 if held is None:  # not written yet
                     keep = True
@@ -200,6 +233,53 @@ class DeterministicJudge:
             if not keep and not found.golds:
                 self._marked.pop(id(found.message), None)
         return out
+
+
+class _LineFacts:
+    """The anchors and snapshot pointers of texts made of lines seen before (the appended parts of
+    messages), from those of their lines, remembered: only the new lines are read."""
+
+    def __init__(self, index: GoldIndex, snapshots: SnapshotSource | None) -> None:
+        self.index, self.snapshots = index, snapshots
+        self._anchors: dict[str, frozenset[int]] = {}
+        self._pointers: dict[str, tuple[str, ...]] = {}
+        self._with_pointers: set[str] = set()  # the lines that hold one
+        self._chars = 0
+
+    def of(self, text: str) -> tuple[frozenset[int], tuple[str, ...]]:
+        lines = text.split("\n")
+        unique = set(lines)
+        known = self._anchors
+        new = unique.difference(known)
+        if new:
+            self._read(new)
+        anchors = EMPTY.union(*map(known.__getitem__, unique))
+        if self._with_pointers.isdisjoint(unique):
+            return anchors, ()
+        return anchors, tuple(chain.from_iterable(map(self._pointers.__getitem__, lines)))
+
+    def _read(self, new: set[str]) -> None:
+        if len(self._anchors) > LINES_KEPT or self._chars > LINE_CHARS_KEPT:  # memory stays bounded
+            self._anchors.clear()
+            self._pointers.clear()
+            self._with_pointers.clear()
+            self._chars = 0
+        self._chars += sum(map(len, new))
+        joined = "\n".join(new)  # one search of all the new lines, then line by line on a hit
+        hits = self.index.anchors_in(joined.casefold())
+        anchors = self.index.anchors
+        any_pointer = self.snapshots is not None and bool(self.snapshots.pointers(joined))
+        for line in new:
+            if hits:
+                folded = line.casefold()
+                held = [a for a in hits if anchors[a] in folded]
+                self._anchors[line] = frozenset(held) if held else EMPTY
+            else:
+                self._anchors[line] = EMPTY
+            found = tuple(self.snapshots.pointers(line)) if any_pointer and self.snapshots is not None else ()
+            self._pointers[line] = found
+            if found:
+                self._with_pointers.add(line)
 
 
 def _raw_text(message: Message) -> str:
