@@ -282,12 +282,17 @@ def _candidates(transcript: Transcript, boilerplate: Boilerplate) -> Iterator[Ca
     if task is not None:
         yield task
     actions = agent_actions(transcript)
-    yield from _facts(transcript, texts, task, actions)
+    facts = list(_facts(transcript, texts, task, actions))
+    yield from facts
     yield from _constraints(transcript, boilerplate, task)
     if not any(a.op in ("shell", "edit") for a in actions):
         # In coding runs the names that matter are in the change and the root cause; names read
-        # while exploring are noise. API agents' IDs (users, reservations) are what they act on.
-        yield from _identifiers(transcript, texts, task.message_index if task else None)
+        # while exploring are noise. API agents' IDs (users, reservations) are what they act on,
+        # unless a fact's question already names the ID as the call's context (`cancel_reservation ID`).
+        named = " ".join(c.question for c in facts if c.question)
+        for cand in _identifiers(transcript, texts, task.message_index if task else None):
+            if f" {cand.answer}`" not in named:
+                yield cand
 
 
 def _answer_key(cand: Candidate) -> str:

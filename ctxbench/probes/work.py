@@ -7,8 +7,10 @@ engineer taking over the run needs (tests/data/probe_gold/README.md has the rubr
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from ctxbench.probes.actions import Action, same_file
 from ctxbench.probes.facts import Fact, clip
@@ -202,7 +204,10 @@ def api_facts(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
     """Tool-API agents (customer service, web APIs): what each state-changing call did, the errors
     the API returned, and what the agent told the user at the end."""
     results = {(a.message_index, a.tool): a.result for a in actions}
+    seen: dict[str, int] = {}  # a record's ID -> how many payments the last view of it listed
     for i, m in enumerate(messages):
+        if m.role == "tool":
+            seen.update(_payment_counts(m.content))
         for call in m.tool_calls:
             if not STATE_CHANGE.match(call.name):
                 continue
@@ -213,14 +218,61 @@ def api_facts(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
                 )
                 continue
             ids = ID_VALUE.findall(result) or ID_VALUE.findall(call.arguments)
-            if ids:
-                field, value = ids[0]
+            if not ids:
+                continue
+            field, value = ids[0]
+            paid = _new_payments(result, seen.get(value))
+            # The question names the call by its arguments: an ID the call created is the answer, not context.
+            if paid and paid in result and f'"{value}"' in call.arguments:
+                question = f"What payment did the agent's call `{call.name} {value}` record (method and amount)?"
+                yield Fact("change", paid, i + 1, question)
+            else:
                 yield Fact(
                     "change",
                     value,
                     i + 1,
                     f"Which {field.replace('_', ' ')} did the agent's `{call.name}` call act on?",
                 )
+
+
+def _payments(result: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """A record the tool returned (JSON object) and its payment list: the first top-level list of
+    objects that each carry an ``amount`` (tau-bench's ``payment_history``)."""
+    try:
+        record = json.loads(result)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    for entries in record.values():
+        if isinstance(entries, list) and entries and all(isinstance(e, dict) and "amount" in e for e in entries):
+            return record, entries
+    return None
+
+
+def _payment_counts(result: str) -> dict[str, int]:
+    found = _payments(result)
+    if found is None:
+        return {}
+    record, entries = found
+    ids = [v for k, v in record.items() if k.endswith("id") and isinstance(v, str)]
+    return {ids[0]: len(entries)} if ids else {}  # the record's own ID comes first, its owner's after
+
+
+def _new_payments(result: str, before: int | None) -> str:
+    """The payment a state-changing call recorded, as the tool printed it: the entries its result
+    lists beyond the last earlier view of the same record; with no earlier view, the last entry when
+    there are several (a lone entry is the booking's own payment)."""
+    found = _payments(result)
+    if found is None:
+        return ""
+    entries = found[1]
+    if before is None:
+        if len(entries) == 1:
+            return ""
+        before = len(entries) - 1
+    new = entries[before:]
+    return ", ".join(json.dumps(e) for e in new) if new else ""
 
 
 def _removed_paths(command: str) -> list[str]:

@@ -1,0 +1,103 @@
+"""Tool-API agents (tau-bench's customer service): what a state-changing call did, read from the
+call and what the tool returned."""
+
+from __future__ import annotations
+
+import json
+
+from ctxbench.probes.extract import extract_probes
+from ctxbench.transcripts.model import Message, ToolCall, Transcript
+
+POLICY = "# Airline Agent Policy\nYou can help users book, modify, or cancel flight reservations."
+
+
+def _reservation(history: list[dict[str, object]], **extra: object) -> str:
+    return json.dumps({"reservation_id": "MSJ4OA", "cabin": "economy", "payment_history": history, **extra})
+
+
+def _changes(messages: list[Message]) -> dict[str, str]:
+    return {p.answer: p.question for p in extract_probes(Transcript("t", messages)) if p.label == "change"}
+
+
+BOOKED = {"payment_id": "gift_card_1647044", "amount": 984}
+REFUND = {"payment_id": "gift_card_1647044", "amount": -984}
+
+
+def test_a_call_that_moves_money_is_asked_with_its_arguments_and_the_payment_it_recorded():
+    """The refund a cancellation recorded (the entry the reservation's payment history gained), one
+    right answer; the question names the call and the reservation it acted on."""
+    messages = [
+        Message("system", POLICY),
+        Message("user", "I would like to cancel my flight to San Francisco, I have travel insurance."),
+        Message(
+            "assistant", "", tool_calls=(ToolCall("g", "get_reservation_details", '{"reservation_id": "MSJ4OA"}'),)
+        ),
+        Message("tool", _reservation([BOOKED]), tool_call_id="g"),
+        Message("assistant", "", tool_calls=(ToolCall("c", "cancel_reservation", '{"reservation_id": "MSJ4OA"}'),)),
+        Message("tool", _reservation([BOOKED, REFUND], status="cancelled"), tool_call_id="c"),
+        Message("assistant", "Reservation MSJ4OA is cancelled; $984 goes back to your gift card."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    got = _changes(messages)
+    assert list(got) == [json.dumps(REFUND)], got
+    assert "`cancel_reservation MSJ4OA`" in got[json.dumps(REFUND)]
+
+
+def test_a_call_that_recorded_no_new_payment_is_asked_which_record_it_acted_on():
+    """Adding free bags leaves the payment history as an earlier view showed it: the entry already
+    there is not what the call did."""
+    messages = [
+        Message("system", POLICY),
+        Message("user", "Please add two checked bags to my reservation MSJ4OA."),
+        Message(
+            "assistant", "", tool_calls=(ToolCall("g", "get_reservation_details", '{"reservation_id": "MSJ4OA"}'),)
+        ),
+        Message("tool", _reservation([BOOKED]), tool_call_id="g"),
+        Message(
+            "assistant",
+            "",
+            tool_calls=(
+                ToolCall("b", "update_reservation_baggages", '{"reservation_id": "MSJ4OA", "total_baggages": 2}'),
+            ),
+        ),
+        Message("tool", _reservation([BOOKED], total_baggages=2), tool_call_id="b"),
+        Message("assistant", "Two bags are on MSJ4OA now, at no cost."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    got = _changes(messages)
+    assert list(got) == ["MSJ4OA"], got
+
+
+def test_a_booking_is_asked_which_record_it_created():
+    """The new reservation's ID is what the booking returned: the answer, never the question's context."""
+    messages = [
+        Message("system", POLICY),
+        Message("user", "I want to fly from DFW to SFO on May 22 in economy."),
+        Message("assistant", "", tool_calls=(ToolCall("b", "book_reservation", '{"user_id": "amelia_davis_8890"}'),)),
+        Message("tool", _reservation([BOOKED]), tool_call_id="b"),
+        Message("assistant", "Booked: your reservation ID is MSJ4OA."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    assert list(_changes(messages)) == ["MSJ4OA"]
+
+
+def test_an_id_a_change_question_names_is_not_asked_again_as_an_identifier():
+    """The reservation the user gave is the context of the cancellation's question: asking which
+    identifier the agent reused would ask the same fact twice."""
+    messages = [
+        Message("system", POLICY),
+        Message("user", "I would like to cancel my flight to San Francisco."),
+        Message("assistant", "Sure. What is your reservation ID?"),
+        Message("user", "It is MSJ4OA, and I have travel insurance."),
+        Message(
+            "assistant", "", tool_calls=(ToolCall("g", "get_reservation_details", '{"reservation_id": "MSJ4OA"}'),)
+        ),
+        Message("tool", _reservation([BOOKED]), tool_call_id="g"),
+        Message("assistant", "", tool_calls=(ToolCall("c", "cancel_reservation", '{"reservation_id": "MSJ4OA"}'),)),
+        Message("tool", _reservation([BOOKED, REFUND], status="cancelled"), tool_call_id="c"),
+        Message("assistant", "Reservation MSJ4OA is cancelled; $984 goes back to your gift card."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    probes = extract_probes(Transcript("t", messages))
+    assert any(p.label == "change" and "MSJ4OA" in p.question for p in probes), probes
+    assert not [p for p in probes if p.label == "identifier" and p.answer == "MSJ4OA"], probes
