@@ -101,3 +101,28 @@ def test_an_id_a_change_question_names_is_not_asked_again_as_an_identifier():
     probes = extract_probes(Transcript("t", messages))
     assert any(p.label == "change" and "MSJ4OA" in p.question for p in probes), probes
     assert not [p for p in probes if p.label == "identifier" and p.answer == "MSJ4OA"], probes
+
+
+def _tasks(messages: list[Message]) -> dict[str, str]:
+    return {p.answer: p.question for p in extract_probes(Transcript("t", messages)) if p.label == "task"}
+
+
+def test_a_second_request_later_in_the_conversation_is_a_task_of_its_own():
+    """A customer asks for one thing, then for another ("Also, can you upgrade ..."): both are what
+    the agent works on; a confirmation of the agent's proposal is no new request."""
+    messages = [
+        Message("system", POLICY),
+        Message("user", "I would like to cancel my reservation MSJ4OA, I have travel insurance."),
+        Message("assistant", "I can cancel MSJ4OA with a full refund of $984. Shall I proceed?"),
+        Message("user", "Yes, please cancel it."),
+        Message("assistant", "", tool_calls=(ToolCall("c", "cancel_reservation", '{"reservation_id": "MSJ4OA"}'),)),
+        Message("tool", _reservation([BOOKED, REFUND], status="cancelled"), tool_call_id="c"),
+        Message("assistant", "MSJ4OA is cancelled. Is there anything else I can help you with?"),
+        Message("user", "Thanks. Also, could you upgrade my other reservation M20IZO to business class?"),
+        Message("assistant", "The upgrade of M20IZO costs $1194. Shall I charge your card ending in 7334?"),
+        Message("user", "Yes, go ahead. ###STOP###"),
+    ]
+    got = _tasks(messages)
+    later = "Also, could you upgrade my other reservation M20IZO to business class?"
+    assert set(got) == {"I would like to cancel my reservation MSJ4OA, I have travel insurance", later}, got
+    assert "later" in got[later]

@@ -279,6 +279,27 @@ def user_choices(messages: list[Message], first_user: int | None) -> Iterator[Fa
                 yield Fact("decision", sentence, i, "What did the user choose or ask for at this point?")
 
 
+# A request added to the first ("Also, could you upgrade ...", "I'd also like to add a bag"): a task of its own.
+ADDED = re.compile(r"\b(?:also|additionally|as well|in addition|one more thing|another (?:thing|request))\b", re.I)
+REQUEST = re.compile(
+    r"\b(?:i(?:'d| would) (?:also )?like|i (?:also )?(?:want|need)|(?:can|could|would) you|please)\b", re.I
+)
+
+
+def later_requests(messages: list[Message], first_user: int | None) -> Iterator[Fact]:
+    """What a person asked for after the first request: a sentence of a later user message that adds
+    a request (an "also" with a request form and a verb acting on something), not a confirmation."""
+    if first_user is None:
+        return
+    for i, m in enumerate(messages):
+        if i <= first_user or m.role != "user" or m.tool_call_id or "<returncode>" in m.content:
+            continue
+        for sentence in sentences_of(m.content):
+            added = ADDED.search(sentence) and REQUEST.search(sentence) and ACTION_ON.search(sentence)
+            if 15 <= len(sentence) <= 200 and added:
+                yield Fact("task", sentence, i, "What did the user ask for later, after the first request?")
+
+
 def _specific(choice: str) -> bool:
     """A choice that names what: an ID or a number, or an action on an object ("downgrade all of them
     to economy class"), not a bare "yes, go ahead"."""
