@@ -276,9 +276,8 @@ def _facts(
             yield Candidate(fact.label, fact.answer, at, span, question=fact.question)
 
 
-def _candidates(transcript: Transcript, boilerplate: Boilerplate) -> Iterator[Candidate]:
+def _candidates(transcript: Transcript, boilerplate: Boilerplate, texts: list[str]) -> Iterator[Candidate]:
     messages = transcript.messages
-    texts = [probe_text(m) for m in messages]
     task = _task(messages, boilerplate)
     if task is not None:
         yield task
@@ -300,12 +299,17 @@ def _answer_key(cand: Candidate) -> str:
     return " ".join(cand.answer.split()).casefold()
 
 
-def _typed_candidates(transcript: Transcript, boilerplate: Boilerplate | None = None) -> list[Candidate]:
+def _typed_candidates(
+    transcript: Transcript, boilerplate: Boilerplate | None = None, texts: list[str] | None = None
+) -> list[Candidate]:
     """Every candidate, in the finders' order, once per type: a gold read as two types (a statement
-    that is a cause and a decision) is a candidate of both, and selection asks it once."""
+    that is a cause and a decision) is a candidate of both, and selection asks it once. ``texts``:
+    the messages' probe texts, when the caller has them already (decoding tool arguments is not free)."""
+    if texts is None:
+        texts = [probe_text(m) for m in transcript.messages]
     seen: set[tuple[str, str]] = set()
     out = []
-    for cand in _candidates(transcript, boilerplate or Boilerplate()):
+    for cand in _candidates(transcript, boilerplate or Boilerplate(), texts):
         key = (cand.label, _answer_key(cand))
         if cand.answer and key not in seen:
             seen.add(key)
@@ -333,7 +337,7 @@ def extract_probes(transcript: Transcript, max_probes: int = 16, boilerplate: Bo
     calls = transcript.call_indices
     last_call = calls[-1] if calls else len(texts)
     by_label: dict[str, list[Candidate]] = {}
-    for cand in _typed_candidates(transcript, boilerplate):
+    for cand in _typed_candidates(transcript, boilerplate, texts):
         # The end checkpoint's context holds the last call's reply; nothing after it is in any context.
         if cand.message_index <= last_call:
             by_label.setdefault(cand.label, []).append(cand)

@@ -48,20 +48,17 @@ BEHAVIOUR = re.compile(
     r"without|ignor\w+|assum\w+|treat(?:s|ed|ing)?|(?:is|are) being \w+ed)\b",
     re.IGNORECASE,
 )
-# A sentence that says what the agent is about to do or chose, not how the code behaves.
-PLAN = re.compile(
-    r"^(?:now|next|first|then|to fix|this (?:should|will))\b|\blet'?s\b|\blet me\b|"
-    r"\b(?:i|we)(?:'ll|'d| will| would| should| need| can| must| want)\b",
-    re.IGNORECASE,
+# The agent's intent in words ("let me", "we should", "I'll").
+INTENT_WORDS = re.compile(
+    r"\blet'?s\b|\blet me\b|\b(?:i|we)(?:'ll|'d| will| would| should| need| can| must| want)\b", re.IGNORECASE
 )
+# A sentence that says what the agent is about to do or chose, not how the code behaves.
+PLAN = re.compile(r"^(?:now|next|first|then|to fix|this (?:should|will))\b|" + INTENT_WORDS.pattern, re.IGNORECASE)
 ROOT_CAUSE_QUESTION = "What did the agent find to be the cause of the problem?"
 # What the agent read off a run after the fix ("Now `x.pk.auto_created` is `False` instead of `True`"):
 # a check's result in its words, where the output printed values and no verdict.
 CHECKED = re.compile(
     r"^(?:now|still)\b.{0,100}?\b(?:returns?|gives?|shows?|prints?|is|are|raises?|evaluates to)\b", re.IGNORECASE
-)
-INTENT_WORDS = re.compile(
-    r"\blet'?s\b|\blet me\b|\b(?:i|we)(?:'ll|'d| will| would| should| need| can| must| want)\b", re.IGNORECASE
 )
 SHOWN_VALUE = re.compile(r"`[^`\n]{1,40}`|\b(?:True|False|None|nan|NaN|\d+(?:\.\d+)?)\b")
 # An exclamation that announces the cause in the sentence after it ("That's it! If the format ...").
