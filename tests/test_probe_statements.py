@@ -555,3 +555,60 @@ def test_a_reading_of_a_check_whose_output_is_asked_is_not_asked_again():
         Message("assistant", "The fix replaces the division in `rho12_s` by `np.where(b == 0, 0.0, a / b)`."),
     ]
     assert [a for _, a in _results(messages)] == ["All tests passed!"], _results(messages)
+
+
+def test_an_announcement_of_the_issue_states_the_cause_in_the_sentence_after_it():
+    """ "Ah! Now I see the issue!" names nothing; the next sentence says what the agent saw."""
+    messages = [
+        Message("user", "<pr_description>\nHttpResponse doesn't handle memoryview objects\n</pr_description>"),
+        Message("assistant", "The issue is that `make_bytes` calls `str(value)` for a `memoryview`."),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "Ah! Now I see the issue! `make_bytes` is being called with integers (77, 121), not with the memoryview "
+            "object!\n\nLet me check the content setter again:",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/response.py", "if hasattr(value, '__iter__'):", "if hasattr(value, '__iter__') and not mv:"),
+        Message("tool", "The file /r/response.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)
+    assert any(at == 3 and "`make_bytes` is being called with integers" in a for at, a in causes), causes
+
+
+def test_this_is_a_bug_points_back_to_the_sentence_before_it():
+    messages = [
+        Message("user", "<pr_description>\nFiltering on query result overrides GROUP BY of internal query\n"),
+        Message(
+            "assistant",
+            "So `has_select_fields` only checks `annotation_select_mask`, not `annotation_select`. This is a bug!",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/query.py", "return bool(self.select)", "return bool(self.select or self.annotation_select)"),
+        Message("tool", "The file /r/query.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _causes(messages)] == [
+        "So `has_select_fields` only checks `annotation_select_mask`, not `annotation_select`. This is a bug!"
+    ], _causes(messages)
+
+
+def test_what_the_code_does_against_what_it_should_is_a_cause():
+    """ "The check includes X as required. However, X should not be required for Y": what the code does
+    and what it should do, the cause stated as a contrast (not the plan that follows it)."""
+    messages = [
+        Message("user", "<issue>\nPixel Representation should not be required for Float Pixel Data\n</issue>"),
+        Message(
+            "assistant",
+            "The section of code that checks for required elements includes 'PixelRepresentation' as a required "
+            "attribute. However, according to the issue, 'PixelRepresentation' should not be required for Float "
+            "Pixel Data. We need to modify this check.",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/numpy_handler.py", "'Columns', 'PixelRepresentation',", "'Columns',"),
+        Message("tool", "The file /r/numpy_handler.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = [a for _, a in _causes(messages)]
+    assert causes and "includes 'PixelRepresentation' as a required attribute" in causes[0], causes

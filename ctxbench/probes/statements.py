@@ -18,7 +18,7 @@ ROOT_CAUSE = re.compile(
     r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
     r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|i (?:found|see|understand) the (?:issue|problem|bug)|"
     r"(?:issue|problem|bug) (?:occurs|happens|arises) because|that'?s (?:why|the (?:bug|problem|issue))|"
-    r"this is the (?:bug|problem|issue|root cause)|here'?s the (?:bug|problem|issue)|which (?:causes|is why)|"
+    r"this is (?:the|a) (?:bug|problem|issue|root cause)|here'?s the (?:bug|problem|issue)|which (?:causes|is why)|"
     r"(?:so|now) (?:the (?:issue|problem|bug)|i see)|that'?s it|found it|this (?:leads|led) to|which (?:leads|led) to|"
     r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through|the culprit|"
     r"(?:error|exception|crash|failure|segfault) (?:occurs|happens|is raised|arises) (?:because|when)|"
@@ -61,8 +61,24 @@ CHECKED = re.compile(
     r"^(?:now|still)\b.{0,100}?\b(?:returns?|gives?|shows?|prints?|is|are|raises?|evaluates to)\b", re.IGNORECASE
 )
 SHOWN_VALUE = re.compile(r"`[^`\n]{1,40}`|\b(?:True|False|None|nan|NaN|\d+(?:\.\d+)?)\b")
-# An exclamation that announces the cause in the sentence after it ("That's it! If the format ...").
-DISCOVERY = re.compile(r"(?:that'?s it|found it|got it|i see(?: it)?(?: now)?|aha)\s*[!.]?$", re.IGNORECASE)
+# An announcement of the cause in the sentence after it ("That's it! If the format ...", "Now I see the
+# issue! `make_bytes` is being called with integers"): it names nothing itself. ("That's the bug!" and
+# "This is a bug!" point back instead: ``_with_neighbour`` reaches back for a short sentence.)
+DISCOVERY = re.compile(
+    r"(?:(?:ah|oh|aha|ok(?:ay)?|yes|great|wait)\b[!,.]*\s*)*(?:(?:now|so|ok(?:ay)?),?\s+)?"
+    r"(?:(?:i|we) (?:see|found|get|understand)(?: it| the (?:issue|problem|bug|cause|culprit|difference))?|"
+    r"(?:that'?s|this is) (?:it|the key(?: \w+)?)|here'?s (?:the|a) (?:key(?: \w+)?|issue|problem|bug|culprit)|"
+    r"found (?:it|the (?:issue|problem|bug|cause|culprit))|got it|aha)(?: now)?\s*[!.:]*$",
+    re.IGNORECASE,
+)
+# What the code does against what it should ("X includes 'PixelRepresentation' as required. However,
+# 'PixelRepresentation' should not be required for ..."): the contrast is the cause, with the sentence
+# before it; not the agent's own plan ("But we should not ...").
+SHOULD_INSTEAD = re.compile(
+    r"^(?:however|but)\b(?!,? wait\b)(?!.*\b(?:i|we|you) (?:should|must)\b).*\b(?:should(?:n'?t| not)?|must not|"
+    r"(?:is|are) (?:supposed|expected|meant) to)\s+(?:be|have|return|raise|include|contain|accept|work|give|produce)\b",
+    re.IGNORECASE,
+)
 # A statement that the problem is gone, or a step after it: not a cause.
 RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
 # A guess or a question ("Maybe the issue is that ...?"), or the problem's status ("the issue is still
@@ -136,9 +152,14 @@ class StatementReader:
     ) -> Iterator[Fact]:
         said = list(sentences_of(text))
         for k, sentence in enumerate(said):
+            contrast = label == "root_cause" and k > 0 and bool(SHOULD_INSTEAD.match(sentence))
             if DISCOVERY.match(sentence) and k + 1 < len(said):
                 sentence = _with_next(text, sentence, said[k + 1])  # "That's it! <the cause>"
-            if len(sentence) < 12 or not pattern.search(sentence) or RESOLVED.search(sentence):
+            elif contrast:  # "X does A. However, A should not ...", within one paragraph
+                joined = _with_next(text, said[k - 1], sentence)
+                contrast = joined != said[k - 1]
+                sentence = joined if contrast else sentence
+            if len(sentence) < 12 or not (contrast or pattern.search(sentence)) or RESOLVED.search(sentence):
                 continue
             if label == "decision" and (TACTICAL.search(sentence) or not INTENT.search(sentence)):
                 continue
@@ -166,8 +187,8 @@ class StatementReader:
 
         def rank(f: Fact) -> tuple[bool, bool, int]:
             if fix is None:  # no source edit: in the order stated
-                return False, not EXPLICIT_CAUSE.search(f.answer), f.message_index
-            return f.message_index > fix, not EXPLICIT_CAUSE.search(f.answer), abs(fix - f.message_index)
+                return False, not _explicit(f.answer), f.message_index
+            return f.message_index > fix, not _explicit(f.answer), abs(fix - f.message_index)
 
         seen: set[int] = set()
         for fact in sorted(said, key=rank):
@@ -483,6 +504,11 @@ def _new_words(messages: list[Message], at: int) -> set[str]:
     return new
 
 
+def _explicit(cause: str) -> bool:
+    """A cause named outright, or announced ("Now I see! <the cause>")."""
+    return bool(EXPLICIT_CAUSE.search(cause) or DISCOVERY.match(next(sentences_of(cause), "")))
+
+
 def _base(path: str | None) -> str:
     return (path or "").rstrip("/").rsplit("/", 1)[-1]
 
@@ -551,6 +577,6 @@ def _with_neighbour(content: str, sentence: str) -> str:
     if nxt is None:
         return sentence
     stop = nxt.start() + (1 if tail[:1] in ".!?" else 0)
-    if (para_end >= 0 and para_end < stop) or "```" in tail[:stop]:
-        return sentence
+    if (para_end >= 0 and para_end < stop) or "```" in tail[:stop] or tail[:stop].rstrip().endswith(":"):
+        return sentence  # not across a paragraph or code, nor a lead-in to a list ("When it processes imports:")
     return " ".join(content[at : end + stop].split())
