@@ -35,6 +35,11 @@ def test_an_error_keeps_its_message_not_a_librarys_frame():
         "AttributeError: `np.Inf` was removed in the NumPy 2.0 release. Use `np.inf` instead.\n"
     )
     assert errors(numpy) == ["AttributeError: `np.Inf` was removed in the NumPy 2.0 release. Use `np.inf` instead."]
+    stdlib = (  # the standard library's frame is no more the project's than a package's
+        '  File "/opt/conda/lib/python3.9/ssl.py", line 1167, in read\n    return self._sslobj.read(len, buffer)\n'
+        "TimeoutError: The read operation timed out\n"
+    )
+    assert errors(stdlib) == ["TimeoutError: The read operation timed out"]
     deep = (
         '  File "/testbed/src/marshmallow/very/long/package/path/schema.py", line 894, in _invoke_field_validators\n'
         "    value = data[field_obj.attribute or field_name]\n"
@@ -384,4 +389,12 @@ def test_an_errors_question_names_where_the_projects_code_raised_it():
     messages = [Message("user", TASK), _bash("a", "python run_me.py"), _out("a", traceback, 1)]
     ((answer, question),) = _facts(messages, "error")
     assert answer == "TypeError: 'NoneType' object is not subscriptable"
-    assert question.endswith("show (raised in `_invoke_field_validators`, schema.py line 894)?")
+    # the line of code it ran: Python 3.11's markers under it keep the frame out of the verbatim answer
+    assert question.endswith(
+        "show (raised in `_invoke_field_validators`, schema.py line 894: "
+        "`value = data[field_obj.attribute or field_name]`)?"
+    )
+    raising = traceback.replace("    value = data[field_obj.attribute or field_name]\n", "    raise TypeError(\n")
+    messages = [Message("user", TASK), _bash("a", "python run_me.py"), _out("a", raising, 1)]
+    ((_, question),) = _facts(messages, "error")
+    assert question.endswith("show (raised in `_invoke_field_validators`, schema.py line 894)?")  # `raise` says no more

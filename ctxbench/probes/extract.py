@@ -33,7 +33,7 @@ LABELS = (
 # engineer taking over needs first (reference.md section 10). Read-only commands, directories and
 # files only viewed are not facts worth a slot.
 SLOTS = {
-    "task": 2, "change": 2, "file_changed": 2, "test_result": 3, "root_cause": 2, "reproduction": 1, "error": 2,
+    "task": 2, "change": 4, "file_changed": 2, "test_result": 3, "root_cause": 2, "reproduction": 1, "error": 2,
     "outcome": 2, "decision": 4, "identifier": 2, "constraint": 3,
 }  # fmt: skip
 QUESTIONS = {

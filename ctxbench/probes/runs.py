@@ -62,6 +62,10 @@ CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
 # Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
 EXPLORATION_SCRIPT = re.compile(r"(?:^|[/_.-])(?:debug|explore|exploration|inspect|examine|investigate)\w*\.\w+$", re.I)
 PROJECT_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.MULTILINE)
+# What follows a frame line that is no code it ran (the next frame, the markers, the error), or says no more than
+# the message (`raise FieldError(`).
+CODE_FREE = re.compile(r"^(?:File |Traceback|raise |[~^\s]+$|[\w.]*(?:Error|Exception)\b)")
+CODE_MAX = 80  # a longer line of code is left out of the question
 INSTALLED_FRAME = re.compile(r"<frozen |/(?:site|dist)-packages/|/lib/python\d")
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
@@ -510,7 +514,9 @@ class RunReader:
 
     def _raised_in(self, a: Action, line: str) -> str:
         """Where the project's code raised the error a run printed, when its answer does not say:
-        " (raised in `f`, schema.py line 894)". The innermost frame outside installed code."""
+        " (raised in `f`, schema.py line 894: `value = data[name]`)". The innermost frame outside
+        installed code, and the line of code it ran (Python 3.11's ``~~~^^^`` markers under that
+        line keep it out of the answer, which is quoted verbatim)."""
         if ", line " in line or not self._errs(a) or self._errs(a)[-1] != line:
             return ""
         text = self._out(a).text
@@ -521,7 +527,9 @@ class RunReader:
         script = script_run(a.command) or ""
         if is_scratch(path) or (script not in ("", "-") and same_file(path, script)) or path.startswith("<"):
             return ""  # the agent's own script: the line that called the code, not where it broke
-        return f" (raised in `{function}`, {path.rsplit('/', 1)[-1]} line {number})"
+        code = text[frames[-1].end() :].lstrip("\n").split("\n", 1)[0].strip()
+        ran = f": `{code}`" if 0 < len(code) <= CODE_MAX and "`" not in code and not CODE_FREE.match(code) else ""
+        return f" (raised in `{function}`, {path.rsplit('/', 1)[-1]} line {number}{ran})"
 
     def _script_bug(self, a: Action, line: str) -> bool:
         """The agent's own script crashed in its own code (its innermost frame): the script's bug,
