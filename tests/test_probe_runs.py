@@ -398,3 +398,29 @@ def test_an_errors_question_names_where_the_projects_code_raised_it():
     messages = [Message("user", TASK), _bash("a", "python run_me.py"), _out("a", raising, 1)]
     ((_, question),) = _facts(messages, "error")
     assert question.endswith("show (raised in `_invoke_field_validators`, schema.py line 894)?")  # `raise` says no more
+
+
+def test_the_projects_command_line_on_input_the_agent_made_is_a_reproduction_and_its_check():
+    """A linter's bug shown by its own CLI on a file the agent wrote (``sqlfluff fix test.sql``), the
+    same command run again after the fix; a grep whose pattern holds `|` and `;` is no such run."""
+    sql = "cat > test.sql << 'EOF'\nSELECT a  FROM t\nEOF"
+    edit = {"command": "str_replace", "path": "/r/src/rules/L039.py", "old_str": "x", "new_str": "y"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", sql),
+        _out("a", ""),
+        _bash("b", "cd /r && sqlfluff fix test.sql --rules L039 -f 2>&1"),
+        _out("b", "==== finding fixable violations ====\nL:   1 | P:   9 | L039 | Unnecessary whitespace found.\n", 1),
+        _bash("c", 'grep -n "L039\\|fix;" src/rules/L039.py test.sql'),
+        _out("c", "3:class Rule_L039"),
+        Message("assistant", "", tool_calls=(ToolCall("d", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/rules/L039.py has been edited.", tool_call_id="d"),
+        _bash("e", "cd /r && sqlfluff fix test.sql --rules L039 -f 2>&1"),
+        _out("e", "==== finding fixable violations ====\nFIXES: SELECT a FROM t\nAll Finished!"),
+    ]
+    ((answer, question),) = _facts(messages, "reproduction")
+    assert answer.endswith("L: 1 | P: 9 | L039 | Unnecessary whitespace found.")
+    assert question == "What did `cd /r && sqlfluff fix test.sql --rules L039 -f 2>&1` print before the fix?"
+    results = _facts(messages, "test_result")
+    assert results[0][1] == "What did `cd /r && sqlfluff fix test.sql --rules L039 -f 2>&1` print after the change?"
+    assert not any("grep" in q for _, q in [*results, *_facts(messages, "reproduction")])

@@ -14,7 +14,7 @@ from functools import cached_property
 from ctxbench.probes.actions import Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
 from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, failing_tests, read_output, suite_summary
-from ctxbench.probes.shell import heredoc_bodies, is_read_only, is_scratch, runs_tests, script_run
+from ctxbench.probes.shell import heredoc_bodies, is_read_only, is_scratch, runs_tests, script_run, tool_run
 
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
 ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
@@ -195,6 +195,9 @@ class RunReader:
         self._outputs: dict[int, Output] = {}
         self._errors: dict[int, list[str]] = {}
         self._script_runs: dict[int, bool] = {}
+        # the files the agent wrote that its change does not keep: inputs it made (test.sql), scripts
+        fixed = {f.rstrip("/").rsplit("/", 1)[-1] for f in files}
+        self.made = {(a.path or "").rsplit("/", 1)[-1] for a in actions if a.op == "edit" and a.path} - fixed
 
     def _out(self, a: Action) -> Output:
         """What the action printed, read once (every finder asks again)."""
@@ -216,9 +219,14 @@ class RunReader:
         said = [norm_words(m.group(1)) for e in self._errs(a) for m in [ERROR_MESSAGE.search(e)] if m]
         return any(len(m) >= 12 and m in task for m in said)
 
+    def _run_name(self, a: Action) -> str | None:
+        """What a run runs: the script (``python repro.py``), else the project's command line on
+        input the agent made (``sqlfluff lint test.sql``)."""
+        return script_run(a.command) or tool_run(a.command, self.made)
+
     def _rerun_after_fix(self, a: Action) -> Action | None:
         """The last run of the same script after the fix: how the agent checked it."""
-        script = script_run(a.command)
+        script = self._run_name(a)
         if script is None or script == "-" or self.fix_at is None:
             return None
         later = [
@@ -226,7 +234,7 @@ class RunReader:
             for b in self.shell
             if b.message_index > max(a.message_index, self.fix_at)
             and b.message_index not in self.fixes
-            and script_run(b.command) == script
+            and self._run_name(b) == script
             and self._out(b).lines
         ]
         return later[-1] if later else None
@@ -560,12 +568,13 @@ class RunReader:
             known = self._script_runs[id(a)] = self._runs_a_script(a)
         return known
 
-    @staticmethod
-    def _runs_a_script(a: Action) -> bool:
+    def _runs_a_script(self, a: Action) -> bool:
         if runs_tests(a.command) or is_read_only(a.command):
             return False
         script = script_run(a.command)
-        return script is not None and (
+        if script is None:
+            return tool_run(a.command, self.made) is not None
+        return (
             script == "-"
             or is_scratch(script)
             or script.endswith((".py", ".js", ".sh", ".pony", ".rb"))
