@@ -68,6 +68,32 @@ def test_a_call_that_recorded_no_new_payment_is_asked_which_record_it_acted_on()
     assert list(got) == ["MSJ4OA"], got
 
 
+def test_a_call_that_recorded_no_payment_is_asked_what_it_changed_in_the_record():
+    """Bags added at no cost: the fields the result gained over the earlier view of the same
+    record are what the call did (as the tool printed them), asked with the call and its ID."""
+    messages = [
+        Message("system", POLICY),
+        Message("user", "Please add two checked bags to my reservation MSJ4OA."),
+        Message(
+            "assistant", "", tool_calls=(ToolCall("g", "get_reservation_details", '{"reservation_id": "MSJ4OA"}'),)
+        ),
+        Message("tool", _reservation([BOOKED], total_baggages=0, nonfree_baggages=0), tool_call_id="g"),
+        Message(
+            "assistant",
+            "",
+            tool_calls=(
+                ToolCall("b", "update_reservation_baggages", '{"reservation_id": "MSJ4OA", "total_baggages": 2}'),
+            ),
+        ),
+        Message("tool", _reservation([BOOKED], total_baggages=2, nonfree_baggages=0), tool_call_id="b"),
+        Message("assistant", "Two bags are on MSJ4OA now, at no cost."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    got = _changes(messages)
+    assert list(got) == ['"total_baggages": 2'], got
+    assert "`update_reservation_baggages MSJ4OA`" in got['"total_baggages": 2']
+
+
 def test_a_booking_is_asked_which_record_it_created():
     """The new reservation's ID is what the booking returned: the answer, never the question's context."""
     messages = [

@@ -35,6 +35,11 @@ def test_an_error_keeps_its_message_not_a_librarys_frame():
         "AttributeError: `np.Inf` was removed in the NumPy 2.0 release. Use `np.inf` instead.\n"
     )
     assert errors(numpy) == ["AttributeError: `np.Inf` was removed in the NumPy 2.0 release. Use `np.inf` instead."]
+    stdlib = (  # the standard library's frame is no more the project's than a package's
+        '  File "/opt/conda/lib/python3.9/ssl.py", line 1167, in read\n    return self._sslobj.read(len, buffer)\n'
+        "TimeoutError: The read operation timed out\n"
+    )
+    assert errors(stdlib) == ["TimeoutError: The read operation timed out"]
     deep = (
         '  File "/testbed/src/marshmallow/very/long/package/path/schema.py", line 894, in _invoke_field_validators\n'
         "    value = data[field_obj.attribute or field_name]\n"
@@ -384,4 +389,38 @@ def test_an_errors_question_names_where_the_projects_code_raised_it():
     messages = [Message("user", TASK), _bash("a", "python run_me.py"), _out("a", traceback, 1)]
     ((answer, question),) = _facts(messages, "error")
     assert answer == "TypeError: 'NoneType' object is not subscriptable"
-    assert question.endswith("show (raised in `_invoke_field_validators`, schema.py line 894)?")
+    # the line of code it ran: Python 3.11's markers under it keep the frame out of the verbatim answer
+    assert question.endswith(
+        "show (raised in `_invoke_field_validators`, schema.py line 894: "
+        "`value = data[field_obj.attribute or field_name]`)?"
+    )
+    raising = traceback.replace("    value = data[field_obj.attribute or field_name]\n", "    raise TypeError(\n")
+    messages = [Message("user", TASK), _bash("a", "python run_me.py"), _out("a", raising, 1)]
+    ((_, question),) = _facts(messages, "error")
+    assert question.endswith("show (raised in `_invoke_field_validators`, schema.py line 894)?")  # `raise` says no more
+
+
+def test_the_projects_command_line_on_input_the_agent_made_is_a_reproduction_and_its_check():
+    """A linter's bug shown by its own CLI on a file the agent wrote (``sqlfluff fix test.sql``), the
+    same command run again after the fix; a grep whose pattern holds `|` and `;` is no such run."""
+    sql = "cat > test.sql << 'EOF'\nSELECT a  FROM t\nEOF"
+    edit = {"command": "str_replace", "path": "/r/src/rules/L039.py", "old_str": "x", "new_str": "y"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", sql),
+        _out("a", ""),
+        _bash("b", "cd /r && sqlfluff fix test.sql --rules L039 -f 2>&1"),
+        _out("b", "==== finding fixable violations ====\nL:   1 | P:   9 | L039 | Unnecessary whitespace found.\n", 1),
+        _bash("c", 'grep -n "L039\\|fix;" src/rules/L039.py test.sql'),
+        _out("c", "3:class Rule_L039"),
+        Message("assistant", "", tool_calls=(ToolCall("d", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/rules/L039.py has been edited.", tool_call_id="d"),
+        _bash("e", "cd /r && sqlfluff fix test.sql --rules L039 -f 2>&1"),
+        _out("e", "==== finding fixable violations ====\nFIXES: SELECT a FROM t\nAll Finished!"),
+    ]
+    ((answer, question),) = _facts(messages, "reproduction")
+    assert answer.endswith("L: 1 | P: 9 | L039 | Unnecessary whitespace found.")
+    assert question == "What did `cd /r && sqlfluff fix test.sql --rules L039 -f 2>&1` print before the fix?"
+    results = _facts(messages, "test_result")
+    assert results[0][1] == "What did `cd /r && sqlfluff fix test.sql --rules L039 -f 2>&1` print after the change?"
+    assert not any("grep" in q for _, q in [*results, *_facts(messages, "reproduction")])

@@ -37,8 +37,9 @@ ERROR_LINE = re.compile(
     r"|^.*\bE\d{3} \w+Error: .*$",
     re.MULTILINE,
 )
-# A frame in installed code (a library, the interpreter's frozen modules) names no code of the project.
-INSTALLED_CODE = re.compile(r'File "(?:<frozen [^>]*>|[^"]*/(?:site|dist)-packages/[^"]*)"')
+# A frame in installed code (a library, the standard library, the interpreter's frozen modules) names no code of
+# the project.
+INSTALLED_CODE = re.compile(r'File "(?:<frozen [^>]*>|[^"]*/(?:(?:site|dist)-packages|lib/python\d[\d.]*)/[^"]*)"')
 FRAMED_MAX = 160  # an error is quoted whole up to this length (the probe's answer)
 # The message of an error line: what follows its type ("Error: ...", "TypeError: ...").
 MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.{12,})$")

@@ -14,7 +14,7 @@ from functools import cached_property
 from ctxbench.probes.actions import Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
 from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, failing_tests, read_output, suite_summary
-from ctxbench.probes.shell import heredoc_bodies, is_read_only, is_scratch, runs_tests, script_run
+from ctxbench.probes.shell import heredoc_bodies, is_read_only, is_scratch, runs_tests, script_run, tool_run
 
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
 ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
@@ -62,6 +62,10 @@ CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
 # Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
 EXPLORATION_SCRIPT = re.compile(r"(?:^|[/_.-])(?:debug|explore|exploration|inspect|examine|investigate)\w*\.\w+$", re.I)
 PROJECT_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.MULTILINE)
+# What follows a frame line that is no code it ran (the next frame, the markers, the error), or says no more than
+# the message (`raise FieldError(`).
+CODE_FREE = re.compile(r"^(?:File |Traceback|raise |[~^\s]+$|[\w.]*(?:Error|Exception)\b)")
+CODE_MAX = 80  # a longer line of code is left out of the question
 INSTALLED_FRAME = re.compile(r"<frozen |/(?:site|dist)-packages/|/lib/python\d")
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
@@ -191,6 +195,9 @@ class RunReader:
         self._outputs: dict[int, Output] = {}
         self._errors: dict[int, list[str]] = {}
         self._script_runs: dict[int, bool] = {}
+        # the files the agent wrote that its change does not keep: inputs it made (test.sql), scripts
+        fixed = {f.rstrip("/").rsplit("/", 1)[-1] for f in files}
+        self.made = {(a.path or "").rsplit("/", 1)[-1] for a in actions if a.op == "edit" and a.path} - fixed
 
     def _out(self, a: Action) -> Output:
         """What the action printed, read once (every finder asks again)."""
@@ -212,9 +219,14 @@ class RunReader:
         said = [norm_words(m.group(1)) for e in self._errs(a) for m in [ERROR_MESSAGE.search(e)] if m]
         return any(len(m) >= 12 and m in task for m in said)
 
+    def _run_name(self, a: Action) -> str | None:
+        """What a run runs: the script (``python repro.py``), else the project's command line on
+        input the agent made (``sqlfluff lint test.sql``)."""
+        return script_run(a.command) or tool_run(a.command, self.made)
+
     def _rerun_after_fix(self, a: Action) -> Action | None:
         """The last run of the same script after the fix: how the agent checked it."""
-        script = script_run(a.command)
+        script = self._run_name(a)
         if script is None or script == "-" or self.fix_at is None:
             return None
         later = [
@@ -222,7 +234,7 @@ class RunReader:
             for b in self.shell
             if b.message_index > max(a.message_index, self.fix_at)
             and b.message_index not in self.fixes
-            and script_run(b.command) == script
+            and self._run_name(b) == script
             and self._out(b).lines
         ]
         return later[-1] if later else None
@@ -510,7 +522,9 @@ class RunReader:
 
     def _raised_in(self, a: Action, line: str) -> str:
         """Where the project's code raised the error a run printed, when its answer does not say:
-        " (raised in `f`, schema.py line 894)". The innermost frame outside installed code."""
+        " (raised in `f`, schema.py line 894: `value = data[name]`)". The innermost frame outside
+        installed code, and the line of code it ran (Python 3.11's ``~~~^^^`` markers under that
+        line keep it out of the answer, which is quoted verbatim)."""
         if ", line " in line or not self._errs(a) or self._errs(a)[-1] != line:
             return ""
         text = self._out(a).text
@@ -521,7 +535,9 @@ class RunReader:
         script = script_run(a.command) or ""
         if is_scratch(path) or (script not in ("", "-") and same_file(path, script)) or path.startswith("<"):
             return ""  # the agent's own script: the line that called the code, not where it broke
-        return f" (raised in `{function}`, {path.rsplit('/', 1)[-1]} line {number})"
+        code = text[frames[-1].end() :].lstrip("\n").split("\n", 1)[0].strip()
+        ran = f": `{code}`" if 0 < len(code) <= CODE_MAX and "`" not in code and not CODE_FREE.match(code) else ""
+        return f" (raised in `{function}`, {path.rsplit('/', 1)[-1]} line {number}{ran})"
 
     def _script_bug(self, a: Action, line: str) -> bool:
         """The agent's own script crashed in its own code (its innermost frame): the script's bug,
@@ -552,12 +568,13 @@ class RunReader:
             known = self._script_runs[id(a)] = self._runs_a_script(a)
         return known
 
-    @staticmethod
-    def _runs_a_script(a: Action) -> bool:
+    def _runs_a_script(self, a: Action) -> bool:
         if runs_tests(a.command) or is_read_only(a.command):
             return False
         script = script_run(a.command)
-        return script is not None and (
+        if script is None:
+            return tool_run(a.command, self.made) is not None
+        return (
             script == "-"
             or is_scratch(script)
             or script.endswith((".py", ".js", ".sh", ".pony", ".rb"))
