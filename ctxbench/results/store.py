@@ -172,7 +172,7 @@ class Cell:
         events: list[dict[str, Any]],
         metrics: dict[str, Any],
         info: dict[str, Any],
-        extra_files: dict[str, list[dict[str, Any]]] | None = None,
+        extra_files: dict[str, list[dict[str, Any]] | str] | None = None,
         workspace: Path | None = None,
         config: dict[str, Any] | None = None,
     ) -> Path:
@@ -184,13 +184,14 @@ class Cell:
         write_text_atomic(folder / "calls.jsonl", jsonl_text(calls))
         write_text_atomic(folder / "events.jsonl", jsonl_text(events))
         for name, rows in (extra_files or {}).items():
+            text = rows if isinstance(rows, str) else jsonl_text(rows)  # a text: the rows already encoded
             if name.endswith(".gz"):  # mtime 0: the same rows make the same bytes
-                data = jsonl_text(rows).encode("utf-8")
+                data = text.encode("utf-8")
                 # Level 1: on the main job's contexts 2.6x faster than 6 (0.31 s against 0.81 s for
                 # 40 cells) for 28% more bytes (4.4x smaller than the text against 5.6x).
                 write_bytes_atomic(folder / name, gzip.compress(data, compresslevel=1, mtime=0))
             else:
-                write_text_atomic(folder / name, jsonl_text(rows))
+                write_text_atomic(folder / name, text)
         summary = {
             "schema_version": SCHEMA_VERSION,
             "ctxbench_version": __version__,
