@@ -612,3 +612,93 @@ def test_what_the_code_does_against_what_it_should_is_a_cause():
     ]
     causes = [a for _, a in _causes(messages)]
     assert causes and "includes 'PixelRepresentation' as a required attribute" in causes[0], causes
+
+
+def test_a_policy_ruling_stated_before_the_next_call_is_a_decision_and_a_first_person_aside_is_not():
+    """Agents rule by policy in the message that goes on to its next call ("KC18K6 is in basic economy,
+    which cannot be modified"); there only the policy's impersonal wording counts: a coding agent's
+    "I can't find the file" before its next call rules on nothing."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Please upgrade all my reservations to business class wherever possible."),
+        Message(
+            "assistant",
+            "The reservation **KC18K6** is in basic economy class, which cannot be modified to change cabin class. "
+            "Therefore, I cannot upgrade this reservation.",
+            tool_calls=(ToolCall("s", "get_reservation_details", '{"reservation_id": "H8Q05L"}'),),
+        ),
+        Message("tool", '{"reservation_id": "H8Q05L", "cabin": "economy"}', tool_call_id="s"),
+        Message(
+            "assistant",
+            "Unfortunately, I can't find the fare rules here, let me look at the next one.",
+            tool_calls=(ToolCall("t", "get_reservation_details", '{"reservation_id": "WUNA5K"}'),),
+        ),
+        Message("tool", '{"reservation_id": "WUNA5K", "cabin": "economy"}', tool_call_id="t"),
+        Message("assistant", "H8Q05L and WUNA5K can be upgraded. Shall I proceed?"),
+        Message("user", "Thanks, not now. ###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert [at for at, _ in got] == [2] and "cannot be modified" in got[0][1], got
+
+
+def test_a_cost_over_the_customers_budget_is_a_ruling():
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Upgrade both passengers to business, but I won't pay more than $600."),
+        Message(
+            "assistant",
+            "The total cost for upgrading both passengers to business class is $1200, which exceeds your budget of "
+            "$600. However, upgrading just one passenger will cost exactly $600.",
+        ),
+        Message("user", "Then upgrade only Noah Hernandez. ###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert any(at == 2 and "exceeds your budget" in a and "exactly $600" in a for at, a in got), got
+
+
+def test_a_choice_needs_an_object_and_a_payment_chosen_is_one():
+    """ "I want to modify a few of them" names nothing to act on; "use my credit card ending in 7334" does."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Hi, I have several reservations."),
+        Message("assistant", "Sure, which ones would you like to change?"),
+        Message("user", "I want to modify a few of them."),
+        Message("assistant", "The second cheapest economy option is HAT069 and HAT258, $290 in total. Shall I book?"),
+        Message("user", "That sounds good. Can you please use my credit card ending in 7334 for this booking?"),
+        Message("assistant", "Booked: reservation HATHAT, $290 on the card ending in 7334."),
+        Message("user", "Thanks ###STOP###"),
+    ]
+    got = [at for at, _ in _decisions(messages)]
+    assert got == [5], _decisions(messages)
+
+
+def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_two_decisions():
+    """A conversation's decisions are the agent's rulings and the person's choices, asked by turns (a run
+    of choices does not crowd out every ruling); an agent working alone is asked its best two."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "I want to change my flight to the cheapest business round trip."),
+        Message("assistant", "Unfortunately, basic economy flights cannot be modified, so the flight must stay."),
+        Message("user", "Then I'd like to add 2 checked bags to reservation ZFA04Y."),
+        Message("assistant", "Bags can be added. How would you like to pay?"),
+        Message("user", "I'll take the card ending in 7447 for the bags."),
+        Message("assistant", "Unfortunately, travel insurance cannot be added after booking, as you asked earlier."),
+        Message("user", "I'll go with certificate_7504069 for the second bag, then."),
+        Message("assistant", "Done: 2 bags on ZFA04Y."),
+        Message("user", "Thanks ###STOP###"),
+    ]
+    got = [at for at, _ in _decisions(messages)]
+    assert {2, 6} <= set(got) and {5, 7} & set(got), _decisions(messages)
+    coding = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "Instead of adding an early return, I should fix the division by zero in `rho12_s`."),
+        Message("user", "ok"),
+        Message("assistant", "Rather than `np.where`, I will use `np.divide` with `where=` to avoid the warning."),
+        Message("user", "ok"),
+        Message("assistant", "I'll keep the `tau_0` term instead of recomputing it, because it is already right."),
+        Message("user", "ok"),
+        _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.divide(a, b, where=b != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert len(_decisions(coding)) == 2, _decisions(coding)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ctxbench.probes.actions import Action, agent_actions, call_arguments, observation_indices, probe_text
 from ctxbench.probes.boilerplate import Boilerplate, is_framework_message, sentences
-from ctxbench.probes.statements import final_report, later_requests, refusals, user_choices
+from ctxbench.probes.statements import conversation_decisions, final_report, later_requests
 from ctxbench.probes.work import Fact, WorkReader, api_facts
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
 from ctxbench.transcripts.tool_schemas import tool_schemas
@@ -34,7 +34,7 @@ LABELS = (
 # files only viewed are not facts worth a slot.
 SLOTS = {
     "task": 2, "change": 4, "file_changed": 2, "test_result": 3, "root_cause": 2, "reproduction": 1, "error": 2,
-    "outcome": 2, "decision": 2, "identifier": 2, "constraint": 3,
+    "outcome": 2, "decision": 4, "identifier": 2, "constraint": 3,
 }  # fmt: skip
 QUESTIONS = {
     "task": "What was the original task?",
@@ -263,8 +263,7 @@ def _facts(
         reader.decisions(),
         api_facts(transcript.messages, actions),
         later_requests(transcript.messages, task.message_index if task else None),
-        user_choices(transcript.messages, task.message_index if task else None),
-        refusals(transcript.messages),
+        conversation_decisions(transcript.messages, task.message_index if task else None),
     ]
     for facts in finders:
         for fact in facts:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from itertools import zip_longest
 
 from ctxbench.probes.actions import Action, call_arguments
 from ctxbench.probes.facts import Fact, clip, named
@@ -54,6 +55,8 @@ INTENT_WORDS = re.compile(
 )
 # A sentence that says what the agent is about to do or chose, not how the code behaves.
 PLAN = re.compile(r"^(?:now|next|first|then|to fix|this (?:should|will))\b|" + INTENT_WORDS.pattern, re.IGNORECASE)
+# A sentence that starts the agent's next step ("Let me look.", "Now I'll run it").
+NEXT_STEP = re.compile(r"^(?:(?:now|so|ok(?:ay)?|first|next),? )?(?:let'?s|let me|(?:i|we)(?:'ll| will))\b", re.I)
 ROOT_CAUSE_QUESTION = "What did the agent find to be the cause of the problem?"
 # What the agent read off a run after the fix ("Now `x.pk.auto_created` is `False` instead of `True`"):
 # a check's result in its words, where the output printed values and no verdict.
@@ -95,6 +98,10 @@ INTENT = re.compile(
     r"stick|approach|fix|solution|plan|safer|simplest|cleanest)\b",
     re.IGNORECASE,
 )
+# How many of its own decisions an agent working alone is asked: past the best two, they restate
+# them or are approaches it dropped (measured on the gold set); a conversation's rulings and a
+# person's choices are asked beside them.
+AGENT_DECISIONS = 2
 # Tactical steps are no decisions: installing, retrying a tool, fixing a typo, navigating.
 TACTICAL = re.compile(r"\b(?:install|pip|apt|typo|retry|view command|navigate|scroll|open the file|look at)\b", re.I)
 DECISION = re.compile(
@@ -275,12 +282,13 @@ class StatementReader:
         last = self.last_fix if self.last_fix is not None else len(self.messages)
         facts = _distinct(f for f in self.statements("decision", DECISION, needs_code=False) if f.message_index <= last)
         facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
-        yield from facts
+        yield from facts[:AGENT_DECISIONS]
 
 
 # What a user chose or asked for after the task (tau-bench style conversations).
 USER_CHOICE = re.compile(
-    r"\b(?:i'?ll (?:go with|take)|i'?d (?:like|prefer)|i (?:want|choose|prefer)|let'?s go with|"
+    r"\b(?:i'?ll (?:go with|take|use|pay with)|i'?d (?:like|prefer)|i (?:want|choose|prefer)|let'?s go with|"
+    r"let'?s (?:proceed|go ahead) with|(?:please )?use my|"
     r"(?:yes|ok(?:ay)?),? (?:please )?(?:proceed|go ahead|do it|book|cancel|change|downgrade|upgrade))\b",
     re.IGNORECASE,
 )
@@ -320,8 +328,21 @@ def later_requests(messages: list[Message], first_user: int | None) -> Iterator[
 
 def _specific(choice: str) -> bool:
     """A choice that names what: an ID or a number, or an action on an object ("downgrade all of them
-    to economy class"), not a bare "yes, go ahead"."""
-    return bool(re.search(r"[A-Z0-9]{3,}|\d", choice)) or bool(ACTION_ON.search(choice)) and len(choice.split()) >= 6
+    to economy class"), not a bare "yes, go ahead" nor one on only "a few of them"."""
+    if re.search(r"[A-Z0-9]{3,}|\d", choice):
+        return True
+    action = ACTION_ON.search(choice)
+    if action is None or len(choice.split()) < 6:
+        return False
+    return any(w.lower() not in NO_OBJECT for w in re.findall(r"[A-Za-z']+", choice[action.end() :]))
+
+
+# Words that name no object of an action ("modify a few of them").
+NO_OBJECT = {
+    "a", "an", "the", "all", "any", "both", "each", "every", "few", "some", "several", "many", "more", "most", "of",
+    "them", "it", "its", "this", "that", "these", "those", "one", "ones", "my", "your", "our", "their", "me", "us",
+    "you", "to", "for", "please", "too", "as", "well", "also", "then", "now", "here", "there", "so", "just",
+}  # fmt: skip
 
 
 ACTION_ON = re.compile(
@@ -329,18 +350,29 @@ ACTION_ON = re.compile(
 )  # a verb ("downgrade all of them"), not a noun ("go ahead with the change")
 # A customer-service refusal or requirement, by policy ("Unfortunately, I need the reservation ID to
 # proceed", "basic economy tickets are non-refundable").
+# A ruling in the policy's own impersonal words ("basic economy cannot be modified", "exceeds your
+# budget of $600"): a ruling also where the agent goes on to its next call, or thinks it.
+POLICY = re.compile(
+    r"\b(?:(?:is|are) not (?:eligible|allowed|permitted|possible|refundable)|non-?refundable|"
+    r"(?:against|according to|per) (?:our |the )?polic\w+|"
+    r"cannot be (?:modified|changed|cancell?ed|refunded|upgraded|downgraded|added|removed)|"
+    r"exceed(?:s|ed)? (?:your|the) (?:budget|limit|maximum)|(?:over|above) (?:your|the) budget)\b",
+    re.IGNORECASE,
+)
 REFUSAL = re.compile(
     r"\b(?:unfortunately|i(?:'m| am) (?:unable|not able)|i can(?:no|')t|i'?m sorry, but|"
-    r"(?:is|are) not (?:eligible|allowed|permitted|possible|refundable)|non-?refundable|"
-    r"(?:against|according to|per) (?:our |the )?polic\w+|i need (?:the|your) [\w ]{2,30}? to (?:proceed|continue)|"
-    r"cannot be (?:modified|changed|cancell?ed|refunded|upgraded|downgraded|added|removed))\b",
+    r"i need (?:the|your) [\w ]{2,30}? to (?:proceed|continue))\b|" + POLICY.pattern,
     re.IGNORECASE,
 )
 
 
 # A ruling the other way: what the policy lets the customer do ("Since you have travel insurance, you
 # are eligible to cancel"); not the agent asking itself whether ("to determine if you're eligible").
-GRANT = re.compile(r"\b(?:you are|you'?re|it is|it'?s|is|are) (?:eligible|entitled) (?:for|to)\b", re.IGNORECASE)
+GRANT = re.compile(
+    r"\b(?:(?:you are|you'?re|it is|it'?s|is|are) (?:eligible|entitled) (?:for|to)|"
+    r"i can (?:assist|help) you (?:with )?\w+ing\b(?=[^.]*\b(?:since|because|given)\b))",
+    re.IGNORECASE,
+)
 WHETHER = re.compile(r"\b(?:determine|check|verify|see|whether|if)\b[^.]*\b(?:eligible|entitled)\b", re.IGNORECASE)
 
 
@@ -350,19 +382,25 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
     to cancel"), in the order stated, one per reply; a ruling repeated (most of the shorter one's
     words) is asked once."""
     said: list[set[str]] = []
+    conversation = _with_a_person(messages)
     for i, m in enumerate(messages[:-1]):
-        if m.role != "assistant" or m.tool_calls or "```" in m.content or messages[i + 1].role != "user":
+        if m.role != "assistant" or "```" in m.content:
             continue
-        for sentence in sentences_of(m.content):
+        reply = not m.tool_calls and messages[i + 1].role == "user"
+        if not reply and not conversation:
+            continue
+        # before a call, only the policy's own words: "I can't find the file" rules on nothing
+        ruling = REFUSAL if reply else POLICY
+        for text, sentence in ((t, x) for t in (_prose(m) if not reply else [m.content]) for x in sentences_of(t)):
             if len(sentence) < 20 or PLEASANTRY.search(sentence) or sentence.endswith(":"):
                 continue
-            refused = bool(REFUSAL.search(sentence))
+            refused = bool(ruling.search(sentence))
             if not refused and not (GRANT.search(sentence) and not WHETHER.search(sentence)):
                 continue
             words = set(re.findall(r"\w{3,}", sentence.lower()))
             if not any(len(words & w) >= 0.5 * min(len(words), len(w)) for w in said):
                 said.append(words)
-                answer = clip(_with_neighbour(m.content, sentence), 300)
+                answer = clip(_with_neighbour(text, sentence), 300)
                 question = (
                     "What did the agent refuse or require, and why?"
                     if refused
@@ -370,6 +408,23 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
                 )
                 yield Fact("decision", answer, i, question)
             break
+
+
+def _with_a_person(messages: list[Message]) -> bool:
+    """Whether a person answers the agent (a user turn after an agent's reply that is no tool's
+    result): a conversation, where the agent rules for someone."""
+    return any(
+        m.role == "assistant" and not m.tool_calls and n.role == "user" and not n.tool_call_id
+        and "<returncode>" not in n.content
+        for m, n in zip(messages, messages[1:])
+    )  # fmt: skip
+
+
+def conversation_decisions(messages: list[Message], first_user: int | None) -> Iterator[Fact]:
+    """A conversation's decisions, by turns: the agent's rulings and the person's choices, each in
+    the order stated, so that a run of one kind leaves slots for the other."""
+    for pair in zip_longest(refusals(messages), user_choices(messages, first_user)):
+        yield from (f for f in pair if f is not None)
 
 
 # A shell command that submits the run (mini-swe-agent's `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`,
@@ -574,9 +629,12 @@ def _with_neighbour(content: str, sentence: str) -> str:
         if "\n\n" not in head[start:] and "```" not in head[start:]:
             return " ".join(content[start : end + (1 if tail[:1] in ".!?" else 0)].split())
         return sentence
-    if nxt is None:
-        return sentence
-    stop = nxt.start() + (1 if tail[:1] in ".!?" else 0)
+    # the next break ends the next sentence; with none, the rest of the text is the last sentence
+    stop = nxt.start() + (1 if tail[:1] in ".!?" else 0) if nxt is not None else len(tail.rstrip())
+    following = tail[:stop].strip(" .!?")
+    bare_step = NEXT_STEP.match(following) and not CODE_ENTITY.search(following) and not re.search(r"\d", following)
+    if not following or bare_step or PLEASANTRY.search(following) or tail[:stop].rstrip().endswith("?"):
+        return sentence  # nothing, a next step naming nothing ("Let me look."), a courtesy, a question
     if (para_end >= 0 and para_end < stop) or "```" in tail[:stop] or tail[:stop].rstrip().endswith(":"):
         return sentence  # not across a paragraph or code, nor a lead-in to a list ("When it processes imports:")
     return " ".join(content[at : end + stop].split())
