@@ -29,6 +29,12 @@ from ctxbench.transcripts.model import Message, Transcript
 FORMAT = "ctxbench.contexts/1"
 FILE = "contexts.jsonl.gz"  # gzip (level 1): the main job's contexts shrink 4.4x
 METADATA_KEPT = ("compacted_by", "snapshot", "summarised_messages")  # what the viewer shows of metadata
+# An entry's values are encoded once each and put together (``ContextRecorder._ref``): the text is
+# escaped once, not for its reference and again for the file. Values that hold objects are
+# encoded apart with sorted keys for the reference, as ``json.dumps(entry, sort_keys=True)`` does.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+_ENCODE_SORTED = json.JSONEncoder(ensure_ascii=False, check_circular=False, sort_keys=True).encode
+_NESTED = frozenset(("tool_calls", "meta"))
 
 
 def strategy_thresholds(strategy: Any, model: ModelSpec) -> list[dict[str, Any]]:
@@ -143,6 +149,7 @@ class ContextRecorder:
         self._stored: set[str] = set()
         self._last: list[str] = []
         self._arrived = 0  # transcript messages stored so far
+        self._encoded: dict[str, str] = {}  # a new entry's JSON, until its row is written
         self.rows: list[dict[str, Any]] = [
             {
                 "format": FORMAT,
@@ -153,6 +160,7 @@ class ContextRecorder:
                 "window": model.context_window,
             }
         ]
+        self._lines = [_ENCODE(self.rows[0]) + "\n"]
 
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, dict[str, Any]] = {}
@@ -165,20 +173,42 @@ class ContextRecorder:
         for i in range(self._arrived, min(upto, len(self.transcript.messages))):
             self._ref(self.transcript.messages[i], new)
         self._arrived = max(self._arrived, upto)
-        self.rows.append({"call": record["call"], "refs": runs(refs, self._last), "new": new})
+        self._row({"call": record["call"], "refs": runs(refs, self._last), "new": new})
         self._last = refs
+
+    def _row(self, row: dict[str, Any]) -> None:
+        """``row`` into ``rows`` and its line into the file's text, its new entries as encoded."""
+        self.rows.append(row)
+        entries = ", ".join([f'"{ref}": {self._encoded.pop(ref)}' for ref in row["new"]])
+        call, refs = _ENCODE(row["call"]), _ENCODE(row["refs"])
+        self._lines.append(f'{{"call": {call}, "refs": {refs}, "new": {{{entries}}}}}\n')
+
+    def text(self) -> str:
+        """The file's text: each row as ``json.dumps(row, ensure_ascii=False)`` writes it, a line each."""
+        return "".join(self._lines)
 
     def _ref(self, message: Message, new: dict[str, dict[str, Any]]) -> str:
         ref = self._refs.get(id(message))
         if ref is not None:  # the message is kept alive in _kept: its id is not reused
             return ref
         entry = self._entry(message)
-        ref = hashlib.sha256(json.dumps(entry, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+        # The entry's JSON, each value encoded once (the text is most of it), put together twice:
+        # with sorted keys for its reference (``json.dumps(entry, sort_keys=True)``'s text) and in
+        # the entry's own order for the file (``json.dumps(entry)``'s), which ``text`` writes.
+        fields = [(key, _ENCODE(value) if key not in _NESTED else None) for key, value in entry.items()]
+        by_key = {key: code if code is not None else _ENCODE_SORTED(entry[key]) for key, code in fields}
+        hashed = "{" + ", ".join([f'"{key}": {by_key[key]}' for key in sorted(by_key)]) + "}"
+        ref = hashlib.sha256(hashed.encode()).hexdigest()[:16]
         self._refs[id(message)] = ref
         self._kept.append(message)
         if ref not in self._stored:
             self._stored.add(ref)
             new[ref] = entry
+            self._encoded[ref] = (
+                "{"
+                + ", ".join([f'"{key}": {code if code is not None else _ENCODE(entry[key])}' for key, code in fields])
+                + "}"
+            )
         return ref
 
     def _entry(self, message: Message) -> dict[str, Any]:
@@ -213,4 +243,4 @@ class ContextRecorder:
             self._ref(self.transcript.messages[i], new)
         self._arrived = len(self.transcript.messages)
         if new:
-            self.rows.append({"call": None, "refs": [], "new": new})
+            self._row({"call": None, "refs": [], "new": new})
