@@ -69,6 +69,9 @@ def test_verdicts_are_stated_and_only_a_failing_line_contradicts_them():
     assert not contradicted(["Ran 3 checks, 0 failed"])
     assert verdict_lines(["  Message(level=30, extra_tags='success')", "test_parse passed!"]) == ["test_parse passed!"]
     assert verdict_lines(["File updated successfully!", "Patch applied successfully"]) == []  # a patch script
+    said = ["Bug fixed!", "Issue resolved: empty header raises", "FIXED: header parsed", "No exception was raised"]
+    assert verdict_lines(said) == said  # other scripts' wording of a verdict
+    assert verdict_lines(["Fixed width: 10", "resolved path: /r/x", "Issue: fixed-point overflow"]) == []  # values
 
 
 def _fixed_by_a_script() -> list[Message]:
@@ -424,3 +427,85 @@ def test_the_projects_command_line_on_input_the_agent_made_is_a_reproduction_and
     results = _facts(messages, "test_result")
     assert results[0][1] == "What did `cd /r && sqlfluff fix test.sql --rules L039 -f 2>&1` print after the change?"
     assert not any("grep" in q for _, q in [*results, *_facts(messages, "reproduction")])
+
+
+def test_a_verbose_runs_failing_tests_are_read_when_its_summary_is_cut():
+    pytest_v = (
+        "tests/test_hdr.py::test_parse PASSED                                      [ 33%]\n"
+        "tests/test_hdr.py::TestEmpty::test_empty[''] FAILED                       [ 66%]\n"
+    )
+    django_v2 = (
+        "test_slugify (utils_tests.test_text.TestUtilsText) ... ok\n"
+        "test_strip (utils_tests.test_text.TestUtilsText) ... FAIL\n"
+        "test_wrap (utils_tests.test_text.TestUtilsText) ... ERROR\n"
+    )
+    assert failing_tests(pytest_v) == ["tests/test_hdr.py::TestEmpty::test_empty['']"]
+    assert failing_tests(django_v2) == [
+        "test_strip (utils_tests.test_text.TestUtilsText)",
+        "test_wrap (utils_tests.test_text.TestUtilsText)",
+    ]
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python -m pytest tests/test_hdr.py -v 2>&1 | head -5"),
+        _out("a", "collected 3 items\n\n" + pytest_v),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="b"),
+        _bash("c", "python -m pytest tests/test_hdr.py -q"),
+        _out("c", "3 passed in 0.05s"),
+    ]
+    got = dict(_facts(messages, "test_result"))
+    assert got["tests/test_hdr.py::TestEmpty::test_empty['']"].endswith("before the change?")
+
+
+def test_the_same_tests_outcome_before_the_change_is_asked_beside_the_one_after_it():
+    """Django's runner (``tests/runtests.py``), run on another module first, then on the fixed one
+    before and after the change: the before is the fixed module's, whatever pipes the run had."""
+    edit = {"command": "str_replace", "path": "/r/django/utils/text.py", "old_str": "a", "new_str": "b"}
+    ok = "Creating test database for alias 'default'...\n....\n" + "-" * 70 + "\nRan 4 tests in 0.010s\n\nOK\n"
+    failed = "..F.\n" + "-" * 70 + "\nRan 4 tests in 0.011s\n\nFAILED (failures=1)\nDestroying test database..."
+    messages = [
+        Message("user", TASK),
+        _bash("a", "cd /r && python tests/runtests.py template_tests 2>&1 | tail -5"),
+        _out("a", ok.replace("4 tests", "120 tests")),
+        _bash("b", "cd /r && python tests/runtests.py utils_tests.test_text 2>&1 | tail -20"),
+        _out("b", failed),
+        Message("assistant", "", tool_calls=(ToolCall("c", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/django/utils/text.py has been edited.", tool_call_id="c"),
+        _bash("d", "cd /r && python tests/runtests.py utils_tests.test_text -v 2 2>&1 | tail -5"),
+        _out("d", ok),
+    ]
+    after, before = _facts(messages, "test_result")[:2]
+    assert after == (
+        "Ran 4 tests in 0.010s OK",
+        "What did `cd /r && python tests/runtests.py utils_tests.test_text -v 2 2>&1 | tail -5` report after "
+        "the change?",
+    )
+    assert before == (
+        "Ran 4 tests in 0.011s FAILED (failures=1)",
+        "What did `cd /r && python tests/runtests.py utils_tests.test_text 2>&1 | tail -20` report before the change?",
+    )
+
+
+def test_a_test_the_agent_added_first_does_not_mark_the_fix():
+    """An agent that writes the failing test before the code's change: the run between them is a
+    run before the fix (it fails), the code's edit is the fix."""
+    test = {"command": "str_replace", "path": "/r/tests/test_hdr.py", "old_str": "# end", "new_str": "def test_empty()"}
+    code = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    diff = "diff --git a/src/hdr.py b/src/hdr.py\ndiff --git a/tests/test_hdr.py b/tests/test_hdr.py\n"
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "", tool_calls=(ToolCall("a", "str_replace_editor", json.dumps(test)),)),
+        Message("tool", "The file /r/tests/test_hdr.py has been edited.", tool_call_id="a"),
+        _bash("b", "python -m pytest tests/test_hdr.py -q"),
+        _out("b", "FAILED tests/test_hdr.py::test_empty - AssertionError\n1 failed, 2 passed in 0.05s", 1),
+        Message("assistant", "", tool_calls=(ToolCall("c", "str_replace_editor", json.dumps(code)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="c"),
+        _bash("d", "python -m pytest tests/test_hdr.py -q"),
+        _out("d", "3 passed in 0.04s"),
+        _bash("e", "git diff --stat"),
+        _out("e", diff),
+    ]
+    got = dict(_facts(messages, "test_result"))
+    assert got["1 failed, 2 passed in 0.05s"].endswith("before the change?")
+    assert got["3 passed in 0.04s"].endswith("after the change?")

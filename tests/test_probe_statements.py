@@ -702,3 +702,28 @@ def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_two_dec
         Message("assistant", "Done."),
     ]
     assert len(_decisions(coding)) == 2, _decisions(coding)
+
+
+def test_what_the_agent_offers_instead_after_a_failed_call_is_a_decision():
+    """After a call fails the agent says why and offers another way ("Let's consider the next available
+    option, flight HAT271"): the way chosen next; a reply that only restates the error offers nothing."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Book me on HAT139 from ORD to PHL on May 26, two passengers."),
+        Message("assistant", "", tool_calls=(ToolCall("b", "book_reservation", '{"flight": "HAT139"}'),)),
+        Message("tool", "Error: not enough seats on flight HAT139", tool_call_id="b"),
+        Message(
+            "assistant",
+            "It seems that there are not enough economy seats on flight HAT139 for both passengers. Let's consider "
+            "the next available option, flight HAT271, which has enough seats.\n\nWould you like to book it instead?",
+        ),
+        Message("user", "Hmm, let me think first."),
+        Message("assistant", "", tool_calls=(ToolCall("c", "book_reservation", '{"flight": "HAT271"}'),)),
+        Message("tool", "Error: not enough balance in payment method gift_card_5094406", tool_call_id="c"),
+        Message("assistant", "It seems that the gift card balance is not sufficient for this booking."),
+        Message("user", "Thanks ###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert [at for at, _ in got] == [4], got
+    assert got[0][1].endswith("Let's consider the next available option, flight HAT271, which has enough seats.")
+    assert "instead after the failed call" in _questions(messages)[4]

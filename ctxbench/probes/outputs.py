@@ -73,7 +73,10 @@ OTHER_SUMMARY = re.compile(
 # cargo's "test x ... FAILED", jest's "✕ name".
 FAILING_TEST = re.compile(
     r"^(?:FAILED|ERROR) (\S+::\S+)|^(?:FAIL|ERROR): (\w+ \([\w.]+\))|^\s*--- FAIL: (\S+)"
-    r"|^test (\S+) \.\.\. FAILED$|^\s*[✕×] (\S.*?)(?: \(\d+ ?m?s\))?$",
+    r"|^test (\S+) \.\.\. FAILED$|^\s*[✕×] (\S.*?)(?: \(\d+ ?m?s\))?$"
+    # verbose runs, whose summary a `| head` may cut: pytest -v's "path::test FAILED [ 40%]", unittest's and
+    # Django's -v 2 "test_x (mod.Class) ... FAIL"
+    r"|^(\S+::\S+) (?:FAILED|ERROR)\b|^(\w+ \([\w.]+\)) \.\.\. (?:FAIL|ERROR)$",
     re.MULTILINE,
 )
 

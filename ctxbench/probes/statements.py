@@ -382,6 +382,9 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
     to cancel"), in the order stated, one per reply; a ruling repeated (most of the shorter one's
     words) is asked once."""
     said: list[set[str]] = []
+    for fact in _proposals_after_failures(messages):
+        said.append(set(re.findall(r"\w{3,}", fact.answer.lower())))
+        yield fact
     conversation = _with_a_person(messages)
     for i, m in enumerate(messages[:-1]):
         if m.role != "assistant" or "```" in m.content:
@@ -408,6 +411,37 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
                 )
                 yield Fact("decision", answer, i, question)
             break
+
+
+# A tool's result that reports a failure ("Error: not enough seats on flight HAT139").
+FAILED = re.compile(r"\s*(?:error|exception|failed)\b", re.IGNORECASE)
+# The way the agent offers instead ("Let's consider the next available option, flight HAT271", "You can
+# use a combination of payment methods", "I recommend contacting a human agent").
+PROPOSAL = re.compile(
+    r"\b(?:let'?s (?:consider|try|go with|use|book|look at)|"
+    r"(?:you|we) (?:can|could) (?:use|choose|try|consider|book|opt)|"
+    r"i (?:recommend|suggest)|instead\b|(?:an|another) (?:alternative|option)|next available)",
+    re.IGNORECASE,
+)
+
+
+def _proposals_after_failures(messages: list[Message]) -> Iterator[Fact]:
+    """What the agent offered a person instead after a call failed: in its reply right after the
+    failed result, the first sentence that proposes another way, with the one before it (why)."""
+    for i, m in enumerate(messages[1:-1], 1):
+        before, after = messages[i - 1], messages[i + 1]
+        if m.role != "assistant" or m.tool_calls or before.role != "tool" or after.role != "user":
+            continue
+        if not FAILED.match(before.content):
+            continue
+        said = [x for x in sentences_of(m.content) if not PLEASANTRY.search(x)]
+        k = next((k for k, x in enumerate(said) if PROPOSAL.search(x) and not x.endswith(":")), None)
+        if k is not None:
+            joined = _with_next(m.content, said[k - 1], said[k]) if k > 0 else said[k]
+            answer = joined if k == 0 or joined != said[k - 1] else said[k]  # not across a paragraph
+            yield Fact(
+                "decision", clip(answer, 300), i, "What did the agent offer instead after the failed call, and why?"
+            )
 
 
 def _with_a_person(messages: list[Message]) -> bool:
