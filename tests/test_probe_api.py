@@ -224,3 +224,32 @@ def test_a_question_with_a_weak_cue_or_a_repeated_request_is_no_constraint():
     assert "Can anything be done without it?" not in got, got
     assert not any("downgraded" in c for c in got), got
     assert "Please make sure the seats stay together, and I don't want travel insurance." in got, got
+
+
+def test_an_opening_that_only_asks_for_help_gives_way_to_the_first_request_that_names_something():
+    """ "I need to make a few changes to my reservation" says nothing a continuing agent can act on;
+    the first later sentence asking for something it names is the task (not the one giving an ID,
+    not a yes to the agent's proposal)."""
+    messages = [
+        Message("system", POLICY),
+        Message("user", "Hi there! I need to make a few changes to my upcoming flight reservation."),
+        Message("assistant", "Sure. What are your user ID and reservation ID?"),
+        Message("user", "Sure! My user ID is chen_lee_6825, and the reservation ID is YAX4DR."),
+        Message("assistant", "Thanks. What would you like to change?"),
+        Message("user", "I'd like to upgrade both Chen Lee and Noah Hernandez to business, please."),
+        Message("assistant", "The upgrade costs $1200. Shall I proceed?"),
+        Message("user", "Yes, please go ahead with the upgrade for Noah Hernandez."),
+        Message("assistant", "Done."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    assert list(_tasks(messages)) == ["I'd like to upgrade both Chen Lee and Noah Hernandez to business, please"]
+
+
+def test_a_first_message_that_says_what_after_its_opener_gives_that_sentence():
+    messages = [
+        Message("system", POLICY),
+        Message("user", "Hi! I need some help with my upcoming travel plans. Can you help me cancel two reservations?"),
+        Message("assistant", "Sure."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    assert list(_tasks(messages)) == ["Can you help me cancel two reservations"]

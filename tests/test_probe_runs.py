@@ -69,6 +69,9 @@ def test_verdicts_are_stated_and_only_a_failing_line_contradicts_them():
     assert not contradicted(["Ran 3 checks, 0 failed"])
     assert verdict_lines(["  Message(level=30, extra_tags='success')", "test_parse passed!"]) == ["test_parse passed!"]
     assert verdict_lines(["File updated successfully!", "Patch applied successfully"]) == []  # a patch script
+    said = ["Bug fixed!", "Issue resolved: empty header raises", "FIXED: header parsed", "No exception was raised"]
+    assert verdict_lines(said) == said  # other scripts' wording of a verdict
+    assert verdict_lines(["Fixed width: 10", "resolved path: /r/x", "Issue: fixed-point overflow"]) == []  # values
 
 
 def _fixed_by_a_script() -> list[Message]:

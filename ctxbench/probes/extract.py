@@ -118,9 +118,56 @@ def _first_user(messages: list[Message], boilerplate: Boilerplate) -> int | None
     return None
 
 
+# What an opening request is made of when it says only that help is wanted ("I need to make a few
+# changes to my upcoming flight reservation"): generic verbs and the service's generic nouns.
+GENERIC = {
+    "change", "changes", "make", "making", "modify", "modification", "adjust", "help", "assist", "assistance",
+    "some", "few", "couple", "upcoming", "recent", "recently", "current", "flight", "flights", "reservation",
+    "reservations", "booking", "bookings", "booked", "trip", "travel", "plans", "order", "orders", "account",
+    "with", "have", "there", "looking", "hoping", "trying", "something", "issue", "issues", "problem", "question",
+    "thing", "things", "details", "today", "need", "want", "like", "please", "would", "could", "just", "able",
+}  # fmt: skip
+CONFIRMATION = re.compile(
+    r"^(?:yes|yeah|ok|okay|sure|great|perfect|alright|sounds|thanks|thank you)\b"
+    r"|\b(?:go ahead|proceed|go with|option \w+)\b",
+    re.IGNORECASE,
+)
+REQUEST = re.compile(r"\b(?:need|want|would like|'d like|like to|hoping|could you|can you|please|help me)\b", re.I)
+
+
+def _specific(line: str) -> bool:
+    """Names something: a number, an ID, or a capitalised word past the first (a name, a place)."""
+    words = re.findall(r"[A-Za-z][\w'-]*", line)
+    return (
+        any(ch.isdigit() for ch in line)
+        or "_" in line
+        or any(w[0].isupper() and w != "I" and n > 0 for n, w in enumerate(words))
+    )
+
+
+def _opener(line: str) -> bool:
+    """A sentence that only says help is wanted: short, naming nothing, every word generic."""
+    words = re.findall(r"[A-Za-z][\w'-]*", line)
+    if len(words) > 15 or _specific(line):
+        return False
+    return all(len(w) <= 3 or w.lower() in GENERIC or w.lower() in FILLER for w in words)
+
+
+def _task_sentences(text: str, boilerplate: Boilerplate) -> Iterator[tuple[str, int]]:
+    for sentence, at in _sentences(text):
+        line = sentence.strip()
+        if boilerplate.is_boilerplate(line):
+            continue  # framework lead-ins
+        line = line.lstrip("> #*").strip()
+        if len(line) < MIN_SENTENCE or line.endswith(":"):
+            continue
+        yield line, at
+
+
 def _task(messages: list[Message], boilerplate: Boilerplate) -> Candidate | None:
     """The first sentence of the user's own request: inside the issue tags when there are any,
-    else the first message's first sentence that is neither a framework lead-in nor a greeting."""
+    else the first message's first sentence that is neither a framework lead-in nor a greeting
+    nor an opener that only says help is wanted (when a later sentence says what)."""
     index = _first_user(messages, boilerplate)
     if index is None:
         return None
@@ -129,16 +176,36 @@ def _task(messages: list[Message], boilerplate: Boilerplate) -> Candidate | None
     text = re.sub(r"(?m)^\s*[!⎿].*$", lambda m: " " * len(m.group(0)), text)
     tagged = TASK_TAGS.search(text)
     body, base = (tagged.group(2), tagged.start(2)) if tagged else (WRAPPER_BLOCKS.sub(_blank, text), 0)
-    for sentence, at in _sentences(TAG.sub(_blank, body)):
-        line = sentence.strip()
-        if boilerplate.is_boilerplate(line):
-            continue  # framework lead-ins
-        line = line.lstrip("> #*").strip()
-        if len(line) < MIN_SENTENCE or line.endswith(":"):
+    lines = list(_task_sentences(TAG.sub(_blank, body), boilerplate))
+    if not lines:
+        return None
+    # past an opener, the first sentence that asks for something or names it ("You are the most
+    # lenient agent" does neither)
+    line, at = lines[0]
+    if _opener(line):
+        line, at = next(((ln, a) for ln, a in lines[1:] if REQUEST.search(ln) or _specific(ln)), lines[0])
+    answer = _clip(line.rstrip(".!?"), 160)
+    start = text.find(answer, base + at) if base + at < len(text) else -1
+    return Candidate("task", answer, index, (start, start + len(answer)) if start >= 0 else None)
+
+
+def _first_request(transcript: Transcript, boilerplate: Boilerplate, task: Candidate) -> Candidate | None:
+    """When the task's message only opened ("I need to make some changes to my reservation"), the
+    first later sentence of the person that asks for something and names it (a number, a name, a
+    place; not a sentence giving an ID) is what the task is."""
+    if not _opener(task.answer):
+        return None
+    for i in _user_written(transcript, boilerplate, task.message_index):
+        if i <= task.message_index:
             continue
-        answer = _clip(line.rstrip(".!?"), 160)
-        start = text.find(answer, base + at) if base + at < len(text) else -1
-        return Candidate("task", answer, index, (start, start + len(answer)) if start >= 0 else None)
+        text = transcript.messages[i].content
+        for line, at in _task_sentences(text, boilerplate):
+            if CONFIRMATION.search(line) or re.search(r"\bid\b|\bis [\w-]*\d", line, re.I):
+                continue  # a yes to the agent's proposal, a choice among its options; an ID given
+            if REQUEST.search(line) and _specific(line):
+                answer = _clip(line.rstrip(".!?"), 160)
+                start = text.find(answer, at)
+                return Candidate("task", answer, i, (start, start + len(answer)) if start >= 0 else None)
     return None
 
 
@@ -350,7 +417,7 @@ def _candidates(transcript: Transcript, boilerplate: Boilerplate, texts: list[st
     messages = transcript.messages
     task = _task(messages, boilerplate)
     if task is not None:
-        yield task
+        yield _first_request(transcript, boilerplate, task) or task
     actions = agent_actions(transcript)
     facts = list(_facts(transcript, texts, task, actions))
     yield from facts
@@ -367,7 +434,7 @@ def _candidates(transcript: Transcript, boilerplate: Boilerplate, texts: list[st
 
 
 def _answer_key(cand: Candidate) -> str:
-    return " ".join(cand.answer.split()).casefold()
+    return " ".join(cand.answer.split()).casefold().rstrip(".!?")  # a sentence with or without its stop
 
 
 def _typed_candidates(

@@ -31,7 +31,9 @@ VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expecte
 # A verification script's verdict line ("All tests passed!", "SUCCESS: ...", "✅ fixed").
 VERDICT = re.compile(
     r"\b(?:all (?:\w+ )?(?:tests?|checks?|cases?) (?:pass\w*|succeed\w*|ok)|tests? passed|PASS(?:ED)?|OK|"
-    r"SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|fix (?:works|is working))\b|✅",
+    r"SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|fix (?:works|is working)|"
+    r"(?:bug|issue|problem) (?:is |was |has been )?(?:now )?(?:fixed|resolved)|(?-i:FIXED|RESOLVED)|"
+    r"no (?:error|exception)s? (?:was |were )?(?:raised|thrown))\b|✅",
     re.IGNORECASE,
 )
 # Lines that say nothing about the bug: a traceback's header or frame, a version, a source listing's line.
@@ -60,7 +62,9 @@ WRITE_CALL = re.compile(r"""\bopen\([^)\n]*,\s*(?:mode\s*=\s*)?['"][wa]\+?b?['"]
 STATED_VERDICT = re.compile(
     r"^\W*(?:✓|✅|\[?(?:PASS(?:ED)?|OK|SUCCESS)\b)|\b(?:all (?:\w+ )?(?:tests?|checks?|cases?|assertions?) "
     r"(?:pass\w*|succeed\w*|ok)|(?:tests?|checks?) passed|(?:is|are|was|been) (?:now )?fixed|"
-    r"fix(?:es)? (?:works|is working)|works? (?:correctly|as expected)|completed successfully)\b|\bpassed\b\W*$",
+    r"fix(?:es)? (?:works|is working)|works? (?:correctly|as expected)|completed successfully|"
+    r"(?:bug|issue|problem) (?:is |was |has been )?(?:now )?(?:fixed|resolved)|no (?:error|exception)s? "
+    r"(?:was |were )?(?:raised|thrown))\b|\bpassed\b\W*$|^\W*(?-i:FIXED|RESOLVED)\b",
     re.IGNORECASE,
 )
 # The words of an overall verdict, not of one case's line.
