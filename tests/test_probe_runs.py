@@ -237,6 +237,9 @@ def test_every_runners_summary_and_the_failing_tests():
         "tests finished: 5 passed, 1 expected to fail, in 0.34 seconds"
     )
     assert suite_summary("============ no tests ran in 0.01s ============") == "no tests ran in 0.01s"
+    assert suite_summary("Ran 0 tests in 0.000s\n\nNO TESTS RAN") == "Ran 0 tests in 0.000s NO TESTS RAN"  # 3.12+
+    go_build = "# example.com/hdr\n./hdr.go:12:2: undefined: HeaderError\nFAIL\texample.com/hdr [build failed]\nFAIL"
+    assert suite_summary(go_build) == "FAIL\texample.com/hdr [build failed]"
 
 
 def test_the_failing_test_before_the_change_and_one_still_failing_after_it():

@@ -52,8 +52,13 @@ PYTEST_SUMMARY = re.compile(
     r"(?: in [\d.]+s)?).*?=*\s*$",
     re.MULTILINE,
 )
-UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\))", re.M)
-GO_CARGO = re.compile(r"^(?:test result: .*|(?:ok|FAIL)\s+\S+\s+[\d.]+s|Tests:\s+.*)$", re.MULTILINE)
+UNITTEST_RAN = re.compile(
+    r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\)|NO TESTS RAN)", re.M
+)
+# cargo's "test result: ...", go's "ok  pkg 0.01s" / "FAIL pkg 0.01s" / "FAIL pkg [build failed]", jest's "Tests: ..."
+GO_CARGO = re.compile(
+    r"^(?:test result: .*|(?:ok|FAIL)\s+\S+\s+(?:[\d.]+s|\[(?:build|setup) failed\])|Tests:\s+.*)$", re.MULTILINE
+)
 # Other runners' summary lines: mocha ("5 passing (20ms)" / "1 failing"), vitest ("Tests  5 passed (5)"), rspec
 # ("5 examples, 0 failures"), phpunit ("OK (5 tests, 10 assertions)"), ctest ("100% tests passed, 0 tests failed
 # out of 12"), maven/surefire ("Tests run: 12, Failures: 0, Errors: 0, Skipped: 0"), sympy ("tests finished: 5
