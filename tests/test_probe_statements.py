@@ -727,3 +727,19 @@ def test_what_the_agent_offers_instead_after_a_failed_call_is_a_decision():
     assert [at for at, _ in got] == [4], got
     assert got[0][1].endswith("Let's consider the next available option, flight HAT271, which has enough seats.")
     assert "instead after the failed call" in _questions(messages)[4]
+
+
+def test_a_plan_of_where_the_fix_goes_gives_way_to_a_later_one_before_the_edit():
+    """ "We need to modify the `pattern` rule", then "We can do this by changing the `idseqsingle` rule":
+    the later plan is the one the edit carries out; the earlier is no cause."""
+    messages = [
+        Message("user", "<issue>\nA single-element tuple in a case fails to compile\n</issue>"),
+        Message("assistant", "To fix the issue with `match`, we need to modify the `pattern` rule to handle tuples."),
+        Message("user", "ok"),
+        Message("assistant", "We can do this by changing the `idseqsingle` rule to allow it to be treated as a tuple."),
+        Message("user", "ok"),
+        _edit("e", "/w/src/parser.c", "DEF(idseqsingle);", "DEF(idseqsingle);\n  AST_NODE(TK_TUPLE);"),
+        Message("tool", "The file /w/src/parser.c has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [3], _causes(messages)

@@ -191,6 +191,10 @@ class StatementReader:
         last = self.last_fix if self.last_fix is not None else len(self.messages)
         said = _distinct(f for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE) if f.message_index <= last)
         fix = self.first_fix
+        # where the fix goes, said twice before the first fix ("modify the `pattern` rule", then "change the
+        # `idseqsingle` rule"): the later plan is the one the edit carries out
+        plans = [f for f in said if not ROOT_CAUSE.search(f.answer) and (fix is None or f.message_index <= fix)]
+        said = [f for f in said if f not in plans[:-1]]
 
         def rank(f: Fact) -> tuple[bool, bool, int]:
             if fix is None:  # no source edit: in the order stated
