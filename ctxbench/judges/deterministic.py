@@ -56,6 +56,10 @@ class DeterministicJudge:
         # The anchors of message contents searched, by the string's id (held in the value): a
         # snapshot records a tool result's content, the same string, read again otherwise.
         self._content_anchors: dict[int, tuple[str, frozenset[int]]] = {}
+        # Verdicts are immutable: one of each (a checkpoint gives about ten, at nearly every call).
+        self._kept: dict[int, Verdict] = {}  # by the evidence message's place
+        self._recovered: dict[str, Verdict] = {}  # by the pointer
+        self._lost = Verdict("lost", self.name)
 
     # --- what the judge knows of probes and messages ---------------------------------------
     def expect(self, probes: Sequence[Probe]) -> None:
@@ -209,6 +213,7 @@ class DeterministicJudge:
         seen_from: Sequence[int] = origins if origins is not None else ()
         highest = max(seen_from, default=-1)
         recoverable: list[tuple[int, str, frozenset[int]]] | None = None
+        kept = self._kept
         verdicts = []
         for k, golds in enumerate(wanted):
             limit = before[k] if before is not None else None
@@ -218,9 +223,16 @@ class DeterministicJudge:
                 for position in where.get(gold, ()):
                     if cut is not None and seen_from[position] >= cut:
                         continue
-                    # its place among the messages the probe is judged on
-                    shown = position if cut is None else position - sum(map(cut.__le__, seen_from[:position]))
-                    verdict = Verdict("kept", self.name, evidence=f"message {shown}")
+                    # its place among the messages the probe is judged on (those hidden are mostly
+                    # after it: later in the transcript)
+                    shown = position
+                    if cut is not None and position:
+                        earlier = seen_from[:position]
+                        if max(earlier) >= cut:
+                            shown -= sum(map(cut.__le__, earlier))
+                    verdict = kept.get(shown) or kept.setdefault(
+                        shown, Verdict("kept", self.name, evidence=f"message {shown}")
+                    )
                     break
                 if verdict is not None:
                     break
@@ -232,9 +244,11 @@ class DeterministicJudge:
                     if cut is not None and seen_from[position] >= cut:
                         continue
                     if not wanted_set.isdisjoint(held):
-                        verdict = Verdict("recoverable", self.name, evidence=path)
+                        verdict = self._recovered.get(path) or self._recovered.setdefault(
+                            path, Verdict("recoverable", self.name, evidence=path)
+                        )
                         break
-            verdicts.append(verdict or Verdict("lost", self.name))
+            verdicts.append(verdict or self._lost)
         return verdicts
 
     def _recoverable(self, interesting: Sequence[tuple[int, _Facts]]) -> list[tuple[int, str, frozenset[int]]]:
