@@ -134,9 +134,9 @@ def run_cell(job: CellJob, cell: Cell, work: Path, transcript: Transcript, data_
         write_files(work)  # published with the cell (DB-GPT's snapshot store)
     judge_cfg = to_plain(cfg.get("judge")) or {}
     metrics = {**result.summary, **llm_cell_metrics(summariser, observer, result, judge_cfg)}
-    extra = {}
+    extra: dict[str, list[dict[str, Any]] | str] = {}
     if recorder is not None:
-        extra[CONTEXTS_FILE] = recorder.rows
+        extra[CONTEXTS_FILE] = recorder.text()  # its rows' lines, encoded as they were recorded
     if observer is not None:
         answers = {p.id: p.answer for p in observer.probes}
         metrics.update(retention_metrics(observer.rows, answers))

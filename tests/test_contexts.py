@@ -2,7 +2,9 @@
 the compact file, a layer's cut is stored as its transcript message plus what changed, and the
 switch turns the file off."""
 
+import dataclasses
 import gzip
+import hashlib
 import json
 import subprocess
 
@@ -163,7 +165,7 @@ def test_runs_are_the_simple_forms(refs, before, edits):
     assert expand(runs(grown, before), before) == grown
 
 
-@pytest.mark.parametrize("strategy", ["dbgpt", "observation_masking", "five_layer", "sliding_window"])
+@pytest.mark.parametrize("strategy", ["dbgpt", "observation_masking", "five_layer", "sliding_window", "none"])
 def test_rows_are_the_reference_recorders(strategy):
     transcript = react_transcript(rounds=120, tid="react120")
     overrides = [f"strategy={strategy}", "model=gpt-4-32k"]
@@ -176,5 +178,28 @@ def test_rows_are_the_reference_recorders(strategy):
     fast = ContextRecorder(transcript, counter, strategy_built, model)
     slow = ReferenceRecorder(transcript, counter, strategy_built, model)
     result = replay(transcript, strategy_built, build_estimator(cfg), model, counter, observers=[fast, slow])
-    assert sum(1 for c in result.calls if c["layers"]) > 5
+    if strategy != "none":  # none sends every prompt grown from the one before (the recorder's fast path)
+        assert sum(1 for c in result.calls if c["layers"]) > 5
     assert json.dumps(fast.rows) == json.dumps(slow.rows)
+    _text_and_refs_are_json_dumps(fast)
+
+
+def _text_and_refs_are_json_dumps(recorder: ContextRecorder) -> set[str]:
+    """The file's text is the rows as json.dumps writes them, and a reference the sha256 of its entry's
+    sorted JSON (the recorder puts both together from values it encoded once); the entries' keys."""
+    assert recorder.text() == "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recorder.rows)
+    entries = [e for r in recorder.rows[1:] for e in r["new"].items()]
+    for ref, entry in entries:
+        assert ref == hashlib.sha256(json.dumps(entry, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+    return {k for _, e in entries for k in e}
+
+
+def test_text_and_refs_of_tool_calls_pointers_and_other_scripts_are_json_dumps():
+    transcript = coding_transcript(rounds=40, tid="coding40")
+    messages = list(transcript.messages)
+    messages[1] = messages[1].replace(content=messages[1].content + " naïve “quoted” \\ \t ✓ 日本語 \U0001f600")
+    transcript = dataclasses.replace(transcript, messages=messages)
+    small = ("model=gpt-4-32k", "model.context_window=6000", "model.reserved_output_tokens=1000")
+    _, _, recorder = _replayed(transcript, "strategy=dbgpt", *small)
+    kinds = _text_and_refs_are_json_dumps(recorder)
+    assert {"tool_calls", "tool_call_id", "name", "meta", "origin", "same", "index"} <= kinds, kinds

@@ -126,6 +126,21 @@ def test_a_progress_block_rebuilt_every_step_counts_exactly() -> None:
 
 
 @pytest.mark.parametrize("name", SPLITTING)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(texts, min_size=1, max_size=8), tail=texts)
+def test_lines_up_to_a_break_that_starts_no_line_count_exactly(name: str, lines: list[str], tail: str) -> None:
+    """Lines counted from their remembered counts up to the first line break that is not a line
+    start (DB-GPT's footer, after its blank line), the rest as pieces: the whole text's count,
+    each time the block grows by a line."""
+    count = get_tokenizer(name).count
+    pieces = PieceCounter(count)
+    for n in range(1, len(lines) + 1):
+        for footer in ("\n\nPlease Solve this task:\n", "\n/x\n", "\n", ""):
+            block = "\n".join(["## Task Progress", *lines[:n]]) + footer + tail
+            assert pieces(block) == count(block), block
+
+
+@pytest.mark.parametrize("name", SPLITTING)
 def test_a_progress_block_with_its_changing_notice_counts_exactly(name: str) -> None:
     """A new line is counted as its first word and its remembered rest: the notice whose number
     changes every step, words before odd spaces, and lines without a space must keep their counts."""

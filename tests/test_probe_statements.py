@@ -555,3 +555,191 @@ def test_a_reading_of_a_check_whose_output_is_asked_is_not_asked_again():
         Message("assistant", "The fix replaces the division in `rho12_s` by `np.where(b == 0, 0.0, a / b)`."),
     ]
     assert [a for _, a in _results(messages)] == ["All tests passed!"], _results(messages)
+
+
+def test_an_announcement_of_the_issue_states_the_cause_in_the_sentence_after_it():
+    """ "Ah! Now I see the issue!" names nothing; the next sentence says what the agent saw."""
+    messages = [
+        Message("user", "<pr_description>\nHttpResponse doesn't handle memoryview objects\n</pr_description>"),
+        Message("assistant", "The issue is that `make_bytes` calls `str(value)` for a `memoryview`."),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "Ah! Now I see the issue! `make_bytes` is being called with integers (77, 121), not with the memoryview "
+            "object!\n\nLet me check the content setter again:",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/response.py", "if hasattr(value, '__iter__'):", "if hasattr(value, '__iter__') and not mv:"),
+        Message("tool", "The file /r/response.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)
+    assert any(at == 3 and "`make_bytes` is being called with integers" in a for at, a in causes), causes
+
+
+def test_this_is_a_bug_points_back_to_the_sentence_before_it():
+    messages = [
+        Message("user", "<pr_description>\nFiltering on query result overrides GROUP BY of internal query\n"),
+        Message(
+            "assistant",
+            "So `has_select_fields` only checks `annotation_select_mask`, not `annotation_select`. This is a bug!",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/query.py", "return bool(self.select)", "return bool(self.select or self.annotation_select)"),
+        Message("tool", "The file /r/query.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _causes(messages)] == [
+        "So `has_select_fields` only checks `annotation_select_mask`, not `annotation_select`. This is a bug!"
+    ], _causes(messages)
+
+
+def test_what_the_code_does_against_what_it_should_is_a_cause():
+    """ "The check includes X as required. However, X should not be required for Y": what the code does
+    and what it should do, the cause stated as a contrast (not the plan that follows it)."""
+    messages = [
+        Message("user", "<issue>\nPixel Representation should not be required for Float Pixel Data\n</issue>"),
+        Message(
+            "assistant",
+            "The section of code that checks for required elements includes 'PixelRepresentation' as a required "
+            "attribute. However, according to the issue, 'PixelRepresentation' should not be required for Float "
+            "Pixel Data. We need to modify this check.",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/numpy_handler.py", "'Columns', 'PixelRepresentation',", "'Columns',"),
+        Message("tool", "The file /r/numpy_handler.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = [a for _, a in _causes(messages)]
+    assert causes and "includes 'PixelRepresentation' as a required attribute" in causes[0], causes
+
+
+def test_a_policy_ruling_stated_before_the_next_call_is_a_decision_and_a_first_person_aside_is_not():
+    """Agents rule by policy in the message that goes on to its next call ("KC18K6 is in basic economy,
+    which cannot be modified"); there only the policy's impersonal wording counts: a coding agent's
+    "I can't find the file" before its next call rules on nothing."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Please upgrade all my reservations to business class wherever possible."),
+        Message(
+            "assistant",
+            "The reservation **KC18K6** is in basic economy class, which cannot be modified to change cabin class. "
+            "Therefore, I cannot upgrade this reservation.",
+            tool_calls=(ToolCall("s", "get_reservation_details", '{"reservation_id": "H8Q05L"}'),),
+        ),
+        Message("tool", '{"reservation_id": "H8Q05L", "cabin": "economy"}', tool_call_id="s"),
+        Message(
+            "assistant",
+            "Unfortunately, I can't find the fare rules here, let me look at the next one.",
+            tool_calls=(ToolCall("t", "get_reservation_details", '{"reservation_id": "WUNA5K"}'),),
+        ),
+        Message("tool", '{"reservation_id": "WUNA5K", "cabin": "economy"}', tool_call_id="t"),
+        Message("assistant", "H8Q05L and WUNA5K can be upgraded. Shall I proceed?"),
+        Message("user", "Thanks, not now. ###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert [at for at, _ in got] == [2] and "cannot be modified" in got[0][1], got
+
+
+def test_a_cost_over_the_customers_budget_is_a_ruling():
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Upgrade both passengers to business, but I won't pay more than $600."),
+        Message(
+            "assistant",
+            "The total cost for upgrading both passengers to business class is $1200, which exceeds your budget of "
+            "$600. However, upgrading just one passenger will cost exactly $600.",
+        ),
+        Message("user", "Then upgrade only Noah Hernandez. ###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert any(at == 2 and "exceeds your budget" in a and "exactly $600" in a for at, a in got), got
+
+
+def test_a_choice_needs_an_object_and_a_payment_chosen_is_one():
+    """ "I want to modify a few of them" names nothing to act on; "use my credit card ending in 7334" does."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Hi, I have several reservations."),
+        Message("assistant", "Sure, which ones would you like to change?"),
+        Message("user", "I want to modify a few of them."),
+        Message("assistant", "The second cheapest economy option is HAT069 and HAT258, $290 in total. Shall I book?"),
+        Message("user", "That sounds good. Can you please use my credit card ending in 7334 for this booking?"),
+        Message("assistant", "Booked: reservation HATHAT, $290 on the card ending in 7334."),
+        Message("user", "Thanks ###STOP###"),
+    ]
+    got = [at for at, _ in _decisions(messages)]
+    assert got == [5], _decisions(messages)
+
+
+def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_two_decisions():
+    """A conversation's decisions are the agent's rulings and the person's choices, asked by turns (a run
+    of choices does not crowd out every ruling); an agent working alone is asked its best two."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "I want to change my flight to the cheapest business round trip."),
+        Message("assistant", "Unfortunately, basic economy flights cannot be modified, so the flight must stay."),
+        Message("user", "Then I'd like to add 2 checked bags to reservation ZFA04Y."),
+        Message("assistant", "Bags can be added. How would you like to pay?"),
+        Message("user", "I'll take the card ending in 7447 for the bags."),
+        Message("assistant", "Unfortunately, travel insurance cannot be added after booking, as you asked earlier."),
+        Message("user", "I'll go with certificate_7504069 for the second bag, then."),
+        Message("assistant", "Done: 2 bags on ZFA04Y."),
+        Message("user", "Thanks ###STOP###"),
+    ]
+    got = [at for at, _ in _decisions(messages)]
+    assert {2, 6} <= set(got) and {5, 7} & set(got), _decisions(messages)
+    coding = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "Instead of adding an early return, I should fix the division by zero in `rho12_s`."),
+        Message("user", "ok"),
+        Message("assistant", "Rather than `np.where`, I will use `np.divide` with `where=` to avoid the warning."),
+        Message("user", "ok"),
+        Message("assistant", "I'll keep the `tau_0` term instead of recomputing it, because it is already right."),
+        Message("user", "ok"),
+        _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.divide(a, b, where=b != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert len(_decisions(coding)) == 2, _decisions(coding)
+
+
+def test_what_the_agent_offers_instead_after_a_failed_call_is_a_decision():
+    """After a call fails the agent says why and offers another way ("Let's consider the next available
+    option, flight HAT271"): the way chosen next; a reply that only restates the error offers nothing."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Book me on HAT139 from ORD to PHL on May 26, two passengers."),
+        Message("assistant", "", tool_calls=(ToolCall("b", "book_reservation", '{"flight": "HAT139"}'),)),
+        Message("tool", "Error: not enough seats on flight HAT139", tool_call_id="b"),
+        Message(
+            "assistant",
+            "It seems that there are not enough economy seats on flight HAT139 for both passengers. Let's consider "
+            "the next available option, flight HAT271, which has enough seats.\n\nWould you like to book it instead?",
+        ),
+        Message("user", "Hmm, let me think first."),
+        Message("assistant", "", tool_calls=(ToolCall("c", "book_reservation", '{"flight": "HAT271"}'),)),
+        Message("tool", "Error: not enough balance in payment method gift_card_5094406", tool_call_id="c"),
+        Message("assistant", "It seems that the gift card balance is not sufficient for this booking."),
+        Message("user", "Thanks ###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert [at for at, _ in got] == [4], got
+    assert got[0][1].endswith("Let's consider the next available option, flight HAT271, which has enough seats.")
+    assert "instead after the failed call" in _questions(messages)[4]
+
+
+def test_a_plan_of_where_the_fix_goes_gives_way_to_a_later_one_before_the_edit():
+    """ "We need to modify the `pattern` rule", then "We can do this by changing the `idseqsingle` rule":
+    the later plan is the one the edit carries out; the earlier is no cause."""
+    messages = [
+        Message("user", "<issue>\nA single-element tuple in a case fails to compile\n</issue>"),
+        Message("assistant", "To fix the issue with `match`, we need to modify the `pattern` rule to handle tuples."),
+        Message("user", "ok"),
+        Message("assistant", "We can do this by changing the `idseqsingle` rule to allow it to be treated as a tuple."),
+        Message("user", "ok"),
+        _edit("e", "/w/src/parser.c", "DEF(idseqsingle);", "DEF(idseqsingle);\n  AST_NODE(TK_TUPLE);"),
+        Message("tool", "The file /w/src/parser.c has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [3], _causes(messages)

@@ -91,3 +91,26 @@ def test_changed_replay_code_recomputes_a_cell_unless_reuse_stale(tmp_path):
     assert "(1 recomputed: code changed)" in redone.stderr
     again = json.loads(summary.read_text())
     assert again["code"] != first["code"] and again["metrics"] == first["metrics"]  # the comment changed nothing
+
+
+def test_a_cell_is_written_as_json_dumps_would_and_its_nan_metrics_as_null(tmp_path):
+    from ctxbench.results.reader import verify_cell
+    from ctxbench.results.store import Cell
+
+    rows = [{"call": 0, "type": "note", "text": 'naïve ✓ "quoted"\n', "nested": {"b": [1, 2.5, None, True]}}]
+    calls = [{"call": 0, "tokens_sent": 5, "tokens_uncompacted": 9, "accepted": True, "layers": ["a"]}]
+    metrics = {"savings": float("nan"), "tokens_sent_total": 5, "by": {"x": [float("inf"), 1.0]}, "ok": 0.25}
+    info = {"config": {"threshold": float("nan")}}  # NaN outside the metrics stays as json.dumps writes it
+    folder = Cell(tmp_path, "t", "none", "m", "h").write(
+        calls=calls, events=rows, metrics=metrics, info=info, extra_files={"retention.jsonl": []}
+    )
+    for name, written in (("calls.jsonl", calls), ("events.jsonl", rows)):
+        want = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in written)
+        assert (folder / name).read_text("utf-8") == want
+    summary = json.loads((folder / "summary.json").read_text("utf-8"))
+    assert summary["metrics"] == {"savings": None, "tokens_sent_total": 5, "by": {"x": [None, 1.0]}, "ok": 0.25}
+    assert '"threshold": NaN' in (folder / "summary.json").read_text("utf-8")
+    finite = Cell(tmp_path, "u", "none", "m", "h").write(calls=calls, events=[], metrics={"ok": 0.5}, info={})
+    text = (finite / "summary.json").read_text("utf-8")
+    assert text == json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
+    assert verify_cell(finite)["metrics"] == {"ok": 0.5}

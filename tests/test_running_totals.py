@@ -14,6 +14,8 @@ from ctxbench.layers.truncate_tool_result import TruncateToolResult
 from ctxbench.replay.provider import ModelSpec, RequestProblemCount, request_problems
 from ctxbench.strategies.base import StrategyContext
 from ctxbench.tokens.estimators import EmaEstimator, ExactEstimator, FixedRatioEstimator, message_chars
+from ctxbench.tokens.reasoning import LoopReasoning, tool_loop_reasoning
+from ctxbench.tokens.tokenizers import get_tokenizer
 from ctxbench.transcripts import running
 from ctxbench.transcripts.model import Message, ToolCall, Transcript
 from ctxbench.transcripts.rounds import DbgptRoundsCache, dbgpt_rounds
@@ -67,6 +69,27 @@ def test_running_sums_and_problem_counts_match_a_full_walk(seed: int, steps: int
         assert chars(messages) == sum(map(message_chars, messages))
         assert problems(messages) == len(request_problems(messages))
         assert ratio.prompt(messages) == sum(ratio.message(m) for m in messages)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 80))
+def test_the_provider_follows_the_tool_loops_reasoning_as_a_full_walk_back(seed: int, steps: int) -> None:
+    """The reasoning a prompt resends (its last user message's tool loop), kept from call to call,
+    is the walk back from the end, while the context grows, is compacted, drops rounds and gets new
+    questions."""
+    rng = random.Random(seed)
+    tokenizer = get_tokenizer("o200k_base")
+    follower = LoopReasoning(tokenizer)
+    messages: list[Message] = []
+    for n in range(steps):
+        messages = edit(rng, messages, n)
+        if rng.random() < 0.5:  # an assistant turn with its reasoning, appended to a copy or in place
+            thought = Message("assistant", "", metadata={"reasoning": f"think {n} " * rng.randint(1, 4)})
+            if rng.random() < 0.5:
+                messages = [*messages, thought]
+            else:
+                messages.append(thought)  # the engine appends to the very list it passed before
+        assert follower(messages) == tool_loop_reasoning(messages, tokenizer), n
 
 
 def test_common_prefix_compares_identity_not_equality() -> None:

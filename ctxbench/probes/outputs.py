@@ -37,8 +37,9 @@ ERROR_LINE = re.compile(
     r"|^.*\bE\d{3} \w+Error: .*$",
     re.MULTILINE,
 )
-# A frame in installed code (a library, the interpreter's frozen modules) names no code of the project.
-INSTALLED_CODE = re.compile(r'File "(?:<frozen [^>]*>|[^"]*/(?:site|dist)-packages/[^"]*)"')
+# A frame in installed code (a library, the standard library, the interpreter's frozen modules) names no code of
+# the project.
+INSTALLED_CODE = re.compile(r'File "(?:<frozen [^>]*>|[^"]*/(?:(?:site|dist)-packages|lib/python\d[\d.]*)/[^"]*)"')
 FRAMED_MAX = 160  # an error is quoted whole up to this length (the probe's answer)
 # The message of an error line: what follows its type ("Error: ...", "TypeError: ...").
 MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.{12,})$")
@@ -51,8 +52,13 @@ PYTEST_SUMMARY = re.compile(
     r"(?: in [\d.]+s)?).*?=*\s*$",
     re.MULTILINE,
 )
-UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\))", re.M)
-GO_CARGO = re.compile(r"^(?:test result: .*|(?:ok|FAIL)\s+\S+\s+[\d.]+s|Tests:\s+.*)$", re.MULTILINE)
+UNITTEST_RAN = re.compile(
+    r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\)|NO TESTS RAN)", re.M
+)
+# cargo's "test result: ...", go's "ok  pkg 0.01s" / "FAIL pkg 0.01s" / "FAIL pkg [build failed]", jest's "Tests: ..."
+GO_CARGO = re.compile(
+    r"^(?:test result: .*|(?:ok|FAIL)\s+\S+\s+(?:[\d.]+s|\[(?:build|setup) failed\])|Tests:\s+.*)$", re.MULTILINE
+)
 # Other runners' summary lines: mocha ("5 passing (20ms)" / "1 failing"), vitest ("Tests  5 passed (5)"), rspec
 # ("5 examples, 0 failures"), phpunit ("OK (5 tests, 10 assertions)"), ctest ("100% tests passed, 0 tests failed
 # out of 12"), maven/surefire ("Tests run: 12, Failures: 0, Errors: 0, Skipped: 0"), sympy ("tests finished: 5
@@ -72,7 +78,10 @@ OTHER_SUMMARY = re.compile(
 # cargo's "test x ... FAILED", jest's "✕ name".
 FAILING_TEST = re.compile(
     r"^(?:FAILED|ERROR) (\S+::\S+)|^(?:FAIL|ERROR): (\w+ \([\w.]+\))|^\s*--- FAIL: (\S+)"
-    r"|^test (\S+) \.\.\. FAILED$|^\s*[✕×] (\S.*?)(?: \(\d+ ?m?s\))?$",
+    r"|^test (\S+) \.\.\. FAILED$|^\s*[✕×] (\S.*?)(?: \(\d+ ?m?s\))?$"
+    # verbose runs, whose summary a `| head` may cut: pytest -v's "path::test FAILED [ 40%]", unittest's and
+    # Django's -v 2 "test_x (mod.Class) ... FAIL"
+    r"|^(\S+::\S+) (?:FAILED|ERROR)\b|^(\w+ \([\w.]+\)) \.\.\. (?:FAIL|ERROR)$",
     re.MULTILINE,
 )
 

@@ -14,7 +14,16 @@ from functools import cached_property
 from ctxbench.probes.actions import Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
 from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, failing_tests, read_output, suite_summary
-from ctxbench.probes.shell import heredoc_bodies, is_read_only, is_scratch, runs_tests, script_run
+from ctxbench.probes.shell import (
+    heredoc_bodies,
+    is_read_only,
+    is_scratch,
+    is_test_file,
+    runs_tests,
+    script_run,
+    test_command,
+    tool_run,
+)
 
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
 ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
@@ -22,7 +31,9 @@ VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expecte
 # A verification script's verdict line ("All tests passed!", "SUCCESS: ...", "✅ fixed").
 VERDICT = re.compile(
     r"\b(?:all (?:\w+ )?(?:tests?|checks?|cases?) (?:pass\w*|succeed\w*|ok)|tests? passed|PASS(?:ED)?|OK|"
-    r"SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|fix (?:works|is working))\b|✅",
+    r"SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|fix (?:works|is working)|"
+    r"(?:bug|issue|problem) (?:is |was |has been )?(?:now )?(?:fixed|resolved)|(?-i:FIXED|RESOLVED)|"
+    r"no (?:error|exception)s? (?:was |were )?(?:raised|thrown))\b|✅",
     re.IGNORECASE,
 )
 # Lines that say nothing about the bug: a traceback's header or frame, a version, a source listing's line.
@@ -51,7 +62,9 @@ WRITE_CALL = re.compile(r"""\bopen\([^)\n]*,\s*(?:mode\s*=\s*)?['"][wa]\+?b?['"]
 STATED_VERDICT = re.compile(
     r"^\W*(?:✓|✅|\[?(?:PASS(?:ED)?|OK|SUCCESS)\b)|\b(?:all (?:\w+ )?(?:tests?|checks?|cases?|assertions?) "
     r"(?:pass\w*|succeed\w*|ok)|(?:tests?|checks?) passed|(?:is|are|was|been) (?:now )?fixed|"
-    r"fix(?:es)? (?:works|is working)|works? (?:correctly|as expected)|completed successfully)\b|\bpassed\b\W*$",
+    r"fix(?:es)? (?:works|is working)|works? (?:correctly|as expected)|completed successfully|"
+    r"(?:bug|issue|problem) (?:is |was |has been )?(?:now )?(?:fixed|resolved)|no (?:error|exception)s? "
+    r"(?:was |were )?(?:raised|thrown))\b|\bpassed\b\W*$|^\W*(?-i:FIXED|RESOLVED)\b",
     re.IGNORECASE,
 )
 # The words of an overall verdict, not of one case's line.
@@ -62,6 +75,10 @@ CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
 # Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
 EXPLORATION_SCRIPT = re.compile(r"(?:^|[/_.-])(?:debug|explore|exploration|inspect|examine|investigate)\w*\.\w+$", re.I)
 PROJECT_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.MULTILINE)
+# What follows a frame line that is no code it ran (the next frame, the markers, the error), or says no more than
+# the message (`raise FieldError(`).
+CODE_FREE = re.compile(r"^(?:File |Traceback|raise |[~^\s]+$|[\w.]*(?:Error|Exception)\b)")
+CODE_MAX = 80  # a longer line of code is left out of the question
 INSTALLED_FRAME = re.compile(r"<frozen |/(?:site|dist)-packages/|/lib/python\d")
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
@@ -185,12 +202,17 @@ class RunReader:
         self.writes = set(script_writes(self.shell, files))
         at = sorted({a.message_index for a in edits} | self.writes)
         self.fixes = set(at)  # the runs that wrote the fix: neither a reproduction nor a check
-        self.fix_at = at[0] if at else None
+        # a test the agent added first fails until the code changes: the code's first edit is the fix
+        code = sorted({a.message_index for a in edits if not is_test_file(a.path or "")} | self.writes)
+        self.fix_at = code[0] if code else at[0] if at else None
         self.last_fix = at[-1] if at else None
         self._shell_edit_at = {(a.message_index, a.tool) for a in self.shell}
         self._outputs: dict[int, Output] = {}
         self._errors: dict[int, list[str]] = {}
         self._script_runs: dict[int, bool] = {}
+        # the files the agent wrote that its change does not keep: inputs it made (test.sql), scripts
+        fixed = {f.rstrip("/").rsplit("/", 1)[-1] for f in files}
+        self.made = {(a.path or "").rsplit("/", 1)[-1] for a in actions if a.op == "edit" and a.path} - fixed
 
     def _out(self, a: Action) -> Output:
         """What the action printed, read once (every finder asks again)."""
@@ -212,9 +234,14 @@ class RunReader:
         said = [norm_words(m.group(1)) for e in self._errs(a) for m in [ERROR_MESSAGE.search(e)] if m]
         return any(len(m) >= 12 and m in task for m in said)
 
+    def _run_name(self, a: Action) -> str | None:
+        """What a run runs: the script (``python repro.py``), else the project's command line on
+        input the agent made (``sqlfluff lint test.sql``)."""
+        return script_run(a.command) or tool_run(a.command, self.made)
+
     def _rerun_after_fix(self, a: Action) -> Action | None:
         """The last run of the same script after the fix: how the agent checked it."""
-        script = script_run(a.command)
+        script = self._run_name(a)
         if script is None or script == "-" or self.fix_at is None:
             return None
         later = [
@@ -222,7 +249,7 @@ class RunReader:
             for b in self.shell
             if b.message_index > max(a.message_index, self.fix_at)
             and b.message_index not in self.fixes
-            and script_run(b.command) == script
+            and self._run_name(b) == script
             and self._out(b).lines
         ]
         return later[-1] if later else None
@@ -317,12 +344,13 @@ class RunReader:
             for a in ranked
         }
         before: list[Fact] = []
-        for a in suites:  # the first run before the fix: what was failing
-            summary = summaries[a.message_index]
-            if summary and 0 <= a.message_index < fix:
-                question = f"What did `{named(a.command)}` report before the change?"
-                before.append(Fact("test_result", summary, a.message_index + 1, question))
-                break
+        earlier = [a for a in suites if summaries[a.message_index] and 0 <= a.message_index < fix]
+        # the first run before the fix of the tests run last after it (their outcome before and after),
+        # else the first run before the fix: what was failing
+        same = [a for a in earlier if ranked and test_command(a.command) == test_command(ranked[0].command)]
+        for a in [*same, *earlier][:1]:
+            question = f"What did `{named(a.command)}` report before the change?"
+            before.append(Fact("test_result", summaries[a.message_index] or "", a.message_index + 1, question))
         facts: list[Fact] = [suite_facts[a.message_index] for a in ranked[:1]]
         facts += before
         facts += self._rerun_fact()
@@ -408,7 +436,7 @@ class RunReader:
     def _failing(self, suites: list[Action], summaries: dict[int, str | None], fix: int) -> list[Fact]:
         """Which test failed: in the first run before the fix that reports failures, and in the
         last run after it when that one still does."""
-        ran = [a for a in suites if summaries[a.message_index]]
+        ran = [a for a in suites if summaries[a.message_index] or failing_tests(self._out(a).text)]
         first = next((a for a in ran if 0 <= a.message_index < fix and failing_tests(self._out(a).text)), None)
         last = [a for a in ran if a.message_index >= fix][-1:]
         out = []
@@ -510,7 +538,9 @@ class RunReader:
 
     def _raised_in(self, a: Action, line: str) -> str:
         """Where the project's code raised the error a run printed, when its answer does not say:
-        " (raised in `f`, schema.py line 894)". The innermost frame outside installed code."""
+        " (raised in `f`, schema.py line 894: `value = data[name]`)". The innermost frame outside
+        installed code, and the line of code it ran (Python 3.11's ``~~~^^^`` markers under that
+        line keep it out of the answer, which is quoted verbatim)."""
         if ", line " in line or not self._errs(a) or self._errs(a)[-1] != line:
             return ""
         text = self._out(a).text
@@ -521,7 +551,9 @@ class RunReader:
         script = script_run(a.command) or ""
         if is_scratch(path) or (script not in ("", "-") and same_file(path, script)) or path.startswith("<"):
             return ""  # the agent's own script: the line that called the code, not where it broke
-        return f" (raised in `{function}`, {path.rsplit('/', 1)[-1]} line {number})"
+        code = text[frames[-1].end() :].lstrip("\n").split("\n", 1)[0].strip()
+        ran = f": `{code}`" if 0 < len(code) <= CODE_MAX and "`" not in code and not CODE_FREE.match(code) else ""
+        return f" (raised in `{function}`, {path.rsplit('/', 1)[-1]} line {number}{ran})"
 
     def _script_bug(self, a: Action, line: str) -> bool:
         """The agent's own script crashed in its own code (its innermost frame): the script's bug,
@@ -552,12 +584,13 @@ class RunReader:
             known = self._script_runs[id(a)] = self._runs_a_script(a)
         return known
 
-    @staticmethod
-    def _runs_a_script(a: Action) -> bool:
+    def _runs_a_script(self, a: Action) -> bool:
         if runs_tests(a.command) or is_read_only(a.command):
             return False
         script = script_run(a.command)
-        return script is not None and (
+        if script is None:
+            return tool_run(a.command, self.made) is not None
+        return (
             script == "-"
             or is_scratch(script)
             or script.endswith((".py", ".js", ".sh", ".pony", ".rb"))

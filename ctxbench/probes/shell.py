@@ -26,6 +26,7 @@ TEST_RUNNER = re.compile(
 INSTALLS = re.compile(
     r"\b(?:pip\d?|conda|mamba|uv|apt(?:-get)?|npm|yarn|pnpm|brew|poetry|cargo|gem)\s+(?:install|add)\b"
 )
+QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 # Names agents give throwaway scripts (reproductions, checks, debugging).
 SCRATCH_NAME = re.compile(
     r"(?:^|[/_.-])(?:repro\w*|reproduc\w*|debug\w*|scratch\w*|temp\w*|tmp\w*|check_\w+|verify\w*|demo\w*|try\w*|"
@@ -107,8 +108,70 @@ def runs_tests(command: str) -> bool:
     )
 
 
+def test_command(command: str) -> str:
+    """The part of a command that runs the tests, as the same tests' runs share it (its options,
+    a verbosity's count, redirections and pipes left out): ``cd /testbed && python -m pytest
+    tests/x.py -xvs 2>&1 | tail -20`` -> ``python -m pytest tests/x.py``."""
+    for segment in SEGMENT.split(strip_heredocs(command)):
+        if TEST_RUNNER.search(segment) and not INSTALLS.search(segment):
+            return " ".join(w for w in segment.split() if not re.match(r"^(?:\d?[<>]|-|\d+$)", w))
+    return command.strip()
+
+
+# A project's test file: under tests/ or test/, or named as runners collect them (test_x.py, x_test.go, x.test.ts).
+TEST_FILE = re.compile(
+    r"(?:^|/)(?:tests?|testing|__tests__|spec)/|(?:^|/)test_\w+\.py$|_test\.\w+$|\.(?:test|spec)\.\w+$"
+)
+
+
+def is_test_file(path: str) -> bool:
+    return bool(TEST_FILE.search(path))
+
+
 def is_scratch(path: str) -> bool:
     return bool(SCRATCH_NAME.search(path))
+
+
+# Programs that run no code of the project on the agent's input: installers, version control, file and
+# archive tools, editors, compilers' drivers and interpreters (``script_run`` reads those).
+NOT_A_TOOL_RUN = {
+    "pip", "pip3", "conda", "mamba", "uv", "apt", "apt-get", "brew", "npm", "yarn", "pnpm", "gem", "poetry", "git",
+    "cp", "mv", "rm", "mkdir", "rmdir", "touch", "chmod", "chown", "ln", "tee", "patch", "tar", "unzip", "zip",
+    "gzip", "vi", "vim", "nano", "ed", "perl", "python", "python3", "node", "ruby", "php", "bash", "sh", "kill",
+    "sleep", "curl", "wget", "make", "cmake", "strace", "black", "ruff", "flake8", "isort", "mypy", "diff", "cmp",
+}  # fmt: skip
+# `python -m` modules of the interpreter's or an installer's, not the project's command line.
+TOOL_MODULES = re.compile(
+    r"(?:pip|ensurepip|venv|virtualenv|pytest|unittest|doctest|pdb|timeit|cProfile|profile|trace|py_compile|"
+    r"compileall|pydoc|site|http\.server|json\.tool|tokenize|dis|ast|black|ruff|flake8|isort|mypy|pylint\.epylint)$"
+)
+
+
+def tool_run(command: str, made: set[str]) -> str | None:
+    """The project's own command line run on input the agent made (``sqlfluff fix test.sql`` after
+    ``cat > test.sql``, ``python -m sqlfluff lint x.sql``, ``pylint repro.py``), named by that
+    segment without its redirections: the same name is the same run again. ``made``: the names of
+    the files the agent wrote. Not a test runner, an installer, a look around, or an interpreter
+    running a script (``script_run`` reads those)."""
+    unquoted = QUOTED.sub(lambda m: "Q" * len(m.group(0)), strip_heredocs(command))  # a `|` in a grep pattern
+    for segment in SEGMENT.split(unquoted):
+        words = [w for w in words_of(segment) if not re.match(r"^\d?[<>]", w)]
+        while words and ("=" in words[0] or words[0] in ("sudo", "time", "timeout", "env", "nohup")):
+            words = words[1:]
+        if len(words) < 2 or TEST_RUNNER.search(segment):
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        module = re.fullmatch(r"python[\d.]*", program) and words[1] == "-m" and len(words) > 2
+        if module and TOOL_MODULES.match(words[2]):
+            continue
+        if not module and (
+            program in READ_ONLY or program in NOT_A_TOOL_RUN or not re.fullmatch(r"[A-Za-z][\w-]*", program)
+        ):
+            continue
+        inputs = [w for w in words[2 if module else 1 :] if not w.startswith("-")]
+        if any("." in w and (w.rsplit("/", 1)[-1] in made or is_scratch(w)) for w in inputs):
+            return " ".join(words)
+    return None
 
 
 def script_run(command: str) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from itertools import zip_longest
 
 from ctxbench.probes.actions import Action, call_arguments
 from ctxbench.probes.facts import Fact, clip, named
@@ -18,7 +19,7 @@ ROOT_CAUSE = re.compile(
     r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
     r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|i (?:found|see|understand) the (?:issue|problem|bug)|"
     r"(?:issue|problem|bug) (?:occurs|happens|arises) because|that'?s (?:why|the (?:bug|problem|issue))|"
-    r"this is the (?:bug|problem|issue|root cause)|here'?s the (?:bug|problem|issue)|which (?:causes|is why)|"
+    r"this is (?:the|a) (?:bug|problem|issue|root cause)|here'?s the (?:bug|problem|issue)|which (?:causes|is why)|"
     r"(?:so|now) (?:the (?:issue|problem|bug)|i see)|that'?s it|found it|this (?:leads|led) to|which (?:leads|led) to|"
     r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through|the culprit|"
     r"(?:error|exception|crash|failure|segfault) (?:occurs|happens|is raised|arises) (?:because|when)|"
@@ -54,6 +55,8 @@ INTENT_WORDS = re.compile(
 )
 # A sentence that says what the agent is about to do or chose, not how the code behaves.
 PLAN = re.compile(r"^(?:now|next|first|then|to fix|this (?:should|will))\b|" + INTENT_WORDS.pattern, re.IGNORECASE)
+# A sentence that starts the agent's next step ("Let me look.", "Now I'll run it").
+NEXT_STEP = re.compile(r"^(?:(?:now|so|ok(?:ay)?|first|next),? )?(?:let'?s|let me|(?:i|we)(?:'ll| will))\b", re.I)
 ROOT_CAUSE_QUESTION = "What did the agent find to be the cause of the problem?"
 # What the agent read off a run after the fix ("Now `x.pk.auto_created` is `False` instead of `True`"):
 # a check's result in its words, where the output printed values and no verdict.
@@ -61,8 +64,24 @@ CHECKED = re.compile(
     r"^(?:now|still)\b.{0,100}?\b(?:returns?|gives?|shows?|prints?|is|are|raises?|evaluates to)\b", re.IGNORECASE
 )
 SHOWN_VALUE = re.compile(r"`[^`\n]{1,40}`|\b(?:True|False|None|nan|NaN|\d+(?:\.\d+)?)\b")
-# An exclamation that announces the cause in the sentence after it ("That's it! If the format ...").
-DISCOVERY = re.compile(r"(?:that'?s it|found it|got it|i see(?: it)?(?: now)?|aha)\s*[!.]?$", re.IGNORECASE)
+# An announcement of the cause in the sentence after it ("That's it! If the format ...", "Now I see the
+# issue! `make_bytes` is being called with integers"): it names nothing itself. ("That's the bug!" and
+# "This is a bug!" point back instead: ``_with_neighbour`` reaches back for a short sentence.)
+DISCOVERY = re.compile(
+    r"(?:(?:ah|oh|aha|ok(?:ay)?|yes|great|wait)\b[!,.]*\s*)*(?:(?:now|so|ok(?:ay)?),?\s+)?"
+    r"(?:(?:i|we) (?:see|found|get|understand)(?: it| the (?:issue|problem|bug|cause|culprit|difference))?|"
+    r"(?:that'?s|this is) (?:it|the key(?: \w+)?)|here'?s (?:the|a) (?:key(?: \w+)?|issue|problem|bug|culprit)|"
+    r"found (?:it|the (?:issue|problem|bug|cause|culprit))|got it|aha)(?: now)?\s*[!.:]*$",
+    re.IGNORECASE,
+)
+# What the code does against what it should ("X includes 'PixelRepresentation' as required. However,
+# 'PixelRepresentation' should not be required for ..."): the contrast is the cause, with the sentence
+# before it; not the agent's own plan ("But we should not ...").
+SHOULD_INSTEAD = re.compile(
+    r"^(?:however|but)\b(?!,? wait\b)(?!.*\b(?:i|we|you) (?:should|must)\b).*\b(?:should(?:n'?t| not)?|must not|"
+    r"(?:is|are) (?:supposed|expected|meant) to)\s+(?:be|have|return|raise|include|contain|accept|work|give|produce)\b",
+    re.IGNORECASE,
+)
 # A statement that the problem is gone, or a step after it: not a cause.
 RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
 # A guess or a question ("Maybe the issue is that ...?"), or the problem's status ("the issue is still
@@ -79,6 +98,10 @@ INTENT = re.compile(
     r"stick|approach|fix|solution|plan|safer|simplest|cleanest)\b",
     re.IGNORECASE,
 )
+# How many of its own decisions an agent working alone is asked: past the best two, they restate
+# them or are approaches it dropped (measured on the gold set); a conversation's rulings and a
+# person's choices are asked beside them.
+AGENT_DECISIONS = 2
 # Tactical steps are no decisions: installing, retrying a tool, fixing a typo, navigating.
 TACTICAL = re.compile(r"\b(?:install|pip|apt|typo|retry|view command|navigate|scroll|open the file|look at)\b", re.I)
 DECISION = re.compile(
@@ -136,9 +159,14 @@ class StatementReader:
     ) -> Iterator[Fact]:
         said = list(sentences_of(text))
         for k, sentence in enumerate(said):
+            contrast = label == "root_cause" and k > 0 and bool(SHOULD_INSTEAD.match(sentence))
             if DISCOVERY.match(sentence) and k + 1 < len(said):
                 sentence = _with_next(text, sentence, said[k + 1])  # "That's it! <the cause>"
-            if len(sentence) < 12 or not pattern.search(sentence) or RESOLVED.search(sentence):
+            elif contrast:  # "X does A. However, A should not ...", within one paragraph
+                joined = _with_next(text, said[k - 1], sentence)
+                contrast = joined != said[k - 1]
+                sentence = joined if contrast else sentence
+            if len(sentence) < 12 or not (contrast or pattern.search(sentence)) or RESOLVED.search(sentence):
                 continue
             if label == "decision" and (TACTICAL.search(sentence) or not INTENT.search(sentence)):
                 continue
@@ -163,11 +191,15 @@ class StatementReader:
         last = self.last_fix if self.last_fix is not None else len(self.messages)
         said = _distinct(f for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE) if f.message_index <= last)
         fix = self.first_fix
+        # where the fix goes, said twice before the first fix ("modify the `pattern` rule", then "change the
+        # `idseqsingle` rule"): the later plan is the one the edit carries out
+        plans = [f for f in said if not ROOT_CAUSE.search(f.answer) and (fix is None or f.message_index <= fix)]
+        said = [f for f in said if f not in plans[:-1]]
 
         def rank(f: Fact) -> tuple[bool, bool, int]:
             if fix is None:  # no source edit: in the order stated
-                return False, not EXPLICIT_CAUSE.search(f.answer), f.message_index
-            return f.message_index > fix, not EXPLICIT_CAUSE.search(f.answer), abs(fix - f.message_index)
+                return False, not _explicit(f.answer), f.message_index
+            return f.message_index > fix, not _explicit(f.answer), abs(fix - f.message_index)
 
         seen: set[int] = set()
         for fact in sorted(said, key=rank):
@@ -254,12 +286,13 @@ class StatementReader:
         last = self.last_fix if self.last_fix is not None else len(self.messages)
         facts = _distinct(f for f in self.statements("decision", DECISION, needs_code=False) if f.message_index <= last)
         facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
-        yield from facts
+        yield from facts[:AGENT_DECISIONS]
 
 
 # What a user chose or asked for after the task (tau-bench style conversations).
 USER_CHOICE = re.compile(
-    r"\b(?:i'?ll (?:go with|take)|i'?d (?:like|prefer)|i (?:want|choose|prefer)|let'?s go with|"
+    r"\b(?:i'?ll (?:go with|take|use|pay with)|i'?d (?:like|prefer)|i (?:want|choose|prefer)|let'?s go with|"
+    r"let'?s (?:proceed|go ahead) with|(?:please )?use my|"
     r"(?:yes|ok(?:ay)?),? (?:please )?(?:proceed|go ahead|do it|book|cancel|change|downgrade|upgrade))\b",
     re.IGNORECASE,
 )
@@ -299,8 +332,21 @@ def later_requests(messages: list[Message], first_user: int | None) -> Iterator[
 
 def _specific(choice: str) -> bool:
     """A choice that names what: an ID or a number, or an action on an object ("downgrade all of them
-    to economy class"), not a bare "yes, go ahead"."""
-    return bool(re.search(r"[A-Z0-9]{3,}|\d", choice)) or bool(ACTION_ON.search(choice)) and len(choice.split()) >= 6
+    to economy class"), not a bare "yes, go ahead" nor one on only "a few of them"."""
+    if re.search(r"[A-Z0-9]{3,}|\d", choice):
+        return True
+    action = ACTION_ON.search(choice)
+    if action is None or len(choice.split()) < 6:
+        return False
+    return any(w.lower() not in NO_OBJECT for w in re.findall(r"[A-Za-z']+", choice[action.end() :]))
+
+
+# Words that name no object of an action ("modify a few of them").
+NO_OBJECT = {
+    "a", "an", "the", "all", "any", "both", "each", "every", "few", "some", "several", "many", "more", "most", "of",
+    "them", "it", "its", "this", "that", "these", "those", "one", "ones", "my", "your", "our", "their", "me", "us",
+    "you", "to", "for", "please", "too", "as", "well", "also", "then", "now", "here", "there", "so", "just",
+}  # fmt: skip
 
 
 ACTION_ON = re.compile(
@@ -308,18 +354,29 @@ ACTION_ON = re.compile(
 )  # a verb ("downgrade all of them"), not a noun ("go ahead with the change")
 # A customer-service refusal or requirement, by policy ("Unfortunately, I need the reservation ID to
 # proceed", "basic economy tickets are non-refundable").
+# A ruling in the policy's own impersonal words ("basic economy cannot be modified", "exceeds your
+# budget of $600"): a ruling also where the agent goes on to its next call, or thinks it.
+POLICY = re.compile(
+    r"\b(?:(?:is|are) not (?:eligible|allowed|permitted|possible|refundable)|non-?refundable|"
+    r"(?:against|according to|per) (?:our |the )?polic\w+|"
+    r"cannot be (?:modified|changed|cancell?ed|refunded|upgraded|downgraded|added|removed)|"
+    r"exceed(?:s|ed)? (?:your|the) (?:budget|limit|maximum)|(?:over|above) (?:your|the) budget)\b",
+    re.IGNORECASE,
+)
 REFUSAL = re.compile(
     r"\b(?:unfortunately|i(?:'m| am) (?:unable|not able)|i can(?:no|')t|i'?m sorry, but|"
-    r"(?:is|are) not (?:eligible|allowed|permitted|possible|refundable)|non-?refundable|"
-    r"(?:against|according to|per) (?:our |the )?polic\w+|i need (?:the|your) [\w ]{2,30}? to (?:proceed|continue)|"
-    r"cannot be (?:modified|changed|cancell?ed|refunded|upgraded|downgraded|added|removed))\b",
+    r"i need (?:the|your) [\w ]{2,30}? to (?:proceed|continue))\b|" + POLICY.pattern,
     re.IGNORECASE,
 )
 
 
 # A ruling the other way: what the policy lets the customer do ("Since you have travel insurance, you
 # are eligible to cancel"); not the agent asking itself whether ("to determine if you're eligible").
-GRANT = re.compile(r"\b(?:you are|you'?re|it is|it'?s|is|are) (?:eligible|entitled) (?:for|to)\b", re.IGNORECASE)
+GRANT = re.compile(
+    r"\b(?:(?:you are|you'?re|it is|it'?s|is|are) (?:eligible|entitled) (?:for|to)|"
+    r"i can (?:assist|help) you (?:with )?\w+ing\b(?=[^.]*\b(?:since|because|given)\b))",
+    re.IGNORECASE,
+)
 WHETHER = re.compile(r"\b(?:determine|check|verify|see|whether|if)\b[^.]*\b(?:eligible|entitled)\b", re.IGNORECASE)
 
 
@@ -329,19 +386,28 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
     to cancel"), in the order stated, one per reply; a ruling repeated (most of the shorter one's
     words) is asked once."""
     said: list[set[str]] = []
+    for fact in _proposals_after_failures(messages):
+        said.append(set(re.findall(r"\w{3,}", fact.answer.lower())))
+        yield fact
+    conversation = _with_a_person(messages)
     for i, m in enumerate(messages[:-1]):
-        if m.role != "assistant" or m.tool_calls or "```" in m.content or messages[i + 1].role != "user":
+        if m.role != "assistant" or "```" in m.content:
             continue
-        for sentence in sentences_of(m.content):
+        reply = not m.tool_calls and messages[i + 1].role == "user"
+        if not reply and not conversation:
+            continue
+        # before a call, only the policy's own words: "I can't find the file" rules on nothing
+        ruling = REFUSAL if reply else POLICY
+        for text, sentence in ((t, x) for t in (_prose(m) if not reply else [m.content]) for x in sentences_of(t)):
             if len(sentence) < 20 or PLEASANTRY.search(sentence) or sentence.endswith(":"):
                 continue
-            refused = bool(REFUSAL.search(sentence))
+            refused = bool(ruling.search(sentence))
             if not refused and not (GRANT.search(sentence) and not WHETHER.search(sentence)):
                 continue
             words = set(re.findall(r"\w{3,}", sentence.lower()))
             if not any(len(words & w) >= 0.5 * min(len(words), len(w)) for w in said):
                 said.append(words)
-                answer = clip(_with_neighbour(m.content, sentence), 300)
+                answer = clip(_with_neighbour(text, sentence), 300)
                 question = (
                     "What did the agent refuse or require, and why?"
                     if refused
@@ -349,6 +415,54 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
                 )
                 yield Fact("decision", answer, i, question)
             break
+
+
+# A tool's result that reports a failure ("Error: not enough seats on flight HAT139").
+FAILED = re.compile(r"\s*(?:error|exception|failed)\b", re.IGNORECASE)
+# The way the agent offers instead ("Let's consider the next available option, flight HAT271", "You can
+# use a combination of payment methods", "I recommend contacting a human agent").
+PROPOSAL = re.compile(
+    r"\b(?:let'?s (?:consider|try|go with|use|book|look at)|"
+    r"(?:you|we) (?:can|could) (?:use|choose|try|consider|book|opt)|"
+    r"i (?:recommend|suggest)|instead\b|(?:an|another) (?:alternative|option)|next available)",
+    re.IGNORECASE,
+)
+
+
+def _proposals_after_failures(messages: list[Message]) -> Iterator[Fact]:
+    """What the agent offered a person instead after a call failed: in its reply right after the
+    failed result, the first sentence that proposes another way, with the one before it (why)."""
+    for i, m in enumerate(messages[1:-1], 1):
+        before, after = messages[i - 1], messages[i + 1]
+        if m.role != "assistant" or m.tool_calls or before.role != "tool" or after.role != "user":
+            continue
+        if not FAILED.match(before.content):
+            continue
+        said = [x for x in sentences_of(m.content) if not PLEASANTRY.search(x)]
+        k = next((k for k, x in enumerate(said) if PROPOSAL.search(x) and not x.endswith(":")), None)
+        if k is not None:
+            joined = _with_next(m.content, said[k - 1], said[k]) if k > 0 else said[k]
+            answer = joined if k == 0 or joined != said[k - 1] else said[k]  # not across a paragraph
+            yield Fact(
+                "decision", clip(answer, 300), i, "What did the agent offer instead after the failed call, and why?"
+            )
+
+
+def _with_a_person(messages: list[Message]) -> bool:
+    """Whether a person answers the agent (a user turn after an agent's reply that is no tool's
+    result): a conversation, where the agent rules for someone."""
+    return any(
+        m.role == "assistant" and not m.tool_calls and n.role == "user" and not n.tool_call_id
+        and "<returncode>" not in n.content
+        for m, n in zip(messages, messages[1:])
+    )  # fmt: skip
+
+
+def conversation_decisions(messages: list[Message], first_user: int | None) -> Iterator[Fact]:
+    """A conversation's decisions, by turns: the agent's rulings and the person's choices, each in
+    the order stated, so that a run of one kind leaves slots for the other."""
+    for pair in zip_longest(refusals(messages), user_choices(messages, first_user)):
+        yield from (f for f in pair if f is not None)
 
 
 # A shell command that submits the run (mini-swe-agent's `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`,
@@ -483,6 +597,11 @@ def _new_words(messages: list[Message], at: int) -> set[str]:
     return new
 
 
+def _explicit(cause: str) -> bool:
+    """A cause named outright, or announced ("Now I see! <the cause>")."""
+    return bool(EXPLICIT_CAUSE.search(cause) or DISCOVERY.match(next(sentences_of(cause), "")))
+
+
 def _base(path: str | None) -> str:
     return (path or "").rstrip("/").rsplit("/", 1)[-1]
 
@@ -548,9 +667,12 @@ def _with_neighbour(content: str, sentence: str) -> str:
         if "\n\n" not in head[start:] and "```" not in head[start:]:
             return " ".join(content[start : end + (1 if tail[:1] in ".!?" else 0)].split())
         return sentence
-    if nxt is None:
-        return sentence
-    stop = nxt.start() + (1 if tail[:1] in ".!?" else 0)
-    if (para_end >= 0 and para_end < stop) or "```" in tail[:stop]:
-        return sentence
+    # the next break ends the next sentence; with none, the rest of the text is the last sentence
+    stop = nxt.start() + (1 if tail[:1] in ".!?" else 0) if nxt is not None else len(tail.rstrip())
+    following = tail[:stop].strip(" .!?")
+    bare_step = NEXT_STEP.match(following) and not CODE_ENTITY.search(following) and not re.search(r"\d", following)
+    if not following or bare_step or PLEASANTRY.search(following) or tail[:stop].rstrip().endswith("?"):
+        return sentence  # nothing, a next step naming nothing ("Let me look."), a courtesy, a question
+    if (para_end >= 0 and para_end < stop) or "```" in tail[:stop] or tail[:stop].rstrip().endswith(":"):
+        return sentence  # not across a paragraph or code, nor a lead-in to a list ("When it processes imports:")
     return " ".join(content[at : end + stop].split())

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ctxbench.probes.actions import Action, same_file
+from ctxbench.probes.actions import Action, call_arguments, probe_text, same_file
 from ctxbench.probes.facts import Fact, clip
 from ctxbench.probes.runs import RunReader
 from ctxbench.probes.shell import is_scratch
@@ -54,30 +54,71 @@ def _diff_files(text: str) -> list[tuple[str, list[tuple[str, list[str], list[st
     return out
 
 
-def _key_line(added: list[str], removed: list[str], seen: str = "") -> tuple[str, str] | None:
-    """The line that carries a change: the longest added line that is not hollow and was not there
-    before (not among the removed lines, not in text the agent saw earlier), with the removed line
-    it most resembles."""
+# A string literal's text is data (a message, a value copied from what the agent read), not the
+# logic of a change: it counts a quarter of its length when lines are weighed.
+LITERAL = re.compile(r"""[rbfuRBFU]{0,2}(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')""")
+# The header of a definition: it names the entity; what a new one does is in its body.
+HEADER = re.compile(r"^(?:(?:async|pub|export|static|public|private|protected)\s+)*(?:def|class|fn|func|function)\s+\w")
+DOCSTRING = re.compile(r'"""|\'\'\'')
+
+
+def _weight(line: str) -> float:
+    code = LITERAL.sub('""', line)
+    return len(code) + (len(line) - len(code)) / 4
+
+
+def _prose_lines(lines: list[str]) -> set[int]:
+    """Indices of lines inside a docstring (a triple-quoted block opened on an earlier line)."""
+    inside, out = False, set()
+    for n, line in enumerate(lines):
+        marks = len(DOCSTRING.findall(line))
+        if inside:
+            out.add(n)
+        if marks % 2:
+            inside = not inside
+    return out
+
+
+def _similarity(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a, b).ratio()
+
+
+def _key_line(added: list[str], removed: list[str], seen: str = "") -> tuple[str, str, str] | None:
+    """The line that carries a change, with the removed line it replaced and the new definition it
+    sits in: the added line that is not hollow and was not there before (not among the removed
+    lines, not in text the agent saw earlier), code before comments and docstring prose, a new
+    definition's body before its header, then the weightier (string literals count a quarter).
+    The removed line is its partner only when each is the other's closest match (a line the change
+    kept, moved or re-indented is no partner): else the change added the line."""
     old = {ln.strip() for ln in removed}
-    best, best_rank = "", (False, False, 0)
-    for line in added:
+    prose = _prose_lines(added)
+    best, best_rank, best_at = "", (False, False, False, 0.0), -1
+    for n, line in enumerate(added):
         s = line.strip()
         if len(s) < 6 or s in old or HOLLOW.match(s) or (seen and s in seen):
             continue
-        # code before comments and docstring prose, then the longer
-        rank = (not COMMENT.match(s), bool(CODE_MARK.search(s)), min(len(s), 120))
+        new_header = bool(HEADER.match(s)) and not any(_similarity(r, s) >= 0.5 for r in old)
+        comment = bool(COMMENT.match(s)) or n in prose
+        rank = (not comment, not new_header, bool(CODE_MARK.search(s)), min(_weight(s), 120.0))
         if rank > best_rank:
-            best, best_rank = s, rank
+            best, best_rank, best_at = s, rank, n
     if not best:
         return None
-    partner = max(
-        (ln.strip() for ln in removed if ln.strip()),
-        key=lambda r: difflib.SequenceMatcher(None, r, best).ratio(),
-        default="",
-    )
-    if partner and difflib.SequenceMatcher(None, partner, best).ratio() < 0.5:
+    kept = {ln.strip() for ln in added}
+    candidates = [r for r in old if r and r not in kept]
+    partner = max(candidates, key=lambda r: (_similarity(r, best), r), default="")
+    if partner and _similarity(partner, best) < 0.5:
         partner = ""  # not the line it replaced: the change added a line
-    return clip(best, 200), clip(partner, 120)
+    if partner:
+        rivals = [ln.strip() for ln in added if ln.strip() and ln.strip() not in old]
+        if max(_similarity(partner, r) for r in rivals) > _similarity(partner, best):
+            partner = ""  # the removed line became another added line, not this one
+    header = ""
+    if best_rank[1]:  # inside a new definition: the nearest header above it names it
+        header = next(
+            (h.strip() for h in reversed(added[:best_at]) if HEADER.match(h.strip()) and h.strip() not in old), ""
+        )
+    return clip(best, 200), clip(partner, 120), clip(header, 80)
 
 
 def _last_diff(messages: list[Message]) -> tuple[int, str] | None:
@@ -137,26 +178,38 @@ class WorkReader:
 
     def changes(self) -> Iterator[Fact]:
         found: list[Fact] = []
+        more: list[Fact] = []  # a file's further hunks come after every file's first one
         if self.diff is not None:
             at, text = self.diff
             for path, hunks in _diff_files(text):
                 if is_scratch(path):
                     continue
+                first = True
                 for context, removed, added in hunks:
                     key = _key_line(added, removed)
                     if key:
-                        found.append(self._change(path, key, self._edited_at(path, at), context))
-                        break
+                        (found if first else more).append(self._change(path, key, self._edited_at(path, at), context))
+                        first = False
         if not found:
-            by_file: dict[str, Action] = {}
+            by_file: dict[str, list[Action]] = {}
             for a in self.source_edits:
-                by_file[next((k for k in by_file if same_file(k, a.path or "")), a.path or "")] = a
-            for path, a in by_file.items():
-                seen = "\n".join(m.content for m in self.messages[: a.message_index] if m.role != "assistant")
-                key = _key_line(a.new_text.splitlines(), a.old_text.splitlines(), seen if not a.old_text else "")
-                if key:
-                    found.append(self._change(path, key, a.message_index, ""))
+                by_file.setdefault(next((k for k in by_file if same_file(k, a.path or "")), a.path or ""), []).append(a)
+            # A rejected edit's reply previews the proposed text: that is not the file as it was.
+            rejected = {a.result for a in self.actions if a.op == "edit" and not a.ok and a.result}
+            for path, edits in by_file.items():
+                # the last edit that carries a line: a later re-indent or removal of a stray line carries none
+                for a in reversed(edits):
+                    seen = "\n".join(
+                        m.content
+                        for m in self.messages[: a.message_index]
+                        if m.role != "assistant" and m.content not in rejected
+                    )
+                    key = _key_line(a.new_text.splitlines(), a.old_text.splitlines(), seen if not a.old_text else "")
+                    if key:
+                        found.append(self._change(path, key, a.message_index, ""))
+                        break
         yield from found
+        yield from more
 
     def _edited_at(self, path: str, default: int) -> int:
         """Where the agent last edited a file the diff names: the fact is stated there, not in the
@@ -164,11 +217,13 @@ class WorkReader:
         return max((a.message_index for a in self.source_edits if same_file(a.path or "", path)), default=default)
 
     @staticmethod
-    def _change(path: str, key: tuple[str, str], at: int, context: str) -> Fact:
-        new, old = key
+    def _change(path: str, key: tuple[str, str, str], at: int, context: str) -> Fact:
+        new, old, header = key
         where = f"{path}" + (f" ({clip(context, 60)})" if context else "")
         if old:
             return Fact("change", new, at, f"In {where}, what did the agent change `{old}` to?")
+        if header:  # a new definition: the question names it, the gold is what it does
+            return Fact("change", new, at, f"In {where}, what key line did the agent's new `{header}` get?")
         return Fact("change", new, at, f"What key line did the agent's change to {where} add?")
 
     # -- what runs showed ---------------------------------------------------------------------
@@ -204,10 +259,10 @@ def api_facts(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
     """Tool-API agents (customer service, web APIs): what each state-changing call did, the errors
     the API returned, and what the agent told the user at the end."""
     results = {(a.message_index, a.tool): a.result for a in actions}
-    seen: dict[str, int] = {}  # a record's ID -> how many payments the last view of it listed
+    seen: dict[str, dict[str, Any]] = {}  # a record's ID -> the last view of it a tool returned
     for i, m in enumerate(messages):
         if m.role == "tool":
-            seen.update(_payment_counts(m.content))
+            seen.update(_record_views(m.content))
         for call in m.tool_calls:
             if not STATE_CHANGE.match(call.name):
                 continue
@@ -221,11 +276,17 @@ def api_facts(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
             if not ids:
                 continue
             field, value = ids[0]
-            paid = _new_payments(result, seen.get(value))
+            before = seen.get(value)
+            paid = _new_payments(result, len(_payments(before)) if before is not None else None)
             # The question names the call by its arguments: an ID the call created is the answer, not context.
-            if paid and paid in result and f'"{value}"' in call.arguments:
+            named = f'"{value}"' in call.arguments
+            changed = _changed_fields(before, result) if named and before is not None else ""
+            if paid and paid in result and named:
                 question = f"What payment did the agent's call `{call.name} {value}` record (method and amount)?"
                 yield Fact("change", paid, i + 1, question)
+            elif changed:
+                question = f"What did the agent's call `{call.name} {value}` change in the record it returned?"
+                yield Fact("change", changed, i + 1, question)
             else:
                 yield Fact(
                     "change",
@@ -235,44 +296,98 @@ def api_facts(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
                 )
 
 
-def _payments(result: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-    """A record the tool returned (JSON object) and its payment list: the first top-level list of
-    objects that each carry an ``amount`` (tau-bench's ``payment_history``)."""
+LISTED_ID = re.compile(r"[A-Za-z0-9_-]{4,40}")
+
+
+def listed_ids(messages: list[Message]) -> Iterator[Fact]:
+    """Tool-API agents: the IDs a record lists (a user's reservations), as the tool printed them,
+    asked with the call that returned it; once per list, when the agent used one of them later.
+    The agent picks from that list what it acts on next."""
+    calls = {c.id: c for m in messages for c in m.tool_calls}
+    asked: set[str] = set()
+    for i, m in enumerate(messages):
+        call = calls.get(m.tool_call_id or "") if m.role == "tool" else None
+        record = _record(m.content) if call is not None else None
+        if call is None or record is None:
+            continue
+        later = " ".join(probe_text(n) for n in messages[i + 1 :] if n.role == "assistant")
+        for key, value in record.items():
+            if not (isinstance(value, list) and len(value) > 1 and all(isinstance(v, str) for v in value)):
+                continue
+            if not all(LISTED_ID.fullmatch(v) for v in value) or not any(ch.isdigit() for v in value for ch in v):
+                continue  # IDs, not words (a list of seat classes)
+            if not any(v in later for v in value):
+                continue
+            listed = ", ".join(json.dumps(v) for v in value)
+            if listed in m.content and listed not in asked:
+                asked.add(listed)
+                argument = next((v for v in call_arguments(call.arguments).values() if isinstance(v, str)), "")
+                named = f"{call.name} {argument}".strip()
+                yield Fact("identifier", listed, i, f"Which {key.replace('_', ' ')} did `{named}` list?")
+
+
+def _record(result: str | dict[str, Any]) -> dict[str, Any] | None:
+    if isinstance(result, dict):
+        return result
     try:
         record = json.loads(result)
     except ValueError:
         return None
-    if not isinstance(record, dict):
-        return None
-    for entries in record.values():
+    return record if isinstance(record, dict) else None
+
+
+def _payments(result: str | dict[str, Any]) -> list[dict[str, Any]]:
+    """A record's payment list: its first top-level list of objects that each carry an ``amount``
+    (tau-bench's ``payment_history``)."""
+    record = _record(result)
+    for entries in (record or {}).values():
         if isinstance(entries, list) and entries and all(isinstance(e, dict) and "amount" in e for e in entries):
-            return record, entries
-    return None
+            return entries
+    return []
 
 
-def _payment_counts(result: str) -> dict[str, int]:
-    found = _payments(result)
-    if found is None:
+def _record_views(result: str) -> dict[str, dict[str, Any]]:
+    record = _record(result)
+    if record is None:
         return {}
-    record, entries = found
     ids = [v for k, v in record.items() if k.endswith("id") and isinstance(v, str)]
-    return {ids[0]: len(entries)} if ids else {}  # the record's own ID comes first, its owner's after
+    return {ids[0]: record} if ids else {}  # the record's own ID comes first, its owner's after
 
 
 def _new_payments(result: str, before: int | None) -> str:
     """The payment a state-changing call recorded, as the tool printed it: the entries its result
     lists beyond the last earlier view of the same record; with no earlier view, the last entry when
     there are several (a lone entry is the booking's own payment)."""
-    found = _payments(result)
-    if found is None:
+    entries = _payments(result)
+    if not entries:
         return ""
-    entries = found[1]
     if before is None:
         if len(entries) == 1:
             return ""
         before = len(entries) - 1
     new = entries[before:]
     return ", ".join(json.dumps(e) for e in new) if new else ""
+
+
+def _changed_fields(before: dict[str, Any], result: str) -> str:
+    """What a call changed in a record, as the tool printed it: the top-level values that differ
+    from the last earlier view (a list by its new entries), joined when the result prints them in
+    a row, else the first; "" when nothing changed or the result is no such record."""
+    after = _record(result)
+    if after is None:
+        return ""
+    parts = []
+    for key, value in after.items():
+        if key not in before or before[key] == value:
+            continue
+        if isinstance(value, list):
+            old = before[key] if isinstance(before[key], list) else []
+            parts += [json.dumps(e) for e in value if e not in old]
+        elif not isinstance(value, dict):
+            parts.append(f"{json.dumps(key)}: {json.dumps(value)}")
+    parts = [p for p in parts if p in result]
+    joined = ", ".join(parts)
+    return joined if joined in result else parts[0] if parts else ""
 
 
 def _removed_paths(command: str) -> list[str]:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
 from ctxbench.core import ModelSpec, StrategyContext
@@ -29,6 +31,12 @@ from ctxbench.transcripts.model import Message, Transcript
 FORMAT = "ctxbench.contexts/1"
 FILE = "contexts.jsonl.gz"  # gzip (level 1): the main job's contexts shrink 4.4x
 METADATA_KEPT = ("compacted_by", "snapshot", "summarised_messages")  # what the viewer shows of metadata
+# An entry's values are encoded once each and put together (``ContextRecorder._ref``): the text is
+# escaped once, not for its reference and again for the file. Values that hold objects are
+# encoded apart with sorted keys for the reference, as ``json.dumps(entry, sort_keys=True)`` does.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+_ENCODE_SORTED = json.JSONEncoder(ensure_ascii=False, check_circular=False, sort_keys=True).encode
+_NESTED = frozenset(("tool_calls", "meta"))
 
 
 def strategy_thresholds(strategy: Any, model: ModelSpec) -> list[dict[str, Any]]:
@@ -141,8 +149,11 @@ class ContextRecorder:
         self._refs: dict[int, str] = {}  # id of a message -> its reference
         self._kept: list[Message] = []  # every message in _refs, kept alive so its id stays its own
         self._stored: set[str] = set()
-        self._last: list[str] = []
+        self._last: list[str] = []  # the references of the prompt sent last
+        self._sent: list[Message] = []  # that prompt
+        self._where: dict[str, int] | None = None  # the first place of each reference in _last, if known
         self._arrived = 0  # transcript messages stored so far
+        self._encoded: dict[str, str] = {}  # a new entry's JSON, until its row is written
         self.rows: list[dict[str, Any]] = [
             {
                 "format": FORMAT,
@@ -153,32 +164,84 @@ class ContextRecorder:
                 "window": model.context_window,
             }
         ]
+        self._lines = [_ENCODE(self.rows[0]) + "\n"]
 
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, dict[str, Any]] = {}
-        refs: list[Any] = list(map(self._refs.get, map(id, working)))  # in C: most were sent before
+        # The messages this prompt starts with, object for object, as the one sent before did have
+        # its references (found in C); only the rest is looked up. Most prompts share a long start
+        # (a strategy that only appended, as `none` always does: all of the one before).
+        start = next(compress(count(), map(is_not, working, self._sent)), min(len(working), len(self._sent)))
+        grown = start == len(self._sent) > 0
+        rest = working[start:] if start else working
+        refs: list[Any] = list(map(self._refs.get, map(id, rest)))  # in C: most were sent before
         position = _find(refs, None, 0)
         while position >= 0:  # the few new messages, found in C (usually the last ones)
-            refs[position] = self._ref(working[position], new)
+            refs[position] = self._ref(working[start + position], new)
             position = _find(refs, None, position + 1)
         upto = record["message_index"] + 1  # the history so far and this call's recorded reply
         for i in range(self._arrived, min(upto, len(self.transcript.messages))):
             self._ref(self.transcript.messages[i], new)
         self._arrived = max(self._arrived, upto)
-        self.rows.append({"call": record["call"], "refs": runs(refs, self._last), "new": new})
+        said = self._appended(refs) if grown else None
+        if start:
+            refs = self._last[:start] + refs
+        if said is None:
+            said = runs(refs, self._last)
+            self._where = None
+        self._row({"call": record["call"], "refs": said, "new": new})
         self._last = refs
+        self._sent = list(working)  # a copy: the engine appends the reply to a rewrite strategy's list
+
+    def _appended(self, tail: list[str]) -> list[str | list[int]] | None:
+        """``runs(self._last + tail, self._last)`` when no reference of ``tail`` is in ``self._last``
+        (one run, then the new references), else None. The first place of each reference in the
+        list sent is kept from call to call (``_where``) and grown with the tail, so a growing
+        prompt costs its new messages, not a pass over all it holds."""
+        known = len(self._last)
+        where = self._where
+        if where is None:
+            where = dict(zip(reversed(self._last), range(known - 1, -1, -1)))
+        if any(map(where.__contains__, tail)):
+            return None
+        for offset, ref in enumerate(tail):
+            where.setdefault(ref, known + offset)
+        self._where = where
+        return [[0, known], *tail]
+
+    def _row(self, row: dict[str, Any]) -> None:
+        """``row`` into ``rows`` and its line into the file's text, its new entries as encoded."""
+        self.rows.append(row)
+        entries = ", ".join([f'"{ref}": {self._encoded.pop(ref)}' for ref in row["new"]])
+        call, refs = _ENCODE(row["call"]), _ENCODE(row["refs"])
+        self._lines.append(f'{{"call": {call}, "refs": {refs}, "new": {{{entries}}}}}\n')
+
+    def text(self) -> str:
+        """The file's text: each row as ``json.dumps(row, ensure_ascii=False)`` writes it, a line each."""
+        return "".join(self._lines)
 
     def _ref(self, message: Message, new: dict[str, dict[str, Any]]) -> str:
         ref = self._refs.get(id(message))
         if ref is not None:  # the message is kept alive in _kept: its id is not reused
             return ref
         entry = self._entry(message)
-        ref = hashlib.sha256(json.dumps(entry, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+        # The entry's JSON, each value encoded once (the text is most of it), put together twice:
+        # with sorted keys for its reference (``json.dumps(entry, sort_keys=True)``'s text) and in
+        # the entry's own order for the file (``json.dumps(entry)``'s), which ``text`` writes.
+        fields = [(key, _ENCODE(value) if key not in _NESTED else None) for key, value in entry.items()]
+        by_key = {key: code if code is not None else _ENCODE_SORTED(entry[key]) for key, code in fields}
+        hashed = "{" + ", ".join([f'"{key}": {by_key[key]}' for key in sorted(by_key)]) + "}"
+        ref = hashlib.sha256(hashed.encode()).hexdigest()[:16]
         self._refs[id(message)] = ref
         self._kept.append(message)
         if ref not in self._stored:
             self._stored.add(ref)
             new[ref] = entry
+            self._encoded[ref] = (
+                "{"
+                + ", ".join([f'"{key}": {code if code is not None else _ENCODE(entry[key])}' for key, code in fields])
+                + "}"
+            )
         return ref
 
     def _entry(self, message: Message) -> dict[str, Any]:
@@ -213,4 +276,4 @@ class ContextRecorder:
             self._ref(self.transcript.messages[i], new)
         self._arrived = len(self.transcript.messages)
         if new:
-            self.rows.append({"call": None, "refs": [], "new": new})
+            self._row({"call": None, "refs": [], "new": new})

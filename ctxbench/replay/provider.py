@@ -10,7 +10,7 @@ from ctxbench.core import ContextOverflowError, ModelSpec
 from ctxbench.replay.billing import LatencyModel
 from ctxbench.replay.prefix_cache import CacheRules
 from ctxbench.tokens.counting import TokenCounter
-from ctxbench.tokens.reasoning import tool_loop_reasoning
+from ctxbench.tokens.reasoning import LoopReasoning
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.running import REPLACED_LIMIT, cut_dropped_runs, noted_changes
 
@@ -44,12 +44,12 @@ class SimulatedProvider:
         self.model = model
         self.counter = counter
         self._prompt = counter.running_prompt()  # follows the replay's working context
+        self._reasoning = LoopReasoning(counter.tokenizer)  # likewise
         self.tools_tokens = tools_tokens
 
     def count(self, messages: Sequence[Message]) -> int:
         # Reasoning of the current tool loop is sent back and counted (ctxbench.tokens.reasoning).
-        tokenizer = self.counter.tokenizer
-        return self._prompt(messages) + self.tools_tokens + tool_loop_reasoning(messages, tokenizer)
+        return self._prompt(messages) + self.tools_tokens + self._reasoning(messages)
 
     def send(self, messages: Sequence[Message]) -> int:
         """Return the prompt tokens the provider reports, or raise ``ContextOverflowError``."""

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxbench.errors import InputError
 from ctxbench.results.reader import check_record, iter_jsonl
 from ctxbench.results.records import CallRecord, EventRecord, Judgment, Summary
 from ctxbench.results.store import iter_summaries
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 R = TypeVar("R")
 PathArg = str | Path | Sequence[str | Path]
@@ -45,6 +46,8 @@ def load(paths: PathArg) -> pd.DataFrame:
     """One row per complete cell under ``paths``: identity (transcript, strategy, model,
     config_hash, tokenizer, estimator, overrides...), every scalar metric, the code
     fingerprint and the cell folder. Empty (no columns) when there is no cell."""
+    import pandas as pd  # here, not above: a `ctxbench run` job imports this package (store.py) but not pandas
+
     return pd.DataFrame([s.row() for s in summaries(paths)])
 
 

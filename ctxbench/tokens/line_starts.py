@@ -130,39 +130,46 @@ class PieceCounter:
     def __call__(self, text: str) -> int:
         lines = text.split("\n")
         last = lines.pop()
-        if lines:
-            counts = self._line_counts(lines, last)
-            if counts is None:
-                return self._pieces_sum(text)
+        if not lines:
+            tokens = self._memo.get(last)
+            return self._new_line(last) if tokens is None else tokens
+        counts, end = self._line_counts(lines, last)
+        if end == len(lines):
             tokens = self._memo.get(last)
             return sum(counts) + (self._new_line(last) if tokens is None else tokens)
-        tokens = self._memo.get(last)
-        return self._new_line(last) if tokens is None else tokens
+        if end == 0:
+            return self._pieces_sum(text)
+        # The lines before ``end`` from their remembered counts, the rest (from a line start) as
+        # pieces: DB-GPT's progress block is its step lines and then its footer, whose blank line
+        # is not a line start; only the footer and the question are cut into pieces each step.
+        offset = sum(map(len, islice(lines, end))) + end
+        return sum(islice(counts, end)) + self._pieces_sum(text[offset:])
 
-    def _line_counts(self, lines: list[str], last: str) -> list[int] | None:
-        """``count(line + "\n")`` of each line, when every line break is a line start (each line
-        after the first, and ``last``, starts a line), else None. Remembered counts are looked
-        up in C (map); ``_lines`` only holds lines that start a line, so only the others are
-        checked (DB-GPT's progress block: 52 lines, one or two new each step)."""
-        if STARTS_LINE(last) is None:
-            return None
+    def _line_counts(self, lines: list[str], last: str) -> tuple[list[int], int]:
+        """``count(line + "\n")`` of each line before ``end``, and ``end``: the line before the
+        first line break that is not a line start (``len(lines)`` when each line after the first,
+        and ``last``, starts a line). From ``lines[end]`` on, the text is counted as pieces.
+        Remembered counts are looked up in C (map); ``_lines`` only holds lines that start a
+        line, so only the others are checked (DB-GPT's progress block: 52 lines, one or two new
+        each step)."""
         found = list(map(self._lines.get, lines))
-        if None not in found:
-            return found  # type: ignore[return-value]  # no None left
-        i = found.index(None)
-        while True:
-            line = lines[i]
-            if STARTS_LINE(line) is not None:
-                found[i] = self._new_start(line)
-            elif i > 0:
-                return None  # a line break that is not a line start
-            else:  # the first line follows no line break: it need not start a line
-                tokens = self._firsts.get(line)
-                found[i] = self._remember(self._firsts, line, line + "\n") if tokens is None else tokens
-            try:
-                i = found.index(None, i + 1)
-            except ValueError:
-                return found  # type: ignore[return-value]  # no None left
+        if None in found:
+            i = found.index(None)
+            while True:
+                line = lines[i]
+                if STARTS_LINE(line) is not None:
+                    found[i] = self._new_start(line)
+                elif i > 0:  # a line break that is not a line start: the pieces start a line earlier
+                    return found, i - 1  # type: ignore[return-value]  # no None before i
+                else:  # the first line follows no line break: it need not start a line
+                    tokens = self._firsts.get(line)
+                    found[i] = self._remember(self._firsts, line, line + "\n") if tokens is None else tokens
+                try:
+                    i = found.index(None, i + 1)
+                except ValueError:
+                    break
+        end = len(lines) if STARTS_LINE(last) is not None else len(lines) - 1
+        return found, end  # type: ignore[return-value]  # no None left
 
     def _new_start(self, line: str) -> int:
         """``count(line + "\n")`` of a new line that starts a line, remembered: as its first word

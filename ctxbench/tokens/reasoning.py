@@ -11,9 +11,11 @@ counted with the prompt's tokenizer; encrypted reasoning (``redacted_thinking``)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import islice
 
 from ctxbench.tokens.tokenizers import Tokenizer
 from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.running import SeenPrefix
 
 REASONING_KEY = "reasoning"
 
@@ -41,3 +43,46 @@ def tool_loop_reasoning(messages: Sequence[Message], tokenizer: Tokenizer, end: 
             break
         total += reasoning_tokens(message, tokenizer)
     return total
+
+
+class LoopReasoning:
+    """``tool_loop_reasoning(messages, tokenizer)`` for one evolving working context (the
+    provider's): the unchanged prefix of the last list is found in C (``SeenPrefix``) and only
+    the messages after it are looked at, unless the last user message itself changed. A tool loop
+    can be the whole context (a coding agent given one task): walking it back on every call is
+    O(calls x context)."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self._prefix = SeenPrefix()
+        self._user = -1  # position of the last user message in the last list (-1: none)
+        self._values: list[int] = []  # reasoning tokens of each message after it
+        self._total = 0
+
+    def __call__(self, messages: Sequence[Message]) -> int:
+        unchanged = self._prefix.unchanged(messages)
+        self._prefix.remember(messages)
+        tokenizer, values = self.tokenizer, self._values
+        if unchanged <= self._user:  # the last user message may be gone: find it again
+            start = len(messages)
+            while start > 0 and messages[start - 1].role != "user":
+                start -= 1
+            self._user = start - 1
+            values[:] = [reasoning_tokens(m, tokenizer) for m in islice(messages, start, None)]
+            self._total = sum(values)
+            return self._total
+        keep = unchanged - self._user - 1
+        if keep < len(values):
+            self._total -= sum(islice(values, keep, None))
+            del values[keep:]
+        for i in range(unchanged, len(messages)):
+            message = messages[i]
+            if message.role == "user":
+                self._user = i
+                values.clear()
+                self._total = 0
+            else:
+                tokens = reasoning_tokens(message, tokenizer)
+                values.append(tokens)
+                self._total += tokens
+        return self._total

@@ -1,0 +1,207 @@
+"""The change probe: which line of an edit carries it, the line it replaced, and which edit of a
+file is the last one that carries a line (ctxbench.probes.work)."""
+
+from __future__ import annotations
+
+import json
+
+from ctxbench.probes.extract import extract_candidates
+from ctxbench.transcripts.model import Message, ToolCall, Transcript
+
+TASK = Message("user", "<pr_description>\nPersonName cannot be iterated like a str\n</pr_description>")
+
+
+def _call(i: str, name: str, args: dict[str, object]) -> Message:
+    return Message("assistant", "", tool_calls=(ToolCall(i, name, json.dumps(args)),))
+
+
+def _changes(messages: list[Message]) -> list[tuple[str, str]]:
+    return [(c.question, c.answer) for c in extract_candidates(Transcript("t", messages)) if c.label == "change"]
+
+
+def _diff(path: str, *hunks: str) -> str:
+    return f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n" + "".join(hunks)
+
+
+def _shown(diff: str) -> list[Message]:
+    return [_call("d", "bash", {"command": "git diff"}), Message("tool", diff, tool_call_id="d")]
+
+
+def test_a_new_definitions_key_line_is_its_body_and_the_question_names_it():
+    """Methods added whole: the header only names the method, its body says what it does."""
+    diff = _diff(
+        "pkg/valuerep.py",
+        "@@ -755,6 +755,9 @@ class PersonName:\n"
+        "     def __hash__(self):\n"
+        "         return hash(self.components)\n"
+        "+    def __contains__(self, item):\n"
+        '+        """Return True if item is in the name\'s string form."""\n'
+        "+        return item in str(self)\n",
+    )
+    got = _changes([TASK, *_shown(diff), Message("assistant", "Done.")])
+    assert len(got) == 1, got
+    question, answer = got[0]
+    assert answer == "return item in str(self)"
+    assert "`def __contains__(self, item):`" in question and "pkg/valuerep.py" in question
+
+
+def test_a_string_literal_weighs_less_than_the_logic_of_a_new_script():
+    """A long literal copied from what the agent read is data; the line computing on it is the change."""
+    script = (
+        'solution = bytearray(b"FLAG23456912365453475897834567")\n'
+        "for i in range(len(solution)):\n"
+        "    solution[i] = ((solution[i] - 9) ^ 0x10) & 0xFF\n"
+        'print(solution.decode("utf-8"))\n'
+    )
+    messages = [
+        Message("user", "Reverse the binary rock and find the flag, the target is FLAG23456912365453475897834567."),
+        _call("w", "str_replace_editor", {"command": "create", "path": "/ctf/solve.py", "file_text": script}),
+        Message("tool", "File created successfully at: /ctf/solve.py", tool_call_id="w"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _changes(messages)] == ["solution[i] = ((solution[i] - 9) ^ 0x10) & 0xFF"]
+
+
+def test_a_line_the_change_kept_or_moved_is_not_the_line_it_replaced():
+    """A removed line that comes back re-indented was kept, and a removed line closer to another
+    added line became that one: neither is the key line's old form."""
+    diff = _diff(
+        "pkg/iam.py",
+        "@@ -10,3 +10,5 @@ def physical(aoi, n=1.526):\n"
+        "-    rho12_s = ((n1costheta1 - n2costheta2) / (n1costheta1 + n2costheta2)) ** 2\n"
+        "+    with np.errstate(invalid='ignore'):\n"
+        "+        rho12_s = ((n1costheta1 - n2costheta2) / (n1costheta1 + n2costheta2)) ** 2\n"
+        "+    denom_zero_s = np.abs(n1costheta1 + n2costheta2) < 1e-12\n",
+        "@@ -40,2 +42,3 @@ def infer(node):\n"
+        "-    value: nodes.Const = node.value\n"
+        "+    value = node.value\n"
+        "+    if not isinstance(value, nodes.Const) or not isinstance(value.value, str):\n",
+    )
+    got = _changes([TASK, *_shown(diff), Message("assistant", "Done.")])
+    assert [a for _, a in got] == [
+        "denom_zero_s = np.abs(n1costheta1 + n2costheta2) < 1e-12",
+        "if not isinstance(value, nodes.Const) or not isinstance(value.value, str):",
+    ], got
+    assert all("what key line" in q.lower() and "change `" not in q for q, _ in got), got
+
+
+def test_every_hunk_is_a_change_after_each_files_first():
+    diff = _diff(
+        "pkg/response.py",
+        "@@ -111,1 +111,1 @@ class HttpResponseBase:\n"
+        "-        if not isinstance(value, (bytes, str)):\n"
+        "+        if not isinstance(value, (bytes, str, memoryview)):\n",
+        "@@ -234,1 +234,3 @@ class HttpResponseBase:\n"
+        "+        if isinstance(value, (memoryview, bytearray)):\n"
+        "+            return bytes(value)\n"
+        "         return str(value).encode(self.charset)\n",
+    ) + _diff("pkg/utils.py", "@@ -3,1 +3,1 @@ def wrap(x):\n-    return list(x)\n+    return tuple(x)\n")
+    got = [a for _, a in _changes([TASK, *_shown(diff), Message("assistant", "Done.")])]
+    assert got == [
+        "if not isinstance(value, (bytes, str, memoryview)):",
+        "return tuple(x)",
+        "if isinstance(value, (memoryview, bytearray)):",
+    ], got
+
+
+REJECTED = (
+    "Your proposed edit has introduced new syntax error(s). Please understand the fixes and retry your edit.\n"
+    "This is how your edit would have looked if applied\n"
+    "[File: /repo/pkg/handler.py (374 lines total)]\n"
+    "290:    if 'PixelData' in ds:\n"
+    "291:        required_elements.append('PixelRepresentation')\n"
+    "292:        )\n"
+    "Your changes have NOT been applied."
+)
+FIX = "    if 'PixelData' in ds:\n        required_elements.append('PixelRepresentation')\n"
+
+
+def test_a_rejected_edits_preview_is_not_the_file_the_agent_had_seen():
+    """The reply to a rejected edit shows the proposed lines: they were never in the file, so the
+    edit that lands with them still carries them."""
+    messages = [
+        TASK,
+        _call("a", "edit", {"start_line": 287, "end_line": 290, "replacement_text": FIX + "        )\n"}),
+        Message("tool", REJECTED, tool_call_id="a"),
+        Message("tool", "(Open file: /repo/pkg/handler.py)"),
+        _call("b", "edit", {"start_line": 287, "end_line": 290, "replacement_text": FIX}),
+        Message("tool", "[File: /repo/pkg/handler.py (373 lines total)]\nFile updated.", tool_call_id="b"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _changes(messages)] == ["required_elements.append('PixelRepresentation')"]
+
+
+def test_a_later_edit_that_only_reindents_leaves_the_change_to_the_edit_before():
+    line = "if (ast_id(pattern_type) == TK_ISO) pattern_type = set_cap(pattern_type, TK_TRN);"
+    path = "/workspace/src/match.c"
+    messages = [
+        TASK,
+        _call("a", "str_replace_editor", {"command": "insert", "path": path, "insert_line": 316, "new_str": line}),
+        Message("tool", f"The file {path} has been edited.", tool_call_id="a"),
+        _call("b", "execute_bash", {"command": f"sed -i '317s/^/\\t      /' {path}"}),
+        Message("tool", "", tool_call_id="b"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _changes(messages)] == [line]
+
+
+PATCH = (
+    "*** Begin Patch\n"
+    "*** Update File: src/cookie.py\n"
+    "@@ class Encoder:\n"
+    "-            if obj.tags:\n"
+    "+            if obj.tags is not None:\n"
+    "*** End Patch"
+)
+
+
+def _files_and_changes(messages: list[Message]) -> set[tuple[str, str]]:
+    return {(c.label, c.answer) for c in extract_candidates(Transcript("t", messages)) if c.label != "task"}
+
+
+def test_claude_codes_multiedit_is_read_by_its_edits():
+    edits = [
+        {"old_string": "if obj.tags:", "new_string": "if obj.tags is not None:"},
+        {"old_string": "import json", "new_string": "import json\nimport logging"},
+    ]
+    messages = [
+        TASK,
+        _call("m", "MultiEdit", {"file_path": "/repo/src/cookie.py", "edits": edits}),
+        Message("tool", "Applied 2 edits to /repo/src/cookie.py", tool_call_id="m"),
+        Message("assistant", "Done."),
+    ]
+    got = _files_and_changes(messages)
+    assert ("change", "if obj.tags is not None:") in got and ("file_changed", "/repo/src/cookie.py") in got, got
+
+
+def test_codex_apply_patch_as_a_tool_a_command_list_and_a_heredoc():
+    """Codex edits through apply_patch: a tool of its own, a shell call whose command is a list,
+    or a shell command with the patch in a heredoc. Each names the file and the lines it changed."""
+    ways = [
+        _call("p", "apply_patch", {"input": PATCH}),
+        _call("p", "shell", {"command": ["apply_patch", PATCH]}),
+        _call("p", "shell", {"command": f"apply_patch <<'EOF'\n{PATCH}\nEOF"}),
+    ]
+    for call in ways:
+        messages = [
+            TASK,
+            call,
+            Message("tool", "Success. Updated src/cookie.py", tool_call_id="p"),
+            Message("assistant", "Done."),
+        ]
+        got = _files_and_changes(messages)
+        assert ("change", "if obj.tags is not None:") in got and ("file_changed", "src/cookie.py") in got, (call, got)
+
+
+def test_codex_bash_lc_command_list_is_the_shell_command_it_runs():
+    messages = [
+        TASK,
+        _call(
+            "s",
+            "shell",
+            {"command": ["bash", "-lc", "sed -i 's/if obj.tags:/if obj.tags is not None:/' src/cookie.py"]},
+        ),
+        Message("tool", "", tool_call_id="s"),
+        Message("assistant", "Done."),
+    ]
+    assert ("change", "if obj.tags is not None:") in _files_and_changes(messages)
