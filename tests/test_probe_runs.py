@@ -238,6 +238,15 @@ def test_every_runners_summary_and_the_failing_tests():
     )
     assert suite_summary("============ no tests ran in 0.01s ============") == "no tests ran in 0.01s"
     assert suite_summary("Ran 0 tests in 0.000s\n\nNO TESTS RAN") == "Ran 0 tests in 0.000s NO TESTS RAN"  # 3.12+
+    phpunit = "FAILURES!\nTests: 5, Assertions: 10, Failures: 1."
+    assert suite_summary(phpunit) == "Tests: 5, Assertions: 10, Failures: 1."
+    dotnet = "Failed!  - Failed:     1, Passed:    11, Skipped:     0, Total:    12, Duration: 1 s - Hdr.Tests.dll"
+    assert suite_summary(dotnet) == "Failed! - Failed: 1, Passed: 11, Skipped: 0, Total: 12"
+    swift = "\t Executed 5 tests, with 1 failure (0 unexpected) in 0.010 (0.011) seconds"
+    assert suite_summary(swift) == "Executed 5 tests, with 1 failure (0 unexpected) in 0.010 (0.011) seconds"
+    assert suite_summary(" 5 pass\n 1 fail\nRan 6 tests across 1 files. [12.00ms]") == "Ran 6 tests across 1 files."
+    mix = "Finished in 0.05 seconds (0.03s async, 0.02s sync)\n5 tests, 1 failure"
+    assert suite_summary(mix) == "5 tests, 1 failure"
     go_build = "# example.com/hdr\n./hdr.go:12:2: undefined: HeaderError\nFAIL\texample.com/hdr [build failed]\nFAIL"
     assert suite_summary(go_build) == "FAIL\texample.com/hdr [build failed]"
 
@@ -512,3 +521,21 @@ def test_a_test_the_agent_added_first_does_not_mark_the_fix():
     got = dict(_facts(messages, "test_result"))
     assert got["1 failed, 2 passed in 0.05s"].endswith("before the change?")
     assert got["3 passed in 0.04s"].endswith("after the change?")
+
+
+def test_a_throwaway_scripts_error_the_agent_walked_away_from_is_asked_last():
+    """An edge-case script the agent wrote, ran once and dropped: its error (raised in the project's
+    code) comes after the errors of the suite's runs."""
+    trace = 'Traceback (most recent call last):\n  File "/r/src/hdr.py", line 9, in parse\n    h.split()\n'
+    messages = [
+        Message("user", TASK),
+        _bash("a", "cat > check_edges.py << 'EOF'\nparse(b'')\nEOF\npython check_edges.py"),
+        _out("a", trace + "AttributeError: 'bytes' object has no attribute 'split'", 1),
+        _bash("b", "python -m pytest tests/test_hdr.py -q"),
+        _out("b", "E   TypeError: 'NoneType' object is not iterable\n1 failed in 0.10s", 1),
+    ]
+    answers = [a for a, _ in _facts(messages, "error")]
+    assert answers == [
+        "TypeError: 'NoneType' object is not iterable",
+        "File \"/r/src/hdr.py\", line 9, in parse h.split() AttributeError: 'bytes' object has no attribute 'split'",
+    ]
