@@ -205,3 +205,17 @@ def test_codex_bash_lc_command_list_is_the_shell_command_it_runs():
         Message("assistant", "Done."),
     ]
     assert ("change", "if obj.tags is not None:") in _files_and_changes(messages)
+
+
+def test_a_header_that_is_the_key_line_is_not_named_by_the_header_above_it():
+    """Two new stubs with no body worth a line: the second header is the key line, and the first
+    header is no definition it sits in."""
+    diff = _diff(
+        "pkg/api.py",
+        "@@ -1,1 +1,4 @@\n+def first_handler(request):\n+    pass\n"
+        "+def second_handler_with_args(request, extra):\n+    pass\n",
+    )
+    got = _changes([TASK, *_shown(diff), Message("assistant", "Done.")])
+    assert got == [
+        ("What key line did the agent's change to pkg/api.py add?", "def second_handler_with_args(request, extra):")
+    ], got

@@ -512,3 +512,21 @@ def test_a_test_the_agent_added_first_does_not_mark_the_fix():
     got = dict(_facts(messages, "test_result"))
     assert got["1 failed, 2 passed in 0.05s"].endswith("before the change?")
     assert got["3 passed in 0.04s"].endswith("after the change?")
+
+
+def test_a_throwaway_scripts_error_the_agent_walked_away_from_is_asked_last():
+    """An edge-case script the agent wrote, ran once and dropped: its error (raised in the project's
+    code) comes after the errors of the suite's runs."""
+    trace = 'Traceback (most recent call last):\n  File "/r/src/hdr.py", line 9, in parse\n    h.split()\n'
+    messages = [
+        Message("user", TASK),
+        _bash("a", "cat > check_edges.py << 'EOF'\nparse(b'')\nEOF\npython check_edges.py"),
+        _out("a", trace + "AttributeError: 'bytes' object has no attribute 'split'", 1),
+        _bash("b", "python -m pytest tests/test_hdr.py -q"),
+        _out("b", "E   TypeError: 'NoneType' object is not iterable\n1 failed in 0.10s", 1),
+    ]
+    answers = [a for a, _ in _facts(messages, "error")]
+    assert answers == [
+        "TypeError: 'NoneType' object is not iterable",
+        "File \"/r/src/hdr.py\", line 9, in parse h.split() AttributeError: 'bytes' object has no attribute 'split'",
+    ]

@@ -470,6 +470,7 @@ class RunReader:
         a bare exception name."""
         seen: set[str] = set()
         found_in: list[tuple[Fact, bool]] = []  # each error, and whether a run of the code printed it
+        thrown: list[Fact] = []  # errors of throwaway scripts the agent walked away from: asked last
         installs = " ".join(
             a.command for a in self.shell if re.search(r"\b(?:pip|conda|apt(?:-get)?) install\b", a.command)
         )
@@ -492,13 +493,16 @@ class RunReader:
                     what = f"the agent's edit of {a.path}"
                 where = self._raised_in(a, line) if a.op == "shell" else ""
                 fact = Fact("error", clip(line, 160), a.message_index + 1, f"What error did {what} show{where}?")
+                if a.op == "shell" and self._abandoned(a, line):
+                    thrown.append(fact)
+                    continue
                 found_in.append((fact, a.op == "shell" and not _environment_error(line)))
         runs = [f for f, run in found_in if run]
         later = [f for f in runs if self.fix_at is not None and f.message_index > self.fix_at]
         env = [f for f, _ in found_in if _environment_error(f.answer)]
         # what went wrong first, where things stood last, the first trouble after the fix; the
         # code's errors before the editor's and tools' refusals, the environment's last
-        ordered = [*runs[:1], *runs[-1:], *later[:1], *runs, *[f for f, _ in found_in if f not in env], *env]
+        ordered = [*runs[:1], *runs[-1:], *later[:1], *runs, *[f for f, _ in found_in if f not in env], *env, *thrown]
         yield from dict.fromkeys(ordered)
 
     def _fixed_next(self, n: int) -> bool:
@@ -535,6 +539,21 @@ class RunReader:
         typo = re.match(r"(?:\S+ )*(?:SyntaxError|IndentationError|TabError|NameError)\b", line.split(" in ")[-1])
         in_source = any(same_file(path, p) for p in re.findall(r'File "([^"]+)"', line) for path in self.fix_paths)
         return own and not in_source and bool(typo or script == "-")
+
+    def _abandoned(self, a: Action, line: str) -> bool:
+        """A throwaway script's error the agent walked away from: a script of its own (one it wrote
+        that the change does not keep, or named as scratch) run this once only, whose run shows
+        neither the error the task reports nor a failed assert (a finding) nor a suite's result,
+        and whose error is not the environment's (asked apart)."""
+        script = script_run(a.command)
+        if script in (None, "-") or _environment_error(line) or "AssertionError" in line:
+            return False
+        name = script.rsplit("/", 1)[-1]
+        if not (name in self.made or is_scratch(script)) or any(same_file(name, f) for f in self.fix_paths):
+            return False
+        if self._shows_reported_error(a) or suite_summary(self._out(a).text):
+            return False
+        return sum((script_run(b.command) or "").rsplit("/", 1)[-1] == name for b in self.shell) == 1
 
     def _raised_in(self, a: Action, line: str) -> str:
         """Where the project's code raised the error a run printed, when its answer does not say:

@@ -114,7 +114,7 @@ def _key_line(added: list[str], removed: list[str], seen: str = "") -> tuple[str
         if max(_similarity(partner, r) for r in rivals) > _similarity(partner, best):
             partner = ""  # the removed line became another added line, not this one
     header = ""
-    if best_rank[1]:  # inside a new definition: the nearest header above it names it
+    if not HEADER.match(best):  # inside a new definition: the nearest header above it names it
         header = next(
             (h.strip() for h in reversed(added[:best_at]) if HEADER.match(h.strip()) and h.strip() not in old), ""
         )
