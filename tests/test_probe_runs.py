@@ -238,6 +238,15 @@ def test_every_runners_summary_and_the_failing_tests():
     )
     assert suite_summary("============ no tests ran in 0.01s ============") == "no tests ran in 0.01s"
     assert suite_summary("Ran 0 tests in 0.000s\n\nNO TESTS RAN") == "Ran 0 tests in 0.000s NO TESTS RAN"  # 3.12+
+    phpunit = "FAILURES!\nTests: 5, Assertions: 10, Failures: 1."
+    assert suite_summary(phpunit) == "Tests: 5, Assertions: 10, Failures: 1."
+    dotnet = "Failed!  - Failed:     1, Passed:    11, Skipped:     0, Total:    12, Duration: 1 s - Hdr.Tests.dll"
+    assert suite_summary(dotnet) == "Failed! - Failed: 1, Passed: 11, Skipped: 0, Total: 12"
+    swift = "\t Executed 5 tests, with 1 failure (0 unexpected) in 0.010 (0.011) seconds"
+    assert suite_summary(swift) == "Executed 5 tests, with 1 failure (0 unexpected) in 0.010 (0.011) seconds"
+    assert suite_summary(" 5 pass\n 1 fail\nRan 6 tests across 1 files. [12.00ms]") == "Ran 6 tests across 1 files."
+    mix = "Finished in 0.05 seconds (0.03s async, 0.02s sync)\n5 tests, 1 failure"
+    assert suite_summary(mix) == "5 tests, 1 failure"
     go_build = "# example.com/hdr\n./hdr.go:12:2: undefined: HeaderError\nFAIL\texample.com/hdr [build failed]\nFAIL"
     assert suite_summary(go_build) == "FAIL\texample.com/hdr [build failed]"
 
