@@ -759,3 +759,79 @@ def test_what_the_agent_will_do_given_a_reason_is_a_ruling_and_an_offer_is_not()
     got = _decisions(messages)
     assert [at for at, _ in got] == [4], got
     assert "would do for the customer" in _questions(messages)[4]
+
+
+def test_a_booking_reported_with_its_details_listed_is_asked_as_the_sentence_that_leads_the_list():
+    """tau-bench: the id the booking created sits in a list item ("Reservation ID:** HATHAT"); the
+    report is the sentence leading the list, with that item beside it."""
+    booked = {"reservation_id": "HATHAT", "flights": [{"flight_number": "HAT088"}]}
+    messages = [
+        Message("user", "Book me the direct flight from JFK to DTW on May 17."),
+        Message("assistant", "", tool_calls=(ToolCall("b", "book_reservation", '{"flight": "HAT088"}'),)),
+        Message("tool", json.dumps(booked), tool_call_id="b"),
+        Message(
+            "assistant",
+            "Your booking from JFK to DTW on May 17 has been successfully completed. Here are the details:\n\n"
+            "- **Reservation ID:** HATHAT\n- **Cabin:** Economy\n\nIf you need anything else, feel free to ask!",
+        ),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    got = _outcomes(messages)
+    assert list(got) == [
+        "Your booking from JFK to DTW on May 17 has been successfully completed. (Reservation ID:** HATHAT)"
+    ], got
+
+
+def test_a_report_of_removing_a_scratch_script_gives_way_to_the_sentence_on_the_fix():
+    """SWE-agent: the last message says it removed its reproduction script, then that the fix is done."""
+    messages = [
+        Message("user", "Fix the bug in pixel_array for float pixel data."),
+        Message("assistant", "Edit the handler.\n```\nedit 10:10\n    return arr\nend_of_edit\n```"),
+        Message("user", "File updated."),
+        Message(
+            "assistant",
+            "The `reproduce_bug.py` script has been successfully removed. With the bug fixed and the cleanup "
+            "complete, we can now submit the changes to the code base.\n```\nsubmit\n```",
+        ),
+    ]
+    got = _outcomes(messages)
+    assert "With the bug fixed and the cleanup complete, we can now submit the changes to the code base." in got, got
+    assert not any("removed" in answer for answer in got), got
+
+
+def test_what_the_customer_will_do_after_the_final_report_is_asked_and_closing_thanks_are_not():
+    blocked = [
+        Message("system", "You are an airline agent."),
+        Message("user", "I want to cancel my trip, I feel unwell."),
+        Message("assistant", "Please give me your reservation ID."),
+        Message("user", "I don't remember it."),
+        Message("assistant", "Unfortunately, I need the reservation ID to proceed with the cancellation."),
+        Message("user", "Okay, I'll try to find it and contact a human agent if needed. Thanks for your help!"),
+        Message("assistant", "You're welcome! Feel free to reach out."),
+        Message("user", "Thank you! ###STOP###"),
+    ]
+    got = _outcomes(blocked)
+    assert got["Okay, I'll try to find it and contact a human agent if needed."] == (
+        5,
+        "What did the customer say in reply to the agent's final report?",
+    ), got
+    closing = [*blocked[:5], Message("user", "I really appreciate your help. That's all I needed. ###STOP###")]
+    assert list(_outcomes(closing)) == ["Unfortunately, I need the reservation ID to proceed with the cancellation."]
+
+
+def test_the_report_is_found_behind_several_rounds_of_thanks():
+    messages = [
+        Message("user", "Cancel my reservation please."),
+        Message("assistant", "Unfortunately, I need the reservation ID to identify and cancel your reservation."),
+        Message("user", "I’ll do that and reach out as soon as I find it."),
+    ]
+    for _ in range(4):
+        messages += [
+            Message("assistant", "You're welcome! Feel free to reach out whenever you're ready."),
+            Message("user", "Thanks, you too!"),
+        ]
+    got = _outcomes(messages)
+    assert list(got) == [
+        "Unfortunately, I need the reservation ID to identify and cancel your reservation.",
+        "I’ll do that and reach out as soon as I find it.",
+    ], got

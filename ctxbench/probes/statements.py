@@ -487,6 +487,23 @@ PLEASANTRY = re.compile(
     r"you'?re welcome|thank(?:s| you)|have a (?:great|nice|good)|safe travels)\b",
     re.IGNORECASE,
 )
+# How many of its last replies the agent's report is looked for in: conversations end with rounds of
+# thanks and offers of more help after the report (five on the gold set's longest).
+REPLIES_BACK = 6
+# tau-bench's simulated customer ends the conversation with this mark.
+STOP_MARK = re.compile(r"#{3}STOP#{3}")
+# A person's words that close a chat and say nothing of its end ("That's all I needed", "I appreciate it").
+CLOSING = re.compile(r"\b(?:appreciate|that'?s all|all set|nothing else)\b", re.IGNORECASE)
+# What the person says they will do ("I'll look for it", "I'll hold off", "I won't be able to proceed").
+OWN_INTENT = re.compile(r"\b(?:i[’']ll|i will|i won[’']?t|i[’']m going to|let me)\b", re.IGNORECASE)
+# A report of removing a scratch file ("The `reproduce.py` script has been removed"): housekeeping, not the outcome.
+HOUSEKEEPING = re.compile(
+    r"\b(?:removed|deleted|clean(?:ed)? up)\b.*\b(?:scripts?|test files?|temporary|scratch|reproduc\w*)\b|"
+    r"\b(?:scripts?|test files?|temporary|scratch|reproduc\w*)\b.*\b(?:removed|deleted|cleaned up)\b",
+    re.IGNORECASE,
+)
+# A detail of a list ("Reservation ID:** HATHAT"): it holds a value, the sentence leading the list says what happened.
+KEY_VALUE = re.compile(r"^[\w ]{2,30}\**:\**\s")
 # What the end leaves undone: what a continuing engineer needs first.
 CAVEAT = re.compile(
     r"\b(?:could ?n[o']t|cannot|can'?t|unable|not (?:been )?(?:verified|tested|built|compiled|run|able|possible)|"
@@ -538,14 +555,32 @@ def final_report(messages: list[Message], actions: list[Action]) -> Iterator[Fac
             m = messages[i]
             if m.role == "assistant":
                 said_at.append((i, m.content))
-                if m.tool_calls or len(said_at) == 3:
+                if m.tool_calls or len(said_at) == REPLIES_BACK:
                     break
     new = _new_words(messages, last)
     for at, text in said_at:
         report = _report_sentence(text, new)
         if report:
             yield Fact("outcome", report, at, "What did the agent report when it finished?")
+            reply = _customer_reply(messages, at) if _with_a_person(messages) else None
+            if reply:
+                yield Fact("outcome", reply, at + 1, "What did the customer say in reply to the agent's final report?")
             return
+
+
+def _customer_reply(messages: list[Message], at: int) -> str | None:
+    """The person's answer to the agent's final report, when it says more than thanks: what they
+    will do next or what they still lack ("I'll look for the reservation ID and call back"), the
+    end a continuing agent picks up from; not a question (the agent would have answered it)."""
+    if at + 1 >= len(messages) or messages[at + 1].role != "user" or messages[at + 1].tool_call_id:
+        return None
+    text = STOP_MARK.sub(" ", messages[at + 1].content)
+    said = [
+        s
+        for s in sentences_of(text)
+        if len(s) >= 20 and not PLEASANTRY.search(s) and not CLOSING.search(s) and not s.endswith("?")
+    ]
+    return clip(" ".join(said), 240) if any(OWN_INTENT.search(s) for s in said) else None
 
 
 def _call_prose(message: Message) -> tuple[str, str] | None:
@@ -580,19 +615,27 @@ def _report_sentence(text: str, new: set[str]) -> str | None:
     one holding a value the last tool result first showed (the reservation the booking created),
     then one naming code, a value or a verdict; never a lead-in ("Now let me submit:"), a
     pleasantry, or a list item that is only code. ``new``: words the last tool result showed first (``_new_words``)."""
-    best, best_rank = None, (0, 0, 0)
+    best, best_rank = None, (False, False, False, False)
+    detail = None  # the list item holding a value the last result showed first
     for sentence in sentences_of(text):
-        if len(sentence) < 20 or sentence.endswith(":") or PLEASANTRY.search(sentence) or sentence[0] in "`(":
-            continue  # too short, a lead-in, a pleasantry, a list item that is only code
+        shows_new = bool(new & set(re.findall(r"\w{4,}", sentence)))
+        if KEY_VALUE.match(sentence):
+            detail = detail or (sentence if shows_new else None)
+            shows_new = False
+        if len(sentence) < 20 or sentence.endswith((":", "?")) or PLEASANTRY.search(sentence) or sentence[0] in "`(":
+            continue  # too short, a lead-in, a question, a pleasantry, a list item that is only code
         valued = bool(
             VALUE_WORDS.search(sentence)
             or CODE_ENTITY.search(sentence)
             or VERDICT.search(sentence)
             or re.search(r"\d", sentence)
         )
-        rank = (bool(CAVEAT.search(sentence)), bool(new & set(re.findall(r"\w{4,}", sentence))), valued)
-        if any(rank) and rank > best_rank:
+        caveat = bool(CAVEAT.search(sentence))
+        rank = (caveat, not HOUSEKEEPING.search(sentence), shows_new, valued)
+        if (caveat or shows_new or valued) and rank > best_rank:
             best, best_rank = sentence, rank
+    if best and detail and not best_rank[2] and detail not in best:
+        best = f"{best.rstrip()} ({detail.strip()})"
     return clip(best, 240) if best else None
 
 
