@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from omegaconf import DictConfig
 
+    from ctxbench.cell_reuse import CellSharing
     from ctxbench.probes.boilerplate import Boilerplate
     from ctxbench.replay.provider import ModelSpec
     from ctxbench.results.store import Cell
@@ -36,6 +37,17 @@ class CellJob:
     # The strategy's and estimator's configs, resolved once for all the job's cells (build.py).
     strategy_config: dict[str, Any] | None = None
     estimator_config: dict[str, Any] | None = None
+    # A strategy built as configured, for the contexts' first line (its token levels) when the cells'
+    # own strategies hold tracked parameters (ctxbench.cell_reuse): built once per job.
+    levels_strategy: Any = None
+
+
+def _levels_strategy(job: CellJob) -> Any:
+    from ctxbench.build import build_strategy
+
+    if job.levels_strategy is None:
+        job.levels_strategy = build_strategy(job.cfg, job.strategy_config)
+    return job.levels_strategy
 
 
 def compaction_cost(summariser: Any, summary: dict[str, Any]) -> dict[str, Any]:
@@ -84,9 +96,12 @@ def llm_cell_metrics(summariser: Any, observer: Any, result: Any, judge_cfg: dic
     return metrics
 
 
-def run_cell(job: CellJob, cell: Cell, work: Path, transcript: Transcript, data_hash: str) -> dict[str, Any]:
+def run_cell(
+    job: CellJob, cell: Cell, work: Path, transcript: Transcript, data_hash: str, sharing: CellSharing | None = None
+) -> dict[str, Any]:
     """Compute ``cell`` in its private workspace ``work`` and publish it (``Cell.write``, one
-    rename); returns its summary as written."""
+    rename); returns its summary as written. With ``sharing``, the strategy's tracked parameters
+    are recorded and the cell offered to the sweep's other settings (``ctxbench.cell_reuse``)."""
     from tqdm import tqdm
 
     from ctxbench.build import (
@@ -103,17 +118,24 @@ def run_cell(job: CellJob, cell: Cell, work: Path, transcript: Transcript, data_
     from ctxbench.replay.contexts import FILE as CONTEXTS_FILE
     from ctxbench.replay.contexts import ContextRecorder
     from ctxbench.replay.engine import replay
+    from ctxbench.thresholds import resolve_names
     from ctxbench.tokens import count_cache
 
     cfg, model = job.cfg, job.model
     count_cache.cell_started()  # counts other workers of the sweep made meanwhile
     if job.strategy_config is None or job.estimator_config is None:
         job.strategy_config, job.estimator_config = strategy_config(cfg), estimator_config(cfg)
-    strategy, estimator = build_strategy(cfg, job.strategy_config), build_estimator(cfg, job.estimator_config)
+    recording = sharing.recording() if sharing is not None else None
+    strategy_cfg = (
+        sharing.strategy_config(recording) if sharing is not None and recording is not None else job.strategy_config
+    )
+    strategy, estimator = build_strategy(cfg, strategy_cfg), build_estimator(cfg, job.estimator_config)
     observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), job.boilerplate)
     counted = job.counter.for_transcript(transcript)  # the provider counts what this agent sent
     summariser = build_summariser(cfg, work, transcript.id)
-    recorder = ContextRecorder(transcript, counted, strategy, model) if job.record_contexts else None
+    # The contexts' first line states the setting's token levels: from the strategy as configured.
+    levels_of = _levels_strategy(job) if recording is not None else strategy
+    recorder = ContextRecorder(transcript, counted, levels_of, model) if job.record_contexts else None
     calls_bar = tqdm(
         total=len(transcript.call_indices), desc=transcript.id, unit="call", disable=not job.progress, leave=False
     )
@@ -132,6 +154,12 @@ def run_cell(job: CellJob, cell: Cell, work: Path, transcript: Transcript, data_
     write_files = getattr(strategy, "write_files", None)  # a strategy need not derive from Strategy
     if write_files is not None:
         write_files(work)  # published with the cell (DB-GPT's snapshot store)
+    # The level names (context.status states) the tracked levels left open, named for this setting.
+    names = (
+        resolve_names({"calls.jsonl": result.calls, "events.jsonl": result.events}, recording.values)
+        if recording is not None
+        else None
+    )
     judge_cfg = to_plain(cfg.get("judge")) or {}
     metrics = {**result.summary, **llm_cell_metrics(summariser, observer, result, judge_cfg)}
     extra: dict[str, list[dict[str, Any]] | str] = {}
@@ -167,4 +195,39 @@ def run_cell(job: CellJob, cell: Cell, work: Path, transcript: Transcript, data_
         workspace=work,
         config=job.resolved,
     )
+    if sharing is not None and recording is not None:
+        sharing.save(recording, names, cell.path)
+    return json.loads((cell.path / "summary.json").read_text("utf-8"))
+
+
+def reuse_cell(
+    job: CellJob, cell: Cell, work: Path, transcript: Transcript, sharing: CellSharing
+) -> dict[str, Any] | None:
+    """Publish ``cell`` as a copy of a cell of another setting that made the same decisions
+    (``ctxbench.cell_reuse``); None when there is none (``work`` is then left empty)."""
+    from ctxbench.build import estimator_config, strategy_config
+    from ctxbench.cell_reuse import clear, copy_cell
+    from ctxbench.replay.contexts import ContextRecorder
+
+    record = sharing.find()
+    if record is None:
+        return None
+    if job.strategy_config is None or job.estimator_config is None:
+        job.strategy_config, job.estimator_config = strategy_config(job.cfg), estimator_config(job.cfg)
+    header = None
+    if job.record_contexts:
+        counted = job.counter.for_transcript(transcript)
+        header = ContextRecorder(transcript, counted, _levels_strategy(job), job.model).rows[0]
+    source = copy_cell(record, sharing, work, header)
+    named = source.get("cell") if isinstance(source, dict) else None
+    if not isinstance(named, dict) or [named.get(k) for k in ("transcript", "strategy", "model")] != [
+        cell.transcript,
+        cell.strategy,
+        cell.model,
+    ]:
+        clear(work)
+        return None
+    info = {k: v for k, v in named.items() if k not in ("transcript", "strategy", "model", "config_hash")}
+    info["overrides"] = job.overrides
+    cell.finish(work, metrics=source["metrics"], info=info, config=job.resolved, publish=True)
     return json.loads((cell.path / "summary.json").read_text("utf-8"))

@@ -192,6 +192,10 @@ class Strategy:
     name: str = "strategy"
     max_retries: int = 0
     compaction: Compaction = "rewrite"
+    # True: its float ``strategy.params`` may reach it as ctxbench.thresholds.Tracked values, which it
+    # only compares (a sweep then copies the cells of settings making the same decisions); a type
+    # check would see a Tracked, not a float. False (the default): never shared.
+    compares_params_only: bool = False
 
     def prepare(self, messages: list[Message], ctx: StrategyContext) -> list[Message]:
         """Rewrite what arrived before the call (kept in the history; not compaction)."""

@@ -21,7 +21,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from ctxbench.atomic import write_text_atomic
-from ctxbench.cells import CellJob, run_cell
+from ctxbench.cells import CellJob, reuse_cell, run_cell
 from ctxbench.cells import compaction_cost as compaction_cost  # where tests and plugins import it from
 from ctxbench.errors import ConfigError, InputError
 from ctxbench.progress import show_progress
@@ -148,7 +148,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     """Replay the dataset through the configured strategy; return the cells' summaries."""
     from tqdm import tqdm
 
-    from ctxbench.build import build_model, strategy_name, to_plain
+    from ctxbench import cell_reuse
+    from ctxbench.build import build_model, strategy_config, strategy_name, to_plain
     from ctxbench.llm.preflight import check_local_servers
     from ctxbench.probes.boilerplate import find_boilerplate
     from ctxbench.results.store import Cell, code_fingerprint, config_hash
@@ -178,10 +179,14 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
     # Text recurring across runs of one framework is its boilerplate, not what a user wrote.
     boilerplate = find_boilerplate(t for t, _ in dataset if not t.probes)
     progress = show_progress(cfg.get("progress", "auto"))
-    started, reused, stale, recomputed = time.perf_counter(), 0, 0, 0
+    started, reused, stale, recomputed, shared = time.perf_counter(), 0, 0, 0, 0
     resolved = resolved_config(cfg)
     record_contexts = bool(cfg.output.get("contexts", True))  # not in a cell's hash: it changes no number
     job = CellJob(cfg, model, counter, boilerplate, overrides, resolved, record_contexts, progress)
+    # Cells of other settings that made the same decisions are copied, not replayed (cell_reuse.py).
+    sharing = cell_reuse.plan_job(
+        cfg, root, lambda c: cell_config(c, ""), strategy_config, code_fingerprint(), record_contexts
+    )
     by_index: dict[int, dict[str, Any]] = {}
 
     def do_cell(index: int, cell: Cell, transcript: Transcript, data_hash: str, blocking: bool) -> bool:
@@ -207,19 +212,39 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
                 by_index[index] = summary
                 reused += 1
                 return True
+            share = sharing.for_cell(transcript.id, data_hash) if sharing is not None else None
+            if share is not None and not blocking and share.busy(cell.path.name):
+                return False  # another worker replays this transcript: its cell may be copied later
             work = cell.workspace()  # computed privately, published with one rename
             try:
-                by_index[index] = compute_cell(cell, work, transcript, data_hash)
+                by_index[index] = compute_cell(cell, work, transcript, data_hash, share)
             finally:
                 shutil.rmtree(work, ignore_errors=True)  # gone already when published
         finally:
             lock.release()
         return True
 
-    def compute_cell(cell: Cell, work: Path, transcript: Transcript, data_hash: str) -> dict[str, Any]:
+    def compute_cell(
+        cell: Cell, work: Path, transcript: Transcript, data_hash: str, share: cell_reuse.CellSharing | None
+    ) -> dict[str, Any]:
+        nonlocal shared
         warn_uncalibrated_cache(model)  # said when a cost is computed (a reused cell said it already)
         cell_started = time.perf_counter()
-        summary = run_cell(job, cell, work, transcript, data_hash)
+        copied = reuse_cell(job, cell, work, transcript, share) if share is not None else None
+        if copied is not None:
+            shared += 1
+            cell_log.info("copy %s", cell_line(str(cell.path.relative_to(root)), copied["metrics"], None))
+            return copied
+        summary = None
+        if share is not None:
+            try:
+                with share.computing(cell.path.name):
+                    summary = run_cell(job, cell, work, transcript, data_hash, share)
+            except Exception as exc:  # e.g. a layer that writes its tracked parameter into a row: no JSON
+                cell_log.debug("replaying %s unshared: %s", cell.path.name, exc)
+                cell_reuse.clear(work)
+        if summary is None:
+            summary = run_cell(job, cell, work, transcript, data_hash)
         took = time.perf_counter() - cell_started
         cell_log.info("%s", cell_line(str(cell.path.relative_to(root)), summary["metrics"], took))
         return summary
@@ -250,7 +275,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         "" if len(summaries) == 1 else "s",
         (f" ({reused} reused)" if reused else "")
         + (f" ({stale} recomputed: code changed)" if stale else "")
-        + (f" ({recomputed} recomputed: incomplete or altered)" if recomputed else ""),
+        + (f" ({recomputed} recomputed: incomplete or altered)" if recomputed else "")
+        + (f" ({shared} copied from settings making the same decisions)" if shared else ""),
         f"{calls:,}",
         time.perf_counter() - started,
     )

@@ -165,7 +165,7 @@ def test_runs_are_the_simple_forms(refs, before, edits):
     assert expand(runs(grown, before), before) == grown
 
 
-@pytest.mark.parametrize("strategy", ["dbgpt", "observation_masking", "five_layer", "sliding_window"])
+@pytest.mark.parametrize("strategy", ["dbgpt", "observation_masking", "five_layer", "sliding_window", "none"])
 def test_rows_are_the_reference_recorders(strategy):
     transcript = react_transcript(rounds=120, tid="react120")
     overrides = [f"strategy={strategy}", "model=gpt-4-32k"]
@@ -178,7 +178,8 @@ def test_rows_are_the_reference_recorders(strategy):
     fast = ContextRecorder(transcript, counter, strategy_built, model)
     slow = ReferenceRecorder(transcript, counter, strategy_built, model)
     result = replay(transcript, strategy_built, build_estimator(cfg), model, counter, observers=[fast, slow])
-    assert sum(1 for c in result.calls if c["layers"]) > 5
+    if strategy != "none":  # none sends every prompt grown from the one before (the recorder's fast path)
+        assert sum(1 for c in result.calls if c["layers"]) > 5
     assert json.dumps(fast.rows) == json.dumps(slow.rows)
     _text_and_refs_are_json_dumps(fast)
 

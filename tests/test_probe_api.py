@@ -152,3 +152,104 @@ def test_a_second_request_later_in_the_conversation_is_a_task_of_its_own():
     later = "Also, could you upgrade my other reservation M20IZO to business class?"
     assert set(got) == {"I would like to cancel my reservation MSJ4OA, I have travel insurance", later}, got
     assert "later" in got[later]
+
+
+def _identifiers(messages: list[Message]) -> dict[str, str]:
+    return {p.answer: p.question for p in extract_probes(Transcript("t", messages)) if p.label == "identifier"}
+
+
+PROFILE = json.dumps(
+    {
+        "name": {"first_name": "Mei", "last_name": "Brown"},
+        "payment_methods": {"gift_card_8987598": {"source": "gift_card", "id": "gift_card_8987598"}},
+        "membership": "regular",
+        "reservations": ["DB1Y70", "MUGYUB", "3JA7XV"],
+    }
+)
+
+
+def test_the_ids_a_profile_lists_are_asked_as_the_list_and_a_passed_id_with_its_tool():
+    """The reservations a user's record lists, as the tool printed them, with the call that returned
+    them (the user ID the question names is not asked again); an ID the agent passed to a tool is
+    asked with the tool and the argument, in order when it passed several; a word is no ID."""
+    messages = [
+        Message("system", POLICY),
+        Message("user", "My flight HAT045 was delayed and I am a Gold member. My user id is mei_brown_7075."),
+        Message("assistant", "", tool_calls=(ToolCall("u", "get_user_details", '{"user_id": "mei_brown_7075"}'),)),
+        Message("tool", PROFILE, tool_call_id="u"),
+        Message(
+            "assistant", "", tool_calls=(ToolCall("g", "get_reservation_details", '{"reservation_id": "3JA7XV"}'),)
+        ),
+        Message("tool", _reservation([BOOKED], reservation_id="3JA7XV"), tool_call_id="g"),
+        Message("assistant", "I see 3JA7XV. Would you like a certificate, paid like your MasterCard booking?"),
+        Message("user", "Yes, send it to gift_card_8987598 please, not my MasterCard."),
+        Message(
+            "assistant",
+            "",
+            tool_calls=(
+                ToolCall("c", "send_certificate", '{"user_id": "mei_brown_7075", "payment_id": "gift_card_8987598"}'),
+            ),
+        ),
+        Message("tool", "Certificate sent to gift_card_8987598.", tool_call_id="c"),
+        Message("assistant", "Done: the certificate went to gift_card_8987598."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    got = _identifiers(messages)
+    listed = '"DB1Y70", "MUGYUB", "3JA7XV"'
+    assert got[listed] == "Which reservations did `get_user_details mei_brown_7075` list?", got
+    assert got["gift_card_8987598"] == "Which payment id did the agent pass to `send_certificate`?", got
+    assert "3JA7XV" not in got and "MasterCard" not in got, got
+
+
+def _constraints(messages: list[Message]) -> list[str]:
+    return [p.answer for p in extract_probes(Transcript("t", messages)) if p.label == "constraint"]
+
+
+def test_a_question_with_a_weak_cue_or_a_repeated_request_is_no_constraint():
+    messages = [
+        Message("system", POLICY),
+        Message("user", "I need to downgrade all my upcoming business flights to economy."),
+        Message("assistant", "I can help. What is your reservation ID?"),
+        Message(
+            "user",
+            "I don't have it. Can anything be done without it? "
+            "I just want all my upcoming business flights downgraded to economy.",
+        ),
+        Message("assistant", "I need the reservation ID to proceed."),
+        Message("user", "Fine. Please make sure the seats stay together, and I don't want travel insurance."),
+        Message("assistant", "Noted."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    got = _constraints(messages)
+    assert "Can anything be done without it?" not in got, got
+    assert not any("downgraded" in c for c in got), got
+    assert "Please make sure the seats stay together, and I don't want travel insurance." in got, got
+
+
+def test_an_opening_that_only_asks_for_help_gives_way_to_the_first_request_that_names_something():
+    """ "I need to make a few changes to my reservation" says nothing a continuing agent can act on;
+    the first later sentence asking for something it names is the task (not the one giving an ID,
+    not a yes to the agent's proposal)."""
+    messages = [
+        Message("system", POLICY),
+        Message("user", "Hi there! I need to make a few changes to my upcoming flight reservation."),
+        Message("assistant", "Sure. What are your user ID and reservation ID?"),
+        Message("user", "Sure! My user ID is chen_lee_6825, and the reservation ID is YAX4DR."),
+        Message("assistant", "Thanks. What would you like to change?"),
+        Message("user", "I'd like to upgrade both Chen Lee and Noah Hernandez to business, please."),
+        Message("assistant", "The upgrade costs $1200. Shall I proceed?"),
+        Message("user", "Yes, please go ahead with the upgrade for Noah Hernandez."),
+        Message("assistant", "Done."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    assert list(_tasks(messages)) == ["I'd like to upgrade both Chen Lee and Noah Hernandez to business, please"]
+
+
+def test_a_first_message_that_says_what_after_its_opener_gives_that_sentence():
+    messages = [
+        Message("system", POLICY),
+        Message("user", "Hi! I need some help with my upcoming travel plans. Can you help me cancel two reservations?"),
+        Message("assistant", "Sure."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    assert list(_tasks(messages)) == ["Can you help me cancel two reservations"]

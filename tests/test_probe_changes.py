@@ -143,3 +143,79 @@ def test_a_later_edit_that_only_reindents_leaves_the_change_to_the_edit_before()
         Message("assistant", "Done."),
     ]
     assert [a for _, a in _changes(messages)] == [line]
+
+
+PATCH = (
+    "*** Begin Patch\n"
+    "*** Update File: src/cookie.py\n"
+    "@@ class Encoder:\n"
+    "-            if obj.tags:\n"
+    "+            if obj.tags is not None:\n"
+    "*** End Patch"
+)
+
+
+def _files_and_changes(messages: list[Message]) -> set[tuple[str, str]]:
+    return {(c.label, c.answer) for c in extract_candidates(Transcript("t", messages)) if c.label != "task"}
+
+
+def test_claude_codes_multiedit_is_read_by_its_edits():
+    edits = [
+        {"old_string": "if obj.tags:", "new_string": "if obj.tags is not None:"},
+        {"old_string": "import json", "new_string": "import json\nimport logging"},
+    ]
+    messages = [
+        TASK,
+        _call("m", "MultiEdit", {"file_path": "/repo/src/cookie.py", "edits": edits}),
+        Message("tool", "Applied 2 edits to /repo/src/cookie.py", tool_call_id="m"),
+        Message("assistant", "Done."),
+    ]
+    got = _files_and_changes(messages)
+    assert ("change", "if obj.tags is not None:") in got and ("file_changed", "/repo/src/cookie.py") in got, got
+
+
+def test_codex_apply_patch_as_a_tool_a_command_list_and_a_heredoc():
+    """Codex edits through apply_patch: a tool of its own, a shell call whose command is a list,
+    or a shell command with the patch in a heredoc. Each names the file and the lines it changed."""
+    ways = [
+        _call("p", "apply_patch", {"input": PATCH}),
+        _call("p", "shell", {"command": ["apply_patch", PATCH]}),
+        _call("p", "shell", {"command": f"apply_patch <<'EOF'\n{PATCH}\nEOF"}),
+    ]
+    for call in ways:
+        messages = [
+            TASK,
+            call,
+            Message("tool", "Success. Updated src/cookie.py", tool_call_id="p"),
+            Message("assistant", "Done."),
+        ]
+        got = _files_and_changes(messages)
+        assert ("change", "if obj.tags is not None:") in got and ("file_changed", "src/cookie.py") in got, (call, got)
+
+
+def test_codex_bash_lc_command_list_is_the_shell_command_it_runs():
+    messages = [
+        TASK,
+        _call(
+            "s",
+            "shell",
+            {"command": ["bash", "-lc", "sed -i 's/if obj.tags:/if obj.tags is not None:/' src/cookie.py"]},
+        ),
+        Message("tool", "", tool_call_id="s"),
+        Message("assistant", "Done."),
+    ]
+    assert ("change", "if obj.tags is not None:") in _files_and_changes(messages)
+
+
+def test_a_header_that_is_the_key_line_is_not_named_by_the_header_above_it():
+    """Two new stubs with no body worth a line: the second header is the key line, and the first
+    header is no definition it sits in."""
+    diff = _diff(
+        "pkg/api.py",
+        "@@ -1,1 +1,4 @@\n+def first_handler(request):\n+    pass\n"
+        "+def second_handler_with_args(request, extra):\n+    pass\n",
+    )
+    got = _changes([TASK, *_shown(diff), Message("assistant", "Done.")])
+    assert got == [
+        ("What key line did the agent's change to pkg/api.py add?", "def second_handler_with_args(request, extra):")
+    ], got

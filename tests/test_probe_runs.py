@@ -69,6 +69,9 @@ def test_verdicts_are_stated_and_only_a_failing_line_contradicts_them():
     assert not contradicted(["Ran 3 checks, 0 failed"])
     assert verdict_lines(["  Message(level=30, extra_tags='success')", "test_parse passed!"]) == ["test_parse passed!"]
     assert verdict_lines(["File updated successfully!", "Patch applied successfully"]) == []  # a patch script
+    said = ["Bug fixed!", "Issue resolved: empty header raises", "FIXED: header parsed", "No exception was raised"]
+    assert verdict_lines(said) == said  # other scripts' wording of a verdict
+    assert verdict_lines(["Fixed width: 10", "resolved path: /r/x", "Issue: fixed-point overflow"]) == []  # values
 
 
 def _fixed_by_a_script() -> list[Message]:
@@ -234,6 +237,18 @@ def test_every_runners_summary_and_the_failing_tests():
         "tests finished: 5 passed, 1 expected to fail, in 0.34 seconds"
     )
     assert suite_summary("============ no tests ran in 0.01s ============") == "no tests ran in 0.01s"
+    assert suite_summary("Ran 0 tests in 0.000s\n\nNO TESTS RAN") == "Ran 0 tests in 0.000s NO TESTS RAN"  # 3.12+
+    phpunit = "FAILURES!\nTests: 5, Assertions: 10, Failures: 1."
+    assert suite_summary(phpunit) == "Tests: 5, Assertions: 10, Failures: 1."
+    dotnet = "Failed!  - Failed:     1, Passed:    11, Skipped:     0, Total:    12, Duration: 1 s - Hdr.Tests.dll"
+    assert suite_summary(dotnet) == "Failed! - Failed: 1, Passed: 11, Skipped: 0, Total: 12"
+    swift = "\t Executed 5 tests, with 1 failure (0 unexpected) in 0.010 (0.011) seconds"
+    assert suite_summary(swift) == "Executed 5 tests, with 1 failure (0 unexpected) in 0.010 (0.011) seconds"
+    assert suite_summary(" 5 pass\n 1 fail\nRan 6 tests across 1 files. [12.00ms]") == "Ran 6 tests across 1 files."
+    mix = "Finished in 0.05 seconds (0.03s async, 0.02s sync)\n5 tests, 1 failure"
+    assert suite_summary(mix) == "5 tests, 1 failure"
+    go_build = "# example.com/hdr\n./hdr.go:12:2: undefined: HeaderError\nFAIL\texample.com/hdr [build failed]\nFAIL"
+    assert suite_summary(go_build) == "FAIL\texample.com/hdr [build failed]"
 
 
 def test_the_failing_test_before_the_change_and_one_still_failing_after_it():
@@ -424,3 +439,103 @@ def test_the_projects_command_line_on_input_the_agent_made_is_a_reproduction_and
     results = _facts(messages, "test_result")
     assert results[0][1] == "What did `cd /r && sqlfluff fix test.sql --rules L039 -f 2>&1` print after the change?"
     assert not any("grep" in q for _, q in [*results, *_facts(messages, "reproduction")])
+
+
+def test_a_verbose_runs_failing_tests_are_read_when_its_summary_is_cut():
+    pytest_v = (
+        "tests/test_hdr.py::test_parse PASSED                                      [ 33%]\n"
+        "tests/test_hdr.py::TestEmpty::test_empty[''] FAILED                       [ 66%]\n"
+    )
+    django_v2 = (
+        "test_slugify (utils_tests.test_text.TestUtilsText) ... ok\n"
+        "test_strip (utils_tests.test_text.TestUtilsText) ... FAIL\n"
+        "test_wrap (utils_tests.test_text.TestUtilsText) ... ERROR\n"
+    )
+    assert failing_tests(pytest_v) == ["tests/test_hdr.py::TestEmpty::test_empty['']"]
+    assert failing_tests(django_v2) == [
+        "test_strip (utils_tests.test_text.TestUtilsText)",
+        "test_wrap (utils_tests.test_text.TestUtilsText)",
+    ]
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python -m pytest tests/test_hdr.py -v 2>&1 | head -5"),
+        _out("a", "collected 3 items\n\n" + pytest_v),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="b"),
+        _bash("c", "python -m pytest tests/test_hdr.py -q"),
+        _out("c", "3 passed in 0.05s"),
+    ]
+    got = dict(_facts(messages, "test_result"))
+    assert got["tests/test_hdr.py::TestEmpty::test_empty['']"].endswith("before the change?")
+
+
+def test_the_same_tests_outcome_before_the_change_is_asked_beside_the_one_after_it():
+    """Django's runner (``tests/runtests.py``), run on another module first, then on the fixed one
+    before and after the change: the before is the fixed module's, whatever pipes the run had."""
+    edit = {"command": "str_replace", "path": "/r/django/utils/text.py", "old_str": "a", "new_str": "b"}
+    ok = "Creating test database for alias 'default'...\n....\n" + "-" * 70 + "\nRan 4 tests in 0.010s\n\nOK\n"
+    failed = "..F.\n" + "-" * 70 + "\nRan 4 tests in 0.011s\n\nFAILED (failures=1)\nDestroying test database..."
+    messages = [
+        Message("user", TASK),
+        _bash("a", "cd /r && python tests/runtests.py template_tests 2>&1 | tail -5"),
+        _out("a", ok.replace("4 tests", "120 tests")),
+        _bash("b", "cd /r && python tests/runtests.py utils_tests.test_text 2>&1 | tail -20"),
+        _out("b", failed),
+        Message("assistant", "", tool_calls=(ToolCall("c", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/django/utils/text.py has been edited.", tool_call_id="c"),
+        _bash("d", "cd /r && python tests/runtests.py utils_tests.test_text -v 2 2>&1 | tail -5"),
+        _out("d", ok),
+    ]
+    after, before = _facts(messages, "test_result")[:2]
+    assert after == (
+        "Ran 4 tests in 0.010s OK",
+        "What did `cd /r && python tests/runtests.py utils_tests.test_text -v 2 2>&1 | tail -5` report after "
+        "the change?",
+    )
+    assert before == (
+        "Ran 4 tests in 0.011s FAILED (failures=1)",
+        "What did `cd /r && python tests/runtests.py utils_tests.test_text 2>&1 | tail -20` report before the change?",
+    )
+
+
+def test_a_test_the_agent_added_first_does_not_mark_the_fix():
+    """An agent that writes the failing test before the code's change: the run between them is a
+    run before the fix (it fails), the code's edit is the fix."""
+    test = {"command": "str_replace", "path": "/r/tests/test_hdr.py", "old_str": "# end", "new_str": "def test_empty()"}
+    code = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    diff = "diff --git a/src/hdr.py b/src/hdr.py\ndiff --git a/tests/test_hdr.py b/tests/test_hdr.py\n"
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "", tool_calls=(ToolCall("a", "str_replace_editor", json.dumps(test)),)),
+        Message("tool", "The file /r/tests/test_hdr.py has been edited.", tool_call_id="a"),
+        _bash("b", "python -m pytest tests/test_hdr.py -q"),
+        _out("b", "FAILED tests/test_hdr.py::test_empty - AssertionError\n1 failed, 2 passed in 0.05s", 1),
+        Message("assistant", "", tool_calls=(ToolCall("c", "str_replace_editor", json.dumps(code)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="c"),
+        _bash("d", "python -m pytest tests/test_hdr.py -q"),
+        _out("d", "3 passed in 0.04s"),
+        _bash("e", "git diff --stat"),
+        _out("e", diff),
+    ]
+    got = dict(_facts(messages, "test_result"))
+    assert got["1 failed, 2 passed in 0.05s"].endswith("before the change?")
+    assert got["3 passed in 0.04s"].endswith("after the change?")
+
+
+def test_a_throwaway_scripts_error_the_agent_walked_away_from_is_asked_last():
+    """An edge-case script the agent wrote, ran once and dropped: its error (raised in the project's
+    code) comes after the errors of the suite's runs."""
+    trace = 'Traceback (most recent call last):\n  File "/r/src/hdr.py", line 9, in parse\n    h.split()\n'
+    messages = [
+        Message("user", TASK),
+        _bash("a", "cat > check_edges.py << 'EOF'\nparse(b'')\nEOF\npython check_edges.py"),
+        _out("a", trace + "AttributeError: 'bytes' object has no attribute 'split'", 1),
+        _bash("b", "python -m pytest tests/test_hdr.py -q"),
+        _out("b", "E   TypeError: 'NoneType' object is not iterable\n1 failed in 0.10s", 1),
+    ]
+    answers = [a for a, _ in _facts(messages, "error")]
+    assert answers == [
+        "TypeError: 'NoneType' object is not iterable",
+        "File \"/r/src/hdr.py\", line 9, in parse h.split() AttributeError: 'bytes' object has no attribute 'split'",
+    ]

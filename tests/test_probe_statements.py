@@ -702,3 +702,60 @@ def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_two_dec
         Message("assistant", "Done."),
     ]
     assert len(_decisions(coding)) == 2, _decisions(coding)
+
+
+def test_what_the_agent_offers_instead_after_a_failed_call_is_a_decision():
+    """After a call fails the agent says why and offers another way ("Let's consider the next available
+    option, flight HAT271"): the way chosen next; a reply that only restates the error offers nothing."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Book me on HAT139 from ORD to PHL on May 26, two passengers."),
+        Message("assistant", "", tool_calls=(ToolCall("b", "book_reservation", '{"flight": "HAT139"}'),)),
+        Message("tool", "Error: not enough seats on flight HAT139", tool_call_id="b"),
+        Message(
+            "assistant",
+            "It seems that there are not enough economy seats on flight HAT139 for both passengers. Let's consider "
+            "the next available option, flight HAT271, which has enough seats.\n\nWould you like to book it instead?",
+        ),
+        Message("user", "Hmm, let me think first."),
+        Message("assistant", "", tool_calls=(ToolCall("c", "book_reservation", '{"flight": "HAT271"}'),)),
+        Message("tool", "Error: not enough balance in payment method gift_card_5094406", tool_call_id="c"),
+        Message("assistant", "It seems that the gift card balance is not sufficient for this booking."),
+        Message("user", "Thanks ###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert [at for at, _ in got] == [4], got
+    assert got[0][1].endswith("Let's consider the next available option, flight HAT271, which has enough seats.")
+    assert "instead after the failed call" in _questions(messages)[4]
+
+
+def test_a_plan_of_where_the_fix_goes_gives_way_to_a_later_one_before_the_edit():
+    """ "We need to modify the `pattern` rule", then "We can do this by changing the `idseqsingle` rule":
+    the later plan is the one the edit carries out; the earlier is no cause."""
+    messages = [
+        Message("user", "<issue>\nA single-element tuple in a case fails to compile\n</issue>"),
+        Message("assistant", "To fix the issue with `match`, we need to modify the `pattern` rule to handle tuples."),
+        Message("user", "ok"),
+        Message("assistant", "We can do this by changing the `idseqsingle` rule to allow it to be treated as a tuple."),
+        Message("user", "ok"),
+        _edit("e", "/w/src/parser.c", "DEF(idseqsingle);", "DEF(idseqsingle);\n  AST_NODE(TK_TUPLE);"),
+        Message("tool", "The file /w/src/parser.c has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [3], _causes(messages)
+
+
+def test_what_the_agent_will_do_given_a_reason_is_a_ruling_and_an_offer_is_not():
+    """ "Since you are a gold member, I can offer you a certificate" rules with its reason; "If you would
+    like, I can transfer you to a human agent" only offers."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "My flight HAT045 was delayed and I want compensation."),
+        Message("assistant", "If you would like, I can transfer you to a human agent who may be able to help."),
+        Message("user", "No, I am a gold member, please check."),
+        Message("assistant", "Since you are a gold member, I can offer you a certificate for the delay."),
+        Message("user", "OK, thanks ###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert [at for at, _ in got] == [4], got
+    assert "would do for the customer" in _questions(messages)[4]

@@ -3,8 +3,9 @@ editor views and edits (with the file and whether the edit took), and submitted 
 
 Structured tool calls: SWE-agent / OpenHands ``str_replace_editor`` (``command`` = view, create,
 str_replace, insert, undo_edit), OpenHands ``edit_file``, Claude Code ``Edit``/``Write``/
-``MultiEdit``/``Read``, SWE-agent function-calling ``open``/``create``/``edit``/``insert``/``submit``,
-shell tools (``bash``, ``execute_bash``, ``Bash``...). Text actions (classic SWE-agent): the last
+``MultiEdit``/``Read``, Codex's ``apply_patch`` (a tool, or a command given as a list or a
+heredoc), SWE-agent function-calling ``open``/``create``/``edit``/``insert``/``submit``, shell
+tools (``bash``, ``execute_bash``, ``Bash``...). Text actions (classic SWE-agent): the last
 fenced block of an assistant message. Shell commands that write files (``sed -i``, ``> FILE``,
 ``tee FILE``) count as edits of those files.
 """
@@ -26,6 +27,9 @@ WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "edit_file", "write
 READ_TOOLS = {"Read", "NotebookRead", "read_file", "view_file"}
 SHELL_TOOLS = {"bash", "execute_bash", "Bash", "shell", "run_shell_command", "terminal", "execute_command", "run"}
 ANSWER_TOOLS = {"submit", "finish"}
+PATCH_TOOLS = {"apply_patch"}
+# Codex's patch format: "*** Update File: path" (or Add/Delete), then hunks of -/+ lines.
+PATCH_FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+?)\s*$", re.MULTILINE)
 # Classic SWE-agent interface commands (not shell commands).
 INTERFACE = {
     "open", "goto", "scroll_up", "scroll_down", "create", "edit", "insert", "append", "search_dir", "search_file",
@@ -154,6 +158,10 @@ def _shell(i: int, tool: str, command: str, result: str) -> list[Action]:
     if not first:
         return []
     actions = [Action(i, tool, "shell", first, command=command, result=result)]
+    if re.match(r"\s*apply_patch\b", command):  # Codex's patch tool run from the shell, the patch in a heredoc
+        bodies = heredoc_bodies(command)
+        ok = not FAILED_EDIT.search(result)
+        return actions + _patch_edits(i, tool, bodies[0] if bodies else command, ok, result)
     paths = shell_edits(command)
     if paths:
         old, new = _shell_edit_texts(command)
@@ -177,7 +185,15 @@ def _tool_call(i: int, name: str, args: dict[str, Any], result: str, open_file: 
         path = args.get("file_path") or args.get("path") or args.get("notebook_path")
         text = str(args.get("content") or args.get("new_string") or args.get("new_source") or "")
         old = str(args.get("old_string") or "")
+        edits = args.get("edits")  # Claude Code's MultiEdit: a list of old_string/new_string pairs
+        if isinstance(edits, list) and not text:
+            pairs = [e for e in edits if isinstance(e, dict)]
+            text = "\n".join(str(e.get("new_string") or "") for e in pairs)
+            old = "\n".join(str(e.get("old_string") or "") for e in pairs)
         return [Action(i, name, "edit", path=path, ok=ok, new_text=text, old_text=old, result=result)]
+    if name in PATCH_TOOLS:
+        patch = next((v for v in args.values() if isinstance(v, str) and PATCH_FILE.search(v)), "")
+        return _patch_edits(i, name, patch, ok, result)
     if name in READ_TOOLS:
         return [Action(i, name, "read", path=args.get("file_path") or args.get("path"))]
     if name == "open":
@@ -193,9 +209,27 @@ def _tool_call(i: int, name: str, args: dict[str, Any], result: str, open_file: 
         value = str(args.get("message") or args.get("answer") or args.get("flag") or "")
         return [Action(i, name, "answer", value, result=result)]
     command = args.get("command") or args.get("cmd")
+    if isinstance(command, list) and all(isinstance(w, str) for w in command):
+        if command[:1] == ["apply_patch"] and len(command) > 1:
+            return _patch_edits(i, name, command[1], ok, result)
+        command = command[-1] if command[:1] in (["bash"], ["sh"]) and "-lc" in command else shlex.join(command)
     if name in SHELL_TOOLS or (isinstance(command, str) and name not in EDITOR_TOOLS):
         return _shell(i, name, str(command or ""), result) if isinstance(command, str) else []
     return [Action(i, name, "other", result=result)]
+
+
+def _patch_edits(i: int, tool: str, patch: str, ok: bool, result: str) -> list[Action]:
+    """One edit per file of a Codex-style patch: its removed lines are the old text, its added
+    lines the new (a deleted file is an edit with no new text)."""
+    heads = list(PATCH_FILE.finditer(patch))
+    out = []
+    for n, head in enumerate(heads):
+        body = patch[head.end() : heads[n + 1].start() if n + 1 < len(heads) else len(patch)]
+        lines = [ln for ln in body.splitlines() if not ln.startswith("***")]
+        old = "\n".join(ln[1:] for ln in lines if ln.startswith("-"))
+        new = "\n".join(ln[1:] for ln in lines if ln.startswith("+"))
+        out.append(Action(i, tool, "edit", path=head.group(2), ok=ok, new_text=new, old_text=old, result=result))
+    return out
 
 
 def _text_action(i: int, block: str, result: str, open_file: str | None) -> list[Action]:

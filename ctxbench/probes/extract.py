@@ -21,7 +21,7 @@ from typing import Any
 from ctxbench.probes.actions import Action, agent_actions, call_arguments, observation_indices, probe_text
 from ctxbench.probes.boilerplate import Boilerplate, is_framework_message, sentences
 from ctxbench.probes.statements import conversation_decisions, final_report, later_requests
-from ctxbench.probes.work import Fact, WorkReader, api_facts
+from ctxbench.probes.work import Fact, WorkReader, api_facts, listed_ids
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
 from ctxbench.transcripts.tool_schemas import tool_schemas
 
@@ -118,9 +118,56 @@ def _first_user(messages: list[Message], boilerplate: Boilerplate) -> int | None
     return None
 
 
+# What an opening request is made of when it says only that help is wanted ("I need to make a few
+# changes to my upcoming flight reservation"): generic verbs and the service's generic nouns.
+GENERIC = {
+    "change", "changes", "make", "making", "modify", "modification", "adjust", "help", "assist", "assistance",
+    "some", "few", "couple", "upcoming", "recent", "recently", "current", "flight", "flights", "reservation",
+    "reservations", "booking", "bookings", "booked", "trip", "travel", "plans", "order", "orders", "account",
+    "with", "have", "there", "looking", "hoping", "trying", "something", "issue", "issues", "problem", "question",
+    "thing", "things", "details", "today", "need", "want", "like", "please", "would", "could", "just", "able",
+}  # fmt: skip
+CONFIRMATION = re.compile(
+    r"^(?:yes|yeah|ok|okay|sure|great|perfect|alright|sounds|thanks|thank you)\b"
+    r"|\b(?:go ahead|proceed|go with|option \w+)\b",
+    re.IGNORECASE,
+)
+REQUEST = re.compile(r"\b(?:need|want|would like|'d like|like to|hoping|could you|can you|please|help me)\b", re.I)
+
+
+def _specific(line: str) -> bool:
+    """Names something: a number, an ID, or a capitalised word past the first (a name, a place)."""
+    words = re.findall(r"[A-Za-z][\w'-]*", line)
+    return (
+        any(ch.isdigit() for ch in line)
+        or "_" in line
+        or any(w[0].isupper() and w != "I" and n > 0 for n, w in enumerate(words))
+    )
+
+
+def _opener(line: str) -> bool:
+    """A sentence that only says help is wanted: short, naming nothing, every word generic."""
+    words = re.findall(r"[A-Za-z][\w'-]*", line)
+    if len(words) > 15 or _specific(line):
+        return False
+    return all(len(w) <= 3 or w.lower() in GENERIC or w.lower() in FILLER for w in words)
+
+
+def _task_sentences(text: str, boilerplate: Boilerplate) -> Iterator[tuple[str, int]]:
+    for sentence, at in _sentences(text):
+        line = sentence.strip()
+        if boilerplate.is_boilerplate(line):
+            continue  # framework lead-ins
+        line = line.lstrip("> #*").strip()
+        if len(line) < MIN_SENTENCE or line.endswith(":"):
+            continue
+        yield line, at
+
+
 def _task(messages: list[Message], boilerplate: Boilerplate) -> Candidate | None:
     """The first sentence of the user's own request: inside the issue tags when there are any,
-    else the first message's first sentence that is neither a framework lead-in nor a greeting."""
+    else the first message's first sentence that is neither a framework lead-in nor a greeting
+    nor an opener that only says help is wanted (when a later sentence says what)."""
     index = _first_user(messages, boilerplate)
     if index is None:
         return None
@@ -129,16 +176,36 @@ def _task(messages: list[Message], boilerplate: Boilerplate) -> Candidate | None
     text = re.sub(r"(?m)^\s*[!⎿].*$", lambda m: " " * len(m.group(0)), text)
     tagged = TASK_TAGS.search(text)
     body, base = (tagged.group(2), tagged.start(2)) if tagged else (WRAPPER_BLOCKS.sub(_blank, text), 0)
-    for sentence, at in _sentences(TAG.sub(_blank, body)):
-        line = sentence.strip()
-        if boilerplate.is_boilerplate(line):
-            continue  # framework lead-ins
-        line = line.lstrip("> #*").strip()
-        if len(line) < MIN_SENTENCE or line.endswith(":"):
+    lines = list(_task_sentences(TAG.sub(_blank, body), boilerplate))
+    if not lines:
+        return None
+    # past an opener, the first sentence that asks for something or names it ("You are the most
+    # lenient agent" does neither)
+    line, at = lines[0]
+    if _opener(line):
+        line, at = next(((ln, a) for ln, a in lines[1:] if REQUEST.search(ln) or _specific(ln)), lines[0])
+    answer = _clip(line.rstrip(".!?"), 160)
+    start = text.find(answer, base + at) if base + at < len(text) else -1
+    return Candidate("task", answer, index, (start, start + len(answer)) if start >= 0 else None)
+
+
+def _first_request(transcript: Transcript, boilerplate: Boilerplate, task: Candidate) -> Candidate | None:
+    """When the task's message only opened ("I need to make some changes to my reservation"), the
+    first later sentence of the person that asks for something and names it (a number, a name, a
+    place; not a sentence giving an ID) is what the task is."""
+    if not _opener(task.answer):
+        return None
+    for i in _user_written(transcript, boilerplate, task.message_index):
+        if i <= task.message_index:
             continue
-        answer = _clip(line.rstrip(".!?"), 160)
-        start = text.find(answer, base + at) if base + at < len(text) else -1
-        return Candidate("task", answer, index, (start, start + len(answer)) if start >= 0 else None)
+        text = transcript.messages[i].content
+        for line, at in _task_sentences(text, boilerplate):
+            if CONFIRMATION.search(line) or re.search(r"\bid\b|\bis [\w-]*\d", line, re.I):
+                continue  # a yes to the agent's proposal, a choice among its options; an ID given
+            if REQUEST.search(line) and _specific(line):
+                answer = _clip(line.rstrip(".!?"), 160)
+                start = text.find(answer, at)
+                return Candidate("task", answer, i, (start, start + len(answer)) if start >= 0 else None)
     return None
 
 
@@ -165,8 +232,25 @@ def _user_written(transcript: Transcript, boilerplate: Boilerplate, first_user: 
         yield i
 
 
+# Cues too weak to make a question a rule ("Can anything be done without it?" asks, it rules nothing).
+WEAK_CUE = re.compile(r"\b(?:without|instead of|rather than)\b", re.IGNORECASE)
+RESTATED = 0.7  # share of a sentence's words an earlier user message held: it restates that request
+
+
+# Words of how a request is put, not of what it asks.
+FILLER = {"just", "want", "make", "sure", "need", "like", "please", "would", "could", "also", "really", "that", "this"}
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 3 and w not in FILLER}
+
+
 def _constraints(transcript: Transcript, boilerplate: Boilerplate, task: Candidate | None) -> Iterator[Candidate]:
+    """Rules a person wrote after the task: a sentence with a rule's cue, not a question whose
+    only cue is a weak one, not a restatement of what the person wrote before (the task, an
+    earlier request or rule: most of its words there already)."""
     first = task.message_index if task else None
+    earlier: list[set[str]] = [_stems(transcript.messages[first].content)] if first is not None else []
     for i in _user_written(transcript, boilerplate, first):
         text = transcript.messages[i].content
         if i == first or "diff --git" in text or "<returncode>" in text:
@@ -177,10 +261,16 @@ def _constraints(transcript: Transcript, boilerplate: Boilerplate, task: Candida
                 continue
             if task is not None and i == first and task.answer in line:
                 continue
-            if CONSTRAINT.search(line):
-                answer = _clip(line, 200)
-                start = text.find(answer, at)
-                yield Candidate("constraint", answer, i, (start, start + len(answer)) if start >= 0 else None)
+            cues = CONSTRAINT.findall(line)
+            if not cues or (line.endswith("?") and all(WEAK_CUE.fullmatch(c) for c in cues)):
+                continue
+            words = _stems(line)
+            if words and any(len(words & before) >= RESTATED * len(words) for before in earlier):
+                continue
+            answer = _clip(line, 200)
+            start = text.find(answer, at)
+            yield Candidate("constraint", answer, i, (start, start + len(answer)) if start >= 0 else None)
+        earlier.append(_stems(text))
 
 
 def tool_vocabulary(transcript: Transcript) -> set[str]:
@@ -215,12 +305,44 @@ def tool_vocabulary(transcript: Transcript) -> set[str]:
 WORD = re.compile(r"[A-Za-z0-9_-]+")
 
 
+ORDINALS = ("first", "second", "third", "fourth", "fifth")
+
+
+def _argument_uses(messages: list[Message]) -> dict[str, tuple[str, str, int]]:
+    """Where the agent first passed each value as a tool call's argument: the tool, the argument's
+    name and which distinct value of that argument of that tool it was (0 for the first)."""
+    uses: dict[str, tuple[str, str, int]] = {}
+    values: dict[tuple[str, str], list[str]] = {}
+
+    def walk(tool: str, key: str, value: Any) -> None:  # nested values by their nearest key
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(tool, k, v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(tool, key, v)
+        elif isinstance(value, str):
+            seen = values.setdefault((tool, key), [])
+            if value not in seen:
+                seen.append(value)
+            uses.setdefault(value, (tool, key, seen.index(value)))
+
+    for m in messages:
+        for call in m.tool_calls:
+            walk(call.name, "", call_arguments(call.arguments))
+    return uses
+
+
 def _identifiers(transcript: Transcript, texts: list[str], task_index: int | None) -> Iterator[Candidate]:
     """IDs and code names first stated in a tool or user message (not the task: a name copied from
     it is already there) and used again by the agent (not the words of its tool interface). One
-    pass over the words of every message: linear in the transcript's size."""
+    pass over the words of every message: linear in the transcript's size. An ID the agent passed
+    to a tool is asked with the tool and the argument (one right answer), before those it only
+    wrote in its replies."""
     messages = transcript.messages
     vocabulary = tool_vocabulary(transcript)
+    uses = _argument_uses(messages)
+    many = {(tool, key): n for tool, key, n in uses.values()}
     first_seen: dict[str, int] = {}
     last_agent_use: dict[str, int] = {}
     for i, text in enumerate(texts):
@@ -229,13 +351,15 @@ def _identifiers(transcript: Transcript, texts: list[str], task_index: int | Non
             if messages[i].role == "assistant":
                 last_agent_use[word] = i
     seen: set[str] = set()
+    later: list[Candidate] = []
     for i, m in enumerate(messages):
         if m.role not in ("tool", "user") or i == task_index:
             continue
         text = texts[i]
         keys = set(JSON_KEY.findall(text))
         found = [(v.start(1), v.group(1)) for v in ID_VALUE.finditer(text)]
-        found += [(v.start(), v.group(0)) for v in IDENT.finditer(text)]
+        # a name without a digit outside an ID field is a word (a brand, an enum value), not an ID
+        found += [(v.start(), v.group(0)) for v in IDENT.finditer(text) if any(ch.isdigit() for ch in v.group(0))]
         for at, token in sorted(found):
             schema_key = token in keys and not any(ch.isdigit() for ch in token)
             if token in seen or schema_key or token in vocabulary or HEXLIKE.fullmatch(token) or len(token) < 4:
@@ -243,7 +367,20 @@ def _identifiers(transcript: Transcript, texts: list[str], task_index: int | Non
             seen.add(token)
             if first_seen.get(token, i) < i or last_agent_use.get(token, -1) <= i:
                 continue
-            yield Candidate("identifier", token, i, (at, at + len(token)))
+            use = uses.get(token)
+            if use is None:
+                later.append(Candidate("identifier", token, i, (at, at + len(token))))
+                continue
+            tool, key, n = use
+            name = key.replace("_", " ") or "value"
+            if not many[(tool, key)]:
+                question = f"Which {name} did the agent pass to `{tool}`?"
+            elif n < len(ORDINALS):  # several values of that argument: which one, in the order passed
+                question = f"Which was the {ORDINALS[n]} {name} the agent passed to `{tool}`?"
+            else:
+                question = ""
+            yield Candidate("identifier", token, i, (at, at + len(token)), question=question)
+    yield from later
 
 
 def _facts(
@@ -262,6 +399,7 @@ def _facts(
         final_report(transcript.messages, actions),
         reader.decisions(),
         api_facts(transcript.messages, actions),
+        listed_ids(transcript.messages),
         later_requests(transcript.messages, task.message_index if task else None),
         conversation_decisions(transcript.messages, task.message_index if task else None),
     ]
@@ -279,7 +417,7 @@ def _candidates(transcript: Transcript, boilerplate: Boilerplate, texts: list[st
     messages = transcript.messages
     task = _task(messages, boilerplate)
     if task is not None:
-        yield task
+        yield _first_request(transcript, boilerplate, task) or task
     actions = agent_actions(transcript)
     facts = list(_facts(transcript, texts, task, actions))
     yield from facts
@@ -289,13 +427,14 @@ def _candidates(transcript: Transcript, boilerplate: Boilerplate, texts: list[st
         # while exploring are noise. API agents' IDs (users, reservations) are what they act on,
         # unless a fact's question already names the ID as the call's context (`cancel_reservation ID`).
         named = " ".join(c.question for c in facts if c.question)
+        listed = " ".join(c.answer for c in facts if c.label == "identifier")
         for cand in _identifiers(transcript, texts, task.message_index if task else None):
-            if f" {cand.answer}`" not in named:
+            if f" {cand.answer}`" not in named and f'"{cand.answer}"' not in listed:
                 yield cand
 
 
 def _answer_key(cand: Candidate) -> str:
-    return " ".join(cand.answer.split()).casefold()
+    return " ".join(cand.answer.split()).casefold().rstrip(".!?")  # a sentence with or without its stop
 
 
 def _typed_candidates(

@@ -52,9 +52,15 @@ PYTEST_SUMMARY = re.compile(
     r"(?: in [\d.]+s)?).*?=*\s*$",
     re.MULTILINE,
 )
-UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\))", re.M)
-GO_CARGO = re.compile(r"^(?:test result: .*|(?:ok|FAIL)\s+\S+\s+[\d.]+s|Tests:\s+.*)$", re.MULTILINE)
-# Other runners' summary lines: mocha ("5 passing (20ms)" / "1 failing"), vitest ("Tests  5 passed (5)"), rspec
+UNITTEST_RAN = re.compile(
+    r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\)|NO TESTS RAN)", re.M
+)
+# cargo's "test result: ...", go's "ok  pkg 0.01s" / "FAIL pkg 0.01s" / "FAIL pkg [build failed]", jest's "Tests: ..."
+GO_CARGO = re.compile(
+    r"^(?:test result: .*|(?:ok|FAIL)\s+\S+\s+(?:[\d.]+s|\[(?:build|setup) failed\])|Tests:\s+.*)$", re.MULTILINE
+)
+# Other runners' summary lines (phpunit's failures, dotnet, swift, bun and mix named where read):
+# mocha ("5 passing (20ms)" / "1 failing"), vitest ("Tests  5 passed (5)"), rspec
 # ("5 examples, 0 failures"), phpunit ("OK (5 tests, 10 assertions)"), ctest ("100% tests passed, 0 tests failed
 # out of 12"), maven/surefire ("Tests run: 12, Failures: 0, Errors: 0, Skipped: 0"), sympy ("tests finished: 5
 # passed, in 0.34 seconds"), a pytest run that selected nothing ("no tests ran in 0.01s").
@@ -66,14 +72,22 @@ OTHER_SUMMARY = re.compile(
     r"|\d+% tests passed, \d+ tests? failed out of \d+"
     r"|(?:\[\w+\]\s+)?Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+"
     r"|tests finished: [^=\n]*?in [\d.]+ seconds"  # sympy's bin/test
-    r"|no tests ran in [\d.]+s)",  # pytest that selected nothing
+    r"|no tests ran in [\d.]+s"  # pytest that selected nothing
+    r"|Tests: \d+, Assertions: \d+(?:, [A-Z]\w+: \d+)+\."  # phpunit's failing run
+    r"|(?:Passed|Failed)! +- Failed: +\d+, Passed: +\d+, Skipped: +\d+, Total: +\d+"  # dotnet test
+    r"|Executed \d+ tests?, with \d+ failures? [^\n]*? seconds"  # swift test (XCTest)
+    r"|Ran \d+ tests? across \d+ files?\."  # bun test
+    r"|\d+ (?:doc)?tests?, \d+ failures?(?:, \d+ \w+)*)",  # mix test (Elixir)
     re.MULTILINE,
 )
 # A failing test's id: pytest's "FAILED path::test", unittest's "FAIL: test_x (mod.Class)", go's "--- FAIL: TestX",
 # cargo's "test x ... FAILED", jest's "✕ name".
 FAILING_TEST = re.compile(
     r"^(?:FAILED|ERROR) (\S+::\S+)|^(?:FAIL|ERROR): (\w+ \([\w.]+\))|^\s*--- FAIL: (\S+)"
-    r"|^test (\S+) \.\.\. FAILED$|^\s*[✕×] (\S.*?)(?: \(\d+ ?m?s\))?$",
+    r"|^test (\S+) \.\.\. FAILED$|^\s*[✕×] (\S.*?)(?: \(\d+ ?m?s\))?$"
+    # verbose runs, whose summary a `| head` may cut: pytest -v's "path::test FAILED [ 40%]", unittest's and
+    # Django's -v 2 "test_x (mod.Class) ... FAIL"
+    r"|^(\S+::\S+) (?:FAILED|ERROR)\b|^(\w+ \([\w.]+\)) \.\.\. (?:FAIL|ERROR)$",
     re.MULTILINE,
 )
 

@@ -14,7 +14,16 @@ from functools import cached_property
 from ctxbench.probes.actions import Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
 from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, failing_tests, read_output, suite_summary
-from ctxbench.probes.shell import heredoc_bodies, is_read_only, is_scratch, runs_tests, script_run, tool_run
+from ctxbench.probes.shell import (
+    heredoc_bodies,
+    is_read_only,
+    is_scratch,
+    is_test_file,
+    runs_tests,
+    script_run,
+    test_command,
+    tool_run,
+)
 
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
 ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
@@ -22,7 +31,9 @@ VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expecte
 # A verification script's verdict line ("All tests passed!", "SUCCESS: ...", "✅ fixed").
 VERDICT = re.compile(
     r"\b(?:all (?:\w+ )?(?:tests?|checks?|cases?) (?:pass\w*|succeed\w*|ok)|tests? passed|PASS(?:ED)?|OK|"
-    r"SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|fix (?:works|is working))\b|✅",
+    r"SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|fix (?:works|is working)|"
+    r"(?:bug|issue|problem) (?:is |was |has been )?(?:now )?(?:fixed|resolved)|(?-i:FIXED|RESOLVED)|"
+    r"no (?:error|exception)s? (?:was |were )?(?:raised|thrown))\b|✅",
     re.IGNORECASE,
 )
 # Lines that say nothing about the bug: a traceback's header or frame, a version, a source listing's line.
@@ -51,7 +62,9 @@ WRITE_CALL = re.compile(r"""\bopen\([^)\n]*,\s*(?:mode\s*=\s*)?['"][wa]\+?b?['"]
 STATED_VERDICT = re.compile(
     r"^\W*(?:✓|✅|\[?(?:PASS(?:ED)?|OK|SUCCESS)\b)|\b(?:all (?:\w+ )?(?:tests?|checks?|cases?|assertions?) "
     r"(?:pass\w*|succeed\w*|ok)|(?:tests?|checks?) passed|(?:is|are|was|been) (?:now )?fixed|"
-    r"fix(?:es)? (?:works|is working)|works? (?:correctly|as expected)|completed successfully)\b|\bpassed\b\W*$",
+    r"fix(?:es)? (?:works|is working)|works? (?:correctly|as expected)|completed successfully|"
+    r"(?:bug|issue|problem) (?:is |was |has been )?(?:now )?(?:fixed|resolved)|no (?:error|exception)s? "
+    r"(?:was |were )?(?:raised|thrown))\b|\bpassed\b\W*$|^\W*(?-i:FIXED|RESOLVED)\b",
     re.IGNORECASE,
 )
 # The words of an overall verdict, not of one case's line.
@@ -189,7 +202,9 @@ class RunReader:
         self.writes = set(script_writes(self.shell, files))
         at = sorted({a.message_index for a in edits} | self.writes)
         self.fixes = set(at)  # the runs that wrote the fix: neither a reproduction nor a check
-        self.fix_at = at[0] if at else None
+        # a test the agent added first fails until the code changes: the code's first edit is the fix
+        code = sorted({a.message_index for a in edits if not is_test_file(a.path or "")} | self.writes)
+        self.fix_at = code[0] if code else at[0] if at else None
         self.last_fix = at[-1] if at else None
         self._shell_edit_at = {(a.message_index, a.tool) for a in self.shell}
         self._outputs: dict[int, Output] = {}
@@ -329,12 +344,13 @@ class RunReader:
             for a in ranked
         }
         before: list[Fact] = []
-        for a in suites:  # the first run before the fix: what was failing
-            summary = summaries[a.message_index]
-            if summary and 0 <= a.message_index < fix:
-                question = f"What did `{named(a.command)}` report before the change?"
-                before.append(Fact("test_result", summary, a.message_index + 1, question))
-                break
+        earlier = [a for a in suites if summaries[a.message_index] and 0 <= a.message_index < fix]
+        # the first run before the fix of the tests run last after it (their outcome before and after),
+        # else the first run before the fix: what was failing
+        same = [a for a in earlier if ranked and test_command(a.command) == test_command(ranked[0].command)]
+        for a in [*same, *earlier][:1]:
+            question = f"What did `{named(a.command)}` report before the change?"
+            before.append(Fact("test_result", summaries[a.message_index] or "", a.message_index + 1, question))
         facts: list[Fact] = [suite_facts[a.message_index] for a in ranked[:1]]
         facts += before
         facts += self._rerun_fact()
@@ -420,7 +436,7 @@ class RunReader:
     def _failing(self, suites: list[Action], summaries: dict[int, str | None], fix: int) -> list[Fact]:
         """Which test failed: in the first run before the fix that reports failures, and in the
         last run after it when that one still does."""
-        ran = [a for a in suites if summaries[a.message_index]]
+        ran = [a for a in suites if summaries[a.message_index] or failing_tests(self._out(a).text)]
         first = next((a for a in ran if 0 <= a.message_index < fix and failing_tests(self._out(a).text)), None)
         last = [a for a in ran if a.message_index >= fix][-1:]
         out = []
@@ -454,6 +470,7 @@ class RunReader:
         a bare exception name."""
         seen: set[str] = set()
         found_in: list[tuple[Fact, bool]] = []  # each error, and whether a run of the code printed it
+        thrown: list[Fact] = []  # errors of throwaway scripts the agent walked away from: asked last
         installs = " ".join(
             a.command for a in self.shell if re.search(r"\b(?:pip|conda|apt(?:-get)?) install\b", a.command)
         )
@@ -476,13 +493,16 @@ class RunReader:
                     what = f"the agent's edit of {a.path}"
                 where = self._raised_in(a, line) if a.op == "shell" else ""
                 fact = Fact("error", clip(line, 160), a.message_index + 1, f"What error did {what} show{where}?")
+                if a.op == "shell" and self._abandoned(a, line):
+                    thrown.append(fact)
+                    continue
                 found_in.append((fact, a.op == "shell" and not _environment_error(line)))
         runs = [f for f, run in found_in if run]
         later = [f for f in runs if self.fix_at is not None and f.message_index > self.fix_at]
         env = [f for f, _ in found_in if _environment_error(f.answer)]
         # what went wrong first, where things stood last, the first trouble after the fix; the
         # code's errors before the editor's and tools' refusals, the environment's last
-        ordered = [*runs[:1], *runs[-1:], *later[:1], *runs, *[f for f, _ in found_in if f not in env], *env]
+        ordered = [*runs[:1], *runs[-1:], *later[:1], *runs, *[f for f, _ in found_in if f not in env], *env, *thrown]
         yield from dict.fromkeys(ordered)
 
     def _fixed_next(self, n: int) -> bool:
@@ -519,6 +539,21 @@ class RunReader:
         typo = re.match(r"(?:\S+ )*(?:SyntaxError|IndentationError|TabError|NameError)\b", line.split(" in ")[-1])
         in_source = any(same_file(path, p) for p in re.findall(r'File "([^"]+)"', line) for path in self.fix_paths)
         return own and not in_source and bool(typo or script == "-")
+
+    def _abandoned(self, a: Action, line: str) -> bool:
+        """A throwaway script's error the agent walked away from: a script of its own (one it wrote
+        that the change does not keep, or named as scratch) run this once only, whose run shows
+        neither the error the task reports nor a failed assert (a finding) nor a suite's result,
+        and whose error is not the environment's (asked apart)."""
+        script = script_run(a.command)
+        if script in (None, "-") or _environment_error(line) or "AssertionError" in line:
+            return False
+        name = script.rsplit("/", 1)[-1]
+        if not (name in self.made or is_scratch(script)) or any(same_file(name, f) for f in self.fix_paths):
+            return False
+        if self._shows_reported_error(a) or suite_summary(self._out(a).text):
+            return False
+        return sum((script_run(b.command) or "").rsplit("/", 1)[-1] == name for b in self.shell) == 1
 
     def _raised_in(self, a: Action, line: str) -> str:
         """Where the project's code raised the error a run printed, when its answer does not say:

@@ -108,6 +108,26 @@ def runs_tests(command: str) -> bool:
     )
 
 
+def test_command(command: str) -> str:
+    """The part of a command that runs the tests, as the same tests' runs share it (its options,
+    a verbosity's count, redirections and pipes left out): ``cd /testbed && python -m pytest
+    tests/x.py -xvs 2>&1 | tail -20`` -> ``python -m pytest tests/x.py``."""
+    for segment in SEGMENT.split(strip_heredocs(command)):
+        if TEST_RUNNER.search(segment) and not INSTALLS.search(segment):
+            return " ".join(w for w in segment.split() if not re.match(r"^(?:\d?[<>]|-|\d+$)", w))
+    return command.strip()
+
+
+# A project's test file: under tests/ or test/, or named as runners collect them (test_x.py, x_test.go, x.test.ts).
+TEST_FILE = re.compile(
+    r"(?:^|/)(?:tests?|testing|__tests__|spec)/|(?:^|/)test_\w+\.py$|_test\.\w+$|\.(?:test|spec)\.\w+$"
+)
+
+
+def is_test_file(path: str) -> bool:
+    return bool(TEST_FILE.search(path))
+
+
 def is_scratch(path: str) -> bool:
     return bool(SCRATCH_NAME.search(path))
 

@@ -191,6 +191,10 @@ class StatementReader:
         last = self.last_fix if self.last_fix is not None else len(self.messages)
         said = _distinct(f for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE) if f.message_index <= last)
         fix = self.first_fix
+        # where the fix goes, said twice before the first fix ("modify the `pattern` rule", then "change the
+        # `idseqsingle` rule"): the later plan is the one the edit carries out
+        plans = [f for f in said if not ROOT_CAUSE.search(f.answer) and (fix is None or f.message_index <= fix)]
+        said = [f for f in said if f not in plans[:-1]]
 
         def rank(f: Fact) -> tuple[bool, bool, int]:
             if fix is None:  # no source edit: in the order stated
@@ -373,6 +377,15 @@ GRANT = re.compile(
     r"i can (?:assist|help) you (?:with )?\w+ing\b(?=[^.]*\b(?:since|because|given)\b))",
     re.IGNORECASE,
 )
+# What the agent will do for the person, with the reason or the condition first ("Since you are a gold
+# member, I can offer you a certificate", "If only one certificate can be used per reservation, we will
+# apply the certificate with the highest balance first"); not an offer ("If you would like, I can ...").
+REASONED = re.compile(
+    r"^(?:(?:since|given that)\b[^.]{5,160},\s*(?:i|we) (?:can|will|'ll|would) (?:only |also )?|"
+    r"if\b[^.]{5,160},\s*(?:i|we) (?:will|'ll) )"
+    r"(?:offer|provide|issue|refund|waive|apply|cancel|upgrade|change|modify|proceed|add|book|use)\b",
+    re.IGNORECASE,
+)
 WHETHER = re.compile(r"\b(?:determine|check|verify|see|whether|if)\b[^.]*\b(?:eligible|entitled)\b", re.IGNORECASE)
 
 
@@ -382,6 +395,9 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
     to cancel"), in the order stated, one per reply; a ruling repeated (most of the shorter one's
     words) is asked once."""
     said: list[set[str]] = []
+    for fact in _proposals_after_failures(messages):
+        said.append(set(re.findall(r"\w{3,}", fact.answer.lower())))
+        yield fact
     conversation = _with_a_person(messages)
     for i, m in enumerate(messages[:-1]):
         if m.role != "assistant" or "```" in m.content:
@@ -395,7 +411,8 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
             if len(sentence) < 20 or PLEASANTRY.search(sentence) or sentence.endswith(":"):
                 continue
             refused = bool(ruling.search(sentence))
-            if not refused and not (GRANT.search(sentence) and not WHETHER.search(sentence)):
+            reasoned = reply and bool(REASONED.search(sentence))
+            if not refused and not reasoned and not (GRANT.search(sentence) and not WHETHER.search(sentence)):
                 continue
             words = set(re.findall(r"\w{3,}", sentence.lower()))
             if not any(len(words & w) >= 0.5 * min(len(words), len(w)) for w in said):
@@ -404,10 +421,43 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
                 question = (
                     "What did the agent refuse or require, and why?"
                     if refused
+                    else "What did the agent say it would do for the customer, and why?"
+                    if reasoned
                     else "What did the agent find the customer eligible for, and why?"
                 )
                 yield Fact("decision", answer, i, question)
             break
+
+
+# A tool's result that reports a failure ("Error: not enough seats on flight HAT139").
+FAILED = re.compile(r"\s*(?:error|exception|failed)\b", re.IGNORECASE)
+# The way the agent offers instead ("Let's consider the next available option, flight HAT271", "You can
+# use a combination of payment methods", "I recommend contacting a human agent").
+PROPOSAL = re.compile(
+    r"\b(?:let'?s (?:consider|try|go with|use|book|look at)|"
+    r"(?:you|we) (?:can|could) (?:use|choose|try|consider|book|opt)|"
+    r"i (?:recommend|suggest)|instead\b|(?:an|another) (?:alternative|option)|next available)",
+    re.IGNORECASE,
+)
+
+
+def _proposals_after_failures(messages: list[Message]) -> Iterator[Fact]:
+    """What the agent offered a person instead after a call failed: in its reply right after the
+    failed result, the first sentence that proposes another way, with the one before it (why)."""
+    for i, m in enumerate(messages[1:-1], 1):
+        before, after = messages[i - 1], messages[i + 1]
+        if m.role != "assistant" or m.tool_calls or before.role != "tool" or after.role != "user":
+            continue
+        if not FAILED.match(before.content):
+            continue
+        said = [x for x in sentences_of(m.content) if not PLEASANTRY.search(x)]
+        k = next((k for k, x in enumerate(said) if PROPOSAL.search(x) and not x.endswith(":")), None)
+        if k is not None:
+            joined = _with_next(m.content, said[k - 1], said[k]) if k > 0 else said[k]
+            answer = joined if k == 0 or joined != said[k - 1] else said[k]  # not across a paragraph
+            yield Fact(
+                "decision", clip(answer, 300), i, "What did the agent offer instead after the failed call, and why?"
+            )
 
 
 def _with_a_person(messages: list[Message]) -> bool:

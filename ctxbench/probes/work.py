@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ctxbench.probes.actions import Action, same_file
+from ctxbench.probes.actions import Action, call_arguments, probe_text, same_file
 from ctxbench.probes.facts import Fact, clip
 from ctxbench.probes.runs import RunReader
 from ctxbench.probes.shell import is_scratch
@@ -114,7 +114,7 @@ def _key_line(added: list[str], removed: list[str], seen: str = "") -> tuple[str
         if max(_similarity(partner, r) for r in rivals) > _similarity(partner, best):
             partner = ""  # the removed line became another added line, not this one
     header = ""
-    if best_rank[1]:  # inside a new definition: the nearest header above it names it
+    if not HEADER.match(best):  # inside a new definition: the nearest header above it names it
         header = next(
             (h.strip() for h in reversed(added[:best_at]) if HEADER.match(h.strip()) and h.strip() not in old), ""
         )
@@ -294,6 +294,36 @@ def api_facts(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
                     i + 1,
                     f"Which {field.replace('_', ' ')} did the agent's `{call.name}` call act on?",
                 )
+
+
+LISTED_ID = re.compile(r"[A-Za-z0-9_-]{4,40}")
+
+
+def listed_ids(messages: list[Message]) -> Iterator[Fact]:
+    """Tool-API agents: the IDs a record lists (a user's reservations), as the tool printed them,
+    asked with the call that returned it; once per list, when the agent used one of them later.
+    The agent picks from that list what it acts on next."""
+    calls = {c.id: c for m in messages for c in m.tool_calls}
+    asked: set[str] = set()
+    for i, m in enumerate(messages):
+        call = calls.get(m.tool_call_id or "") if m.role == "tool" else None
+        record = _record(m.content) if call is not None else None
+        if call is None or record is None:
+            continue
+        later = " ".join(probe_text(n) for n in messages[i + 1 :] if n.role == "assistant")
+        for key, value in record.items():
+            if not (isinstance(value, list) and len(value) > 1 and all(isinstance(v, str) for v in value)):
+                continue
+            if not all(LISTED_ID.fullmatch(v) for v in value) or not any(ch.isdigit() for v in value for ch in v):
+                continue  # IDs, not words (a list of seat classes)
+            if not any(v in later for v in value):
+                continue
+            listed = ", ".join(json.dumps(v) for v in value)
+            if listed in m.content and listed not in asked:
+                asked.add(listed)
+                argument = next((v for v in call_arguments(call.arguments).values() if isinstance(v, str)), "")
+                named = f"{call.name} {argument}".strip()
+                yield Fact("identifier", listed, i, f"Which {key.replace('_', ' ')} did `{named}` list?")
 
 
 def _record(result: str | dict[str, Any]) -> dict[str, Any] | None:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
 from ctxbench.core import ModelSpec, StrategyContext
@@ -147,7 +149,9 @@ class ContextRecorder:
         self._refs: dict[int, str] = {}  # id of a message -> its reference
         self._kept: list[Message] = []  # every message in _refs, kept alive so its id stays its own
         self._stored: set[str] = set()
-        self._last: list[str] = []
+        self._last: list[str] = []  # the references of the prompt sent last
+        self._sent: list[Message] = []  # that prompt
+        self._where: dict[str, int] | None = None  # the first place of each reference in _last, if known
         self._arrived = 0  # transcript messages stored so far
         self._encoded: dict[str, str] = {}  # a new entry's JSON, until its row is written
         self.rows: list[dict[str, Any]] = [
@@ -164,17 +168,46 @@ class ContextRecorder:
 
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, dict[str, Any]] = {}
-        refs: list[Any] = list(map(self._refs.get, map(id, working)))  # in C: most were sent before
+        # The messages this prompt starts with, object for object, as the one sent before did have
+        # its references (found in C); only the rest is looked up. Most prompts share a long start
+        # (a strategy that only appended, as `none` always does: all of the one before).
+        start = next(compress(count(), map(is_not, working, self._sent)), min(len(working), len(self._sent)))
+        grown = start == len(self._sent) > 0
+        rest = working[start:] if start else working
+        refs: list[Any] = list(map(self._refs.get, map(id, rest)))  # in C: most were sent before
         position = _find(refs, None, 0)
         while position >= 0:  # the few new messages, found in C (usually the last ones)
-            refs[position] = self._ref(working[position], new)
+            refs[position] = self._ref(working[start + position], new)
             position = _find(refs, None, position + 1)
         upto = record["message_index"] + 1  # the history so far and this call's recorded reply
         for i in range(self._arrived, min(upto, len(self.transcript.messages))):
             self._ref(self.transcript.messages[i], new)
         self._arrived = max(self._arrived, upto)
-        self._row({"call": record["call"], "refs": runs(refs, self._last), "new": new})
+        said = self._appended(refs) if grown else None
+        if start:
+            refs = self._last[:start] + refs
+        if said is None:
+            said = runs(refs, self._last)
+            self._where = None
+        self._row({"call": record["call"], "refs": said, "new": new})
         self._last = refs
+        self._sent = list(working)  # a copy: the engine appends the reply to a rewrite strategy's list
+
+    def _appended(self, tail: list[str]) -> list[str | list[int]] | None:
+        """``runs(self._last + tail, self._last)`` when no reference of ``tail`` is in ``self._last``
+        (one run, then the new references), else None. The first place of each reference in the
+        list sent is kept from call to call (``_where``) and grown with the tail, so a growing
+        prompt costs its new messages, not a pass over all it holds."""
+        known = len(self._last)
+        where = self._where
+        if where is None:
+            where = dict(zip(reversed(self._last), range(known - 1, -1, -1)))
+        if any(map(where.__contains__, tail)):
+            return None
+        for offset, ref in enumerate(tail):
+            where.setdefault(ref, known + offset)
+        self._where = where
+        return [[0, known], *tail]
 
     def _row(self, row: dict[str, Any]) -> None:
         """``row`` into ``rows`` and its line into the file's text, its new entries as encoded."""

@@ -192,6 +192,14 @@ class Cell:
                 write_bytes_atomic(folder / name, gzip.compress(data, compresslevel=1, mtime=0))
             else:
                 write_text_atomic(folder / name, text)
+        return self.finish(folder, metrics=metrics, info=info, config=config, publish=workspace is not None)
+
+    def finish(
+        self, folder: Path, *, metrics: dict[str, Any], info: dict[str, Any], config: Any, publish: bool
+    ) -> Path:
+        """Write the summary and the manifest into ``folder``, whose other files are written (by
+        :meth:`write`, or copied from a cell of the same results: ``ctxbench.cell_reuse``), and
+        with ``publish`` make the workspace ``folder`` the cell in one rename."""
         summary = {
             "schema_version": SCHEMA_VERSION,
             "ctxbench_version": __version__,
@@ -210,8 +218,8 @@ class Cell:
         }
         write_text_atomic(folder / SUMMARY, summary_text(summary))
         seal(folder)  # last: every file above (and what the replay wrote into the workspace) is covered
-        if workspace is not None:
-            publish_dir(workspace, self.path)
+        if publish:
+            publish_dir(folder, self.path)
         return self.path
 
 

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from ctxbench.core import ContextOverflowError, ModelSpec, Param, SnapshotSource, Strategy, StrategyContext
 from ctxbench.layers.base import Layer
 from ctxbench.llm.errors import OVERFLOW_TEXTS, SIZE_EXCEEDS_PATTERN
+from ctxbench.thresholds import LevelNames
 from ctxbench.transcripts.model import Message
 
 # Overflow texts that real providers and agents match (reference.md 1b, one list in
@@ -98,6 +99,10 @@ class Step:
 
 
 class LayeredStrategy(Strategy):
+    # Its steps compare `when` with the prompt's share of the base, its levels name a ratio
+    # (LevelNames); a layer's own parameter used otherwise taints the cell (ctxbench/thresholds.py).
+    compares_params_only = True
+
     def __init__(
         self,
         proactive: Annotated[
@@ -136,20 +141,15 @@ class LayeredStrategy(Strategy):
         self.reactive = [Step.coerce(s) for s in reactive]
         self.max_retries = max_retries
         self.budget = budget if isinstance(budget, Budget) else Budget(**(budget or {}))
-        # State names by the ratio at which they start, ascending; >= 1.0 is always "overflow".
-        self.thresholds = sorted((thresholds or {}).items(), key=lambda kv: kv[1])
+        # State names by the ratio at which they start; >= 1.0 is always "overflow". A label, not a
+        # decision: in a sweep the cells that differ only in these names share a replay (thresholds.py).
+        self.levels = LevelNames(thresholds or {}, above="overflow", below="normal")
         self._overflow = re.compile("|".join(f"(?:{p})" for p in overflow_patterns), re.IGNORECASE)
         self.name = name
 
     # --- counting and status -------------------------------------------------------
     def classify(self, ratio: float) -> str:
-        if ratio >= 1.0:
-            return "overflow"
-        state = "normal"
-        for name, start in self.thresholds:
-            if ratio >= start:
-                state = name
-        return state
+        return self.levels.name(ratio)
 
     def status(self, messages: list[Message], ctx: StrategyContext, layer: str | None) -> int:
         """Recount with the strategy's estimator and emit DB-GPT's ``context.status`` event."""
