@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -228,7 +229,7 @@ POINTER_TEXTS = st.lists(st.one_of(WORDS, POINTER_BITS, st.sampled_from([" ", "\
 )
 def test_a_grown_messages_pointers_and_anchors_are_those_of_its_whole_text(first, grown, golds):
     # The judge reads a message grown from another (with_appended) by the base's last line and the
-    # suffix, line by line with the lines seen remembered: the same pointers, in order, and anchors.
+    # suffix, line by line with the lines seen remembered: the same pointers, in order, anchors and golds.
     snapshots = StoredSnapshots("/nonexistent-ctxbench-root")
     judge = DeterministicJudge(snapshots)
     judge.expect([Probe(f"p{k}", "?", g, "recall", 0) for k, g in enumerate(golds) if g.strip()])
@@ -239,3 +240,26 @@ def test_a_grown_messages_pointers_and_anchors_are_those_of_its_whole_text(first
         facts = judge._facts_of(message)
         assert facts.pointers == tuple(snapshots.pointers(message.content)), message.content
         assert facts.anchors == judge._index.anchors_in(message.content.casefold()), message.content
+        # its golds from its base's and the base's last words with the suffix (seam_words)
+        assert facts.golds == judge._index.golds_in(facts.anchors, partial(normalise, message.content)), message.content
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=TEXTS,
+    suffixes=st.lists(TEXTS, min_size=1, max_size=3),
+    cuts=st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=3),
+)
+def test_a_grown_message_holds_the_golds_across_its_seam(base, suffixes, cuts):
+    # Golds cut from the grown text itself, most of them across where the suffix starts: the golds
+    # the judge finds from the base's (seam_words) are those of the whole text.
+    messages = [Message("tool", base)]
+    for suffix in suffixes:
+        messages.append(messages[-1].with_appended(suffix))
+    whole = normalise(messages[-1].content)
+    golds = [whole[int(a * len(whole)) : int(a * len(whole)) + 1 + int(b * len(whole))] for a, b in cuts]
+    judge = DeterministicJudge()
+    judge.expect([Probe(f"p{k}", "?", g, "recall", 0) for k, g in enumerate(golds) if g.strip()])
+    for message in messages:
+        facts = judge._facts_of(message)
+        assert facts.golds == judge._index.golds_in(facts.anchors, partial(normalise, message.content)), message.content

@@ -53,6 +53,13 @@ class DeterministicJudge:
         self._probe_golds: dict[int, tuple[Probe, tuple[int, ...]]] = {}
         self._snapshot_golds: dict[str, frozenset[int]] = {}
         self._lines: _LineFacts | None = None  # what the lines of appended texts hold, remembered
+        # The anchors of message contents searched, by the string's id (held in the value): a
+        # snapshot records a tool result's content, the same string, read again otherwise.
+        self._content_anchors: dict[int, tuple[str, frozenset[int]]] = {}
+        # Verdicts are immutable: one of each (a checkpoint gives about ten, at nearly every call).
+        self._kept: dict[int, Verdict] = {}  # by the evidence message's place
+        self._recovered: dict[str, Verdict] = {}  # by the pointer
+        self._lost = Verdict("lost", self.name)
 
     # --- what the judge knows of probes and messages ---------------------------------------
     def expect(self, probes: Sequence[Probe]) -> None:
@@ -74,6 +81,7 @@ class DeterministicJudge:
             self._facts.clear()
             self._marked.clear()
             self._snapshot_golds.clear()
+            self._content_anchors.clear()
             self._lines = None
             self._version = self._index.version
 
@@ -107,7 +115,7 @@ class DeterministicJudge:
             first, rest = (suffix, None) if cut < 0 else (suffix[:cut], suffix[cut + 1 :])
             keep = max(index.longest_anchor - 1, 0)
             seam = base.content[len(base.content) - keep :] if keep else ""
-            anchors = index.anchors_in((seam + first).casefold())
+            anchors = index.anchors_in((seam + first).casefold()) if first else EMPTY  # else the base's
             # The lines after it recur (DB-GPT rebuilds its progress block every call, one line
             # longer; the same pointer notices): read line by line, the lines seen remembered. An
             # anchor holds no whitespace and a pointer never spans a line break (SnapshotSource).
@@ -116,26 +124,34 @@ class DeterministicJudge:
                 rest_anchors, pointers = self._line_facts().of(rest)
                 anchors = anchors | rest_anchors
             facts = _Facts(message, found.anchors | anchors, EMPTY)
-            start = base.content.rfind("\n") + 1  # the base's pointers before its last line stand
-            if (
-                self.snapshots is not None
-                and found.pointers is not None
-                and len(base.content) - start <= LAST_LINE_CHARS
-            ):
+            # The base's pointers stand, but those of its last line when the suffix continues it.
+            start = base.content.rfind("\n") + 1
+            if self.snapshots is None or found.pointers is None:
+                pass
+            elif not first:  # the suffix starts a line (pointer notices, progress blocks)
+                facts.pointers = found.pointers + pointers
+            elif len(base.content) - start <= LAST_LINE_CHARS:
                 last = base.content[start:]
                 before = len(found.pointers) - len(self.snapshots.pointers(last))
                 facts.pointers = found.pointers[:before] + tuple(self.snapshots.pointers(last + first)) + pointers
-            # Appended text recurs (a progress block's lines): normalised line by line, remembered.
-            facts.golds = index.golds_in(facts.anchors, lambda: index.normalised_by_lines(message.content))
+            # It holds its base's golds; another is in the base's last words and the suffix. That
+            # text recurs (a progress block's lines): normalised line by line, remembered.
+            facts.golds = index.golds_in(
+                facts.anchors, lambda: index.normalised_by_lines(index.seam_words(base.content) + suffix), found.golds
+            )
             return facts
-        anchors = index.anchors_in(_raw_text(message).casefold())
-        return _Facts(message, anchors, index.golds_in(anchors, lambda: normalise(_raw_text(message))))
+        text = _raw_text(message)
+        anchors = index.anchors_in(text.casefold())
+        if text is message.content:
+            self._content_anchors[id(text)] = (text, anchors)
+        return _Facts(message, anchors, index.golds_in(anchors, lambda: normalise(text)))
 
     def forget_except(self, working: Sequence[Message]) -> None:
         """Drop what was found in messages no longer in the working context."""
         alive = {id(m) for m in working}
         self._facts = {k: v for k, v in self._facts.items() if k in alive}
         self._marked = {k: v for k, v in self._marked.items() if k in alive}
+        self._content_anchors.clear()  # a cache only: what it misses is searched again
 
     def _snapshot_holds(self, path: str) -> frozenset[int] | None:
         """The golds the snapshot holds; None while it is not written (looked up again next time:
@@ -147,11 +163,20 @@ class DeterministicJudge:
                 return None
             # As a message's text: its anchors first, normalised only to confirm a gold of several
             # words (most snapshots hold none: a tool result normalised costs more than searched).
-            text = " ".join(json_strings(record))
-            index = self._index
-            held = self._snapshot_golds[path] = index.golds_in(
-                index.anchors_in(text.casefold()), lambda: normalise(text)
-            )
+            # An anchor holds no whitespace, so the joined text's are its parts': those of a part
+            # searched as a message's content (the tool result it records) are known.
+            parts = json_strings(record)
+            index, known = self._index, self._content_anchors
+            anchors, unknown = EMPTY, []
+            for part in parts:
+                hit = known.get(id(part))
+                if hit is not None and hit[0] is part:
+                    anchors = anchors | hit[1]
+                else:
+                    unknown.append(part)
+            if unknown:
+                anchors = anchors | index.anchors_in(" ".join(unknown).casefold())
+            held = self._snapshot_golds[path] = index.golds_in(anchors, lambda: normalise(" ".join(parts)))
         return held
 
     # --- verdicts ----------------------------------------------------------------------------
@@ -188,6 +213,7 @@ class DeterministicJudge:
         seen_from: Sequence[int] = origins if origins is not None else ()
         highest = max(seen_from, default=-1)
         recoverable: list[tuple[int, str, frozenset[int]]] | None = None
+        kept = self._kept
         verdicts = []
         for k, golds in enumerate(wanted):
             limit = before[k] if before is not None else None
@@ -197,9 +223,16 @@ class DeterministicJudge:
                 for position in where.get(gold, ()):
                     if cut is not None and seen_from[position] >= cut:
                         continue
-                    # its place among the messages the probe is judged on
-                    shown = position if cut is None else position - sum(map(cut.__le__, seen_from[:position]))
-                    verdict = Verdict("kept", self.name, evidence=f"message {shown}")
+                    # its place among the messages the probe is judged on (those hidden are mostly
+                    # after it: later in the transcript)
+                    shown = position
+                    if cut is not None and position:
+                        earlier = seen_from[:position]
+                        if max(earlier) >= cut:
+                            shown -= sum(map(cut.__le__, earlier))
+                    verdict = kept.get(shown) or kept.setdefault(
+                        shown, Verdict("kept", self.name, evidence=f"message {shown}")
+                    )
                     break
                 if verdict is not None:
                     break
@@ -211,9 +244,11 @@ class DeterministicJudge:
                     if cut is not None and seen_from[position] >= cut:
                         continue
                     if not wanted_set.isdisjoint(held):
-                        verdict = Verdict("recoverable", self.name, evidence=path)
+                        verdict = self._recovered.get(path) or self._recovered.setdefault(
+                            path, Verdict("recoverable", self.name, evidence=path)
+                        )
                         break
-            verdicts.append(verdict or Verdict("lost", self.name))
+            verdicts.append(verdict or self._lost)
         return verdicts
 
     def _recoverable(self, interesting: Sequence[tuple[int, _Facts]]) -> list[tuple[int, str, frozenset[int]]]:

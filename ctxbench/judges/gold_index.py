@@ -39,6 +39,7 @@ class GoldIndex:
         self._anchor_ids: dict[str, int] = {}
         self._golds_of: list[list[int]] = []  # per anchor: the golds it stands for
         self.longest_anchor = 0
+        self.longest_gold = 0
         self.version = 0
         self._line_anchors: dict[str, frozenset[int]] = {}  # anchors_in_lines' lines seen
         self._line_forms: dict[str, str] = {}  # normalised_by_lines' lines seen, normalised
@@ -52,6 +53,7 @@ class GoldIndex:
             if number is None:
                 number = self._ids[gold] = len(self.golds)
                 self.golds.append(gold)
+                self.longest_gold = max(self.longest_gold, len(gold))
                 self._anchor(gold, number)
                 self._line_anchors.clear()
                 self.version += 1
@@ -114,25 +116,41 @@ class GoldIndex:
             position = _find(found, None, position + 1)
         return " ".join(filter(None, found))
 
-    def golds_in(self, anchors: frozenset[int], normalised: Callable[[], str]) -> frozenset[int]:
+    def golds_in(
+        self, anchors: frozenset[int], normalised: Callable[[], str], known: frozenset[int] = EMPTY
+    ) -> frozenset[int]:
         """The golds a text holds, given the anchors its case-folded form holds and a way to get
-        its normalised form (asked for only when a gold of several words must be confirmed)."""
+        its normalised form (asked for only when a gold of several words must be confirmed);
+        ``known``: golds it is known to hold (``normalised`` may then be a part of the text that
+        holds every other one: see ``seam_words``)."""
         if not anchors:
-            return EMPTY
+            return known
         held = []
         text: str | None = None
         for anchor in anchors:
             word = self.anchors[anchor]
             for number in self._golds_of[anchor]:
                 gold = self.golds[number]
-                if gold == word:  # one word: the anchor is the gold
+                if gold == word or number in known:  # one word: the anchor is the gold; or known
                     held.append(number)
                     continue
                 if text is None:
                     text = normalised()
                 if gold in text:
                     held.append(number)
-        return frozenset(held) if held else EMPTY
+        return frozenset(held) | known if held else known
+
+    def seam_words(self, text: str) -> str:
+        """The end of ``text`` that a gold found in ``text + suffix`` but not in ``text`` must
+        start in: ``normalise(text)`` is a prefix of ``normalise(text + suffix)``, so such a gold
+        ends after it and starts within its last ``longest_gold - 1`` characters, which its last
+        ``longest_gold // 2 + 1`` words hold (each a character at least, and a space between two). Those words,
+        and a space when ``text`` ends in whitespace (its last word then ends there): then
+        ``normalise(seam_words(text) + suffix)`` is the end of ``normalise(text + suffix)``."""
+        most = self.longest_gold // 2 + 1
+        words = text.rsplit(None, most)
+        tail = " ".join(words[1:] if len(words) > most else words)
+        return tail + " " if text[-1:].isspace() else tail
 
 
 def _find(items: list[str | None], value: None, start: int) -> int:
