@@ -91,7 +91,10 @@ def test_a_call_that_recorded_no_payment_is_asked_what_it_changed_in_the_record(
     ]
     got = _changes(messages)
     assert list(got) == ['"total_baggages": 2'], got
-    assert "`update_reservation_baggages MSJ4OA`" in got['"total_baggages": 2']
+    # asked like a code change: the call, its ID and the value before
+    assert got['"total_baggages": 2'] == (
+        'What did the agent\'s call `update_reservation_baggages MSJ4OA` change `"total_baggages": 0` to?'
+    )
 
 
 def test_a_booking_is_asked_which_record_it_created():

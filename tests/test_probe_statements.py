@@ -743,3 +743,19 @@ def test_a_plan_of_where_the_fix_goes_gives_way_to_a_later_one_before_the_edit()
         Message("assistant", "Done."),
     ]
     assert [at for at, _ in _causes(messages)] == [3], _causes(messages)
+
+
+def test_what_the_agent_will_do_given_a_reason_is_a_ruling_and_an_offer_is_not():
+    """ "Since you are a gold member, I can offer you a certificate" rules with its reason; "If you would
+    like, I can transfer you to a human agent" only offers."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "My flight HAT045 was delayed and I want compensation."),
+        Message("assistant", "If you would like, I can transfer you to a human agent who may be able to help."),
+        Message("user", "No, I am a gold member, please check."),
+        Message("assistant", "Since you are a gold member, I can offer you a certificate for the delay."),
+        Message("user", "OK, thanks ###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert [at for at, _ in got] == [4], got
+    assert "would do for the customer" in _questions(messages)[4]

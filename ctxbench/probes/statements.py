@@ -377,6 +377,15 @@ GRANT = re.compile(
     r"i can (?:assist|help) you (?:with )?\w+ing\b(?=[^.]*\b(?:since|because|given)\b))",
     re.IGNORECASE,
 )
+# What the agent will do for the person, with the reason or the condition first ("Since you are a gold
+# member, I can offer you a certificate", "If only one certificate can be used per reservation, we will
+# apply the certificate with the highest balance first"); not an offer ("If you would like, I can ...").
+REASONED = re.compile(
+    r"^(?:(?:since|given that)\b[^.]{5,160},\s*(?:i|we) (?:can|will|'ll|would) (?:only |also )?|"
+    r"if\b[^.]{5,160},\s*(?:i|we) (?:will|'ll) )"
+    r"(?:offer|provide|issue|refund|waive|apply|cancel|upgrade|change|modify|proceed|add|book|use)\b",
+    re.IGNORECASE,
+)
 WHETHER = re.compile(r"\b(?:determine|check|verify|see|whether|if)\b[^.]*\b(?:eligible|entitled)\b", re.IGNORECASE)
 
 
@@ -402,7 +411,8 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
             if len(sentence) < 20 or PLEASANTRY.search(sentence) or sentence.endswith(":"):
                 continue
             refused = bool(ruling.search(sentence))
-            if not refused and not (GRANT.search(sentence) and not WHETHER.search(sentence)):
+            reasoned = reply and bool(REASONED.search(sentence))
+            if not refused and not reasoned and not (GRANT.search(sentence) and not WHETHER.search(sentence)):
                 continue
             words = set(re.findall(r"\w{3,}", sentence.lower()))
             if not any(len(words & w) >= 0.5 * min(len(words), len(w)) for w in said):
@@ -411,6 +421,8 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
                 question = (
                     "What did the agent refuse or require, and why?"
                     if refused
+                    else "What did the agent say it would do for the customer, and why?"
+                    if reasoned
                     else "What did the agent find the customer eligible for, and why?"
                 )
                 yield Fact("decision", answer, i, question)

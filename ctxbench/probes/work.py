@@ -280,12 +280,14 @@ def api_facts(messages: list[Message], actions: list[Action]) -> Iterator[Fact]:
             paid = _new_payments(result, len(_payments(before)) if before is not None else None)
             # The question names the call by its arguments: an ID the call created is the answer, not context.
             named = f'"{value}"' in call.arguments
-            changed = _changed_fields(before, result) if named and before is not None else ""
+            changed, was = _changed_fields(before, result) if named and before is not None else ("", "")
             if paid and paid in result and named:
                 question = f"What payment did the agent's call `{call.name} {value}` record (method and amount)?"
                 yield Fact("change", paid, i + 1, question)
-            elif changed:
+            elif changed:  # asked like a code change: the old value in the question when there is one
                 question = f"What did the agent's call `{call.name} {value}` change in the record it returned?"
+                if was:
+                    question = f"What did the agent's call `{call.name} {value}` change `{clip(was, 120)}` to?"
                 yield Fact("change", changed, i + 1, question)
             else:
                 yield Fact(
@@ -369,25 +371,30 @@ def _new_payments(result: str, before: int | None) -> str:
     return ", ".join(json.dumps(e) for e in new) if new else ""
 
 
-def _changed_fields(before: dict[str, Any], result: str) -> str:
-    """What a call changed in a record, as the tool printed it: the top-level values that differ
-    from the last earlier view (a list by its new entries), joined when the result prints them in
-    a row, else the first; "" when nothing changed or the result is no such record."""
+def _changed_fields(before: dict[str, Any], result: str) -> tuple[str, str]:
+    """What a call changed in a record, as the tool printed it, and what it was: the top-level
+    values that differ from the last earlier view (a list by its new entries), joined when the
+    result prints them in a row, else the first; with the earlier value when one value changed
+    (a count, one list entry for another); ("", "") when nothing changed or it is no such record."""
     after = _record(result)
     if after is None:
-        return ""
-    parts = []
+        return "", ""
+    parts: list[tuple[str, str]] = []
     for key, value in after.items():
         if key not in before or before[key] == value:
             continue
         if isinstance(value, list):
             old = before[key] if isinstance(before[key], list) else []
-            parts += [json.dumps(e) for e in value if e not in old]
+            added = [json.dumps(e) for e in value if e not in old]
+            gone = [json.dumps(e) for e in old if e not in value]
+            parts += [(a, gone[0] if len(added) == len(gone) == 1 else "") for a in added]
         elif not isinstance(value, dict):
-            parts.append(f"{json.dumps(key)}: {json.dumps(value)}")
-    parts = [p for p in parts if p in result]
-    joined = ", ".join(parts)
-    return joined if joined in result else parts[0] if parts else ""
+            parts.append((f"{json.dumps(key)}: {json.dumps(value)}", f"{json.dumps(key)}: {json.dumps(before[key])}"))
+    parts = [(new, old) for new, old in parts if new in result]
+    joined = ", ".join(new for new, _ in parts)
+    if len(parts) == 1:
+        return parts[0]
+    return (joined, "") if joined in result else (parts[0][0], "") if parts else ("", "")
 
 
 def _removed_paths(command: str) -> list[str]:
