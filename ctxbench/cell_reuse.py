@@ -20,7 +20,6 @@ meanwhile means a replay, never a mixed cell. ``CTXBENCH_CELL_REUSE=off`` turns 
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import json
@@ -28,7 +27,7 @@ import logging
 import os
 import shutil
 import socket
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,31 +174,36 @@ class CellSharing:
         write_json_atomic(self.folder / f"{cell_path.name}.json", record)
         return True
 
-    @contextlib.contextmanager
-    def computing(self, cell_name: str) -> Iterator[None]:
-        """Say, while this process replays the cell, that a record may soon appear here."""
-        mark = self.folder / f"{cell_name}{_BUSY}"
-        write_text_atomic(mark, f"{socket.gethostname()} {os.getpid()}")
+    def claim(self, cell_name: str, first: bool) -> bool:
+        """Mark this process as replaying ``cell_name`` (a record may soon appear here). With
+        ``first``, give way (the mark removed, False) to a live process on this host that marked
+        another setting's cell of this transcript before it. Only an order: a job leaves such a
+        cell for after its other cells, then copies or replays it."""
+        host, mark = socket.gethostname(), self.folder / f"{cell_name}{_BUSY}"
+        write_text_atomic(mark, f"{host} {os.getpid()}")
+        if not first:
+            return True
         try:
-            yield
-        finally:
-            mark.unlink(missing_ok=True)
-
-    def busy(self, cell_name: str) -> bool:
-        """Is a live process on this host replaying another setting's cell of this transcript? Only
-        an order: a job leaves such a cell for after its others, then copies or replays it."""
-        host = socket.gethostname()
-        for mark in self.folder.glob(f"*{_BUSY}") if self.folder.is_dir() else ():
-            if mark.name == f"{cell_name}{_BUSY}":
+            mine = (mark.stat().st_mtime_ns, mark.name)
+        except OSError:
+            return True
+        for other in self.folder.glob(f"*{_BUSY}"):
+            if other.name == mark.name:
                 continue
             try:
-                where, pid = mark.read_text("utf-8").split()
-                if where == host and int(pid) != os.getpid():
-                    os.kill(int(pid), 0)
-                    return True
+                where, pid = other.read_text("utf-8").split()
+                if where != host or int(pid) == os.getpid():
+                    continue
+                os.kill(int(pid), 0)  # alive
+                if (other.stat().st_mtime_ns, other.name) < mine:
+                    mark.unlink(missing_ok=True)
+                    return False
             except (OSError, ValueError):
-                continue  # gone, unreadable or dead: not busy
-        return False
+                continue  # gone, unreadable or dead: no reason to wait
+        return True
+
+    def release(self, cell_name: str) -> None:
+        (self.folder / f"{cell_name}{_BUSY}").unlink(missing_ok=True)
 
     def find(self) -> dict[str, Any] | None:
         """A record whose conditions this job's values meet, if any."""

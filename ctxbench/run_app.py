@@ -213,13 +213,15 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
                 reused += 1
                 return True
             share = sharing.for_cell(transcript.id, data_hash) if sharing is not None else None
-            if share is not None and not blocking and share.busy(cell.path.name):
+            if share is not None and not share.claim(cell.path.name, first=not blocking):
                 return False  # another worker replays this transcript: its cell may be copied later
             work = cell.workspace()  # computed privately, published with one rename
             try:
                 by_index[index] = compute_cell(cell, work, transcript, data_hash, share)
             finally:
                 shutil.rmtree(work, ignore_errors=True)  # gone already when published
+                if share is not None:
+                    share.release(cell.path.name)
         finally:
             lock.release()
         return True
@@ -238,8 +240,7 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
         summary = None
         if share is not None:
             try:
-                with share.computing(cell.path.name):
-                    summary = run_cell(job, cell, work, transcript, data_hash, share)
+                summary = run_cell(job, cell, work, transcript, data_hash, share)
             except Exception as exc:  # e.g. a layer that writes its tracked parameter into a row: no JSON
                 cell_log.debug("replaying %s unshared: %s", cell.path.name, exc)
                 cell_reuse.clear(work)

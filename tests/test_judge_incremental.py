@@ -263,3 +263,35 @@ def test_a_grown_message_holds_the_golds_across_its_seam(base, suffixes, cuts):
     for message in messages:
         facts = judge._facts_of(message)
         assert facts.golds == judge._index.golds_in(facts.anchors, partial(normalise, message.content)), message.content
+
+
+LINES = st.lists(POINTER_TEXTS.filter(lambda t: "\n" not in t), min_size=1, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    first=LINES,
+    steps=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 9), LINES | st.just([])), min_size=1, max_size=6),
+    golds=st.lists(TEXTS, min_size=1, max_size=3),
+)
+def test_a_series_of_grown_texts_has_the_facts_of_each_text(first, steps, golds):
+    # A progress block gains lines at one place each call; the judge reads only those: the same
+    # anchors and pointers, in order, as every line of each text read, also when a text does not
+    # grow that way (then it is read whole), or is the one before again.
+    from ctxbench.judges.deterministic import _LineFacts
+
+    snapshots = StoredSnapshots("/nonexistent-ctxbench-root")
+    index = GoldIndex()
+    index.ids([g for g in map(normalise, golds) if g])
+    followed, reference = _LineFacts(index, snapshots), _LineFacts(index, snapshots)
+    keys = [object(), object()]
+    lines = {0: list(first), 1: list(first)}
+    for key, at, inserted in steps:
+        series = lines[key]
+        if at == 9:  # a text that is not the one before with lines inserted
+            series[:] = inserted
+        else:
+            place = at % (len(series) + 1)
+            series[place:place] = inserted
+        text = "\n".join(series)
+        assert followed.of_grown(text, keys[key]) == reference.of(text), text

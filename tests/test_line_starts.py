@@ -26,7 +26,7 @@ from ctxbench.tokens.line_starts import (
 )
 from ctxbench.tokens.tokenizers import available_tokenizers, get_tokenizer
 from ctxbench.transcripts.canonical import read_transcripts
-from ctxbench.transcripts.model import Message, ToolCall
+from ctxbench.transcripts.model import Message, ToolCall, Transcript
 
 
 def _splits(name: str) -> bool:
@@ -368,26 +368,48 @@ def test_a_text_counted_with_its_head_remembered_counts_exactly(name: str, text:
     assert pieces.with_head(kept, within) == count(kept)
 
 
-def test_a_tool_result_cut_to_its_start_is_counted_from_the_remembered_head() -> None:
-    """DB-GPT's estimator tells the shared tokenizer how much of a tool result its Layer 1 keeps
-    (strategy.params.truncated_observation_max_chars); nothing in tokens/ knows the number."""
-    tokenizer = get_tokenizer("o200k_base")
-    before = tokenizer.tool_result_head_chars
-    DbgptEstimator("gpt-4o", observation_head_chars=200)
-    assert tokenizer.tool_result_head_chars == 200
-    result = Message(role="tool", content="first line of output\n" + "word " * 80, tool_call_id="c1")
-    tokenizer.count_content(result)
-    kept = result.replace(content=result.content[:200] + "...")
+def _tokenized(tokenizer, work):
+    """What ``work()`` made ``tokenizer`` tokenize (its piece counter and its plain count)."""
     pieces = tokenizer.pieces()
     calls: list[str] = []
-    inner = pieces._count
-    pieces._count = lambda text: calls.append(text) or inner(text)  # records what is tokenized
+    inner, count = pieces._count, tokenizer._count
+    pieces._count = lambda text: calls.append(text) or inner(text)
+    tokenizer._count = lambda text: calls.append(text) or count(text)
     try:
-        assert tokenizer.count_content(kept) == tokenizer.count(kept.content)
+        work()
     finally:
-        pieces._count = inner
-        tokenizer.tool_result_head_chars = before
-    assert calls == [" word..."]
+        pieces._count, tokenizer._count = inner, count
+    return calls
+
+
+def test_a_dbgpt_estimator_leaves_the_shared_tokenizer_as_it_was() -> None:
+    """DB-GPT's head count is its estimator's: building one does not change how the tokenizer every
+    strategy of the process shares counts a tool result (nothing in tokens/base.py knows the number)."""
+    tokenizer = get_tokenizer("o200k_base")
+    DbgptEstimator("gpt-4o", observation_head_chars=200)
+    # Shorter than the persistent count cache's texts (count_cache.MIN_CHARS): tokenized here.
+    result = Message(role="tool", content="first line of output\n" + "unshared " * 50, tool_call_id="c1")
+    assert _tokenized(tokenizer, lambda: tokenizer.count_content(result)) == [result.content]
+
+
+def test_an_observation_cut_to_its_start_is_counted_from_the_remembered_head() -> None:
+    """DB-GPT's estimator counts the transcript's observations as their start (as many characters
+    as its Layer 1 keeps: strategy.params.truncated_observation_max_chars) and the rest, before the
+    provider counts them; the cut Layer 1 makes later is counted from that start."""
+    tokenizer = get_tokenizer("o200k_base")
+    estimator = DbgptEstimator("gpt-4o", observation_head_chars=200)
+    result = Message(role="tool", content="first line of output\n" + "word " * 60, tool_call_id="c1")
+    observation = Message(role="user", content="Observation: rows\n" + "cell " * 60)
+    call = Message(role="assistant", content="", tool_calls=(ToolCall("c1", "bash", "{}"),))
+    task = Message(role="user", content="the task")
+    transcript = Transcript("t", [task, call, result, observation, Message(role="assistant", content="done")])
+    estimator.start(transcript)
+    for message in (result, observation):
+        cut = message.replace(content=message.content[:200] + "...")
+        tokenized = _tokenized(tokenizer, lambda cut=cut: estimator.message(cut))
+        assert len(tokenized) == 1 and tokenized[0].endswith("...") and len(tokenized[0]) <= 8, tokenized
+        assert estimator.message(cut) == tokenizer.count(cut.content)
+        assert tokenizer.count_content(message) == tokenizer.count(message.content)
 
 
 @pytest.mark.parametrize("name", SPLITTING)

@@ -539,3 +539,23 @@ def test_a_throwaway_scripts_error_the_agent_walked_away_from_is_asked_last():
         "TypeError: 'NoneType' object is not iterable",
         "File \"/r/src/hdr.py\", line 9, in parse h.split() AttributeError: 'bytes' object has no attribute 'split'",
     ]
+
+
+def test_a_reproduction_that_died_on_import_is_quoted_by_its_error_not_a_frames_code():
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/r/repro.py", line 3, in <module>\n    import hdr\n'
+        '  File "/r/hdr/__init__.py", line 2, in <module>\n    from hdr import tools  # noqa: F401\n'
+        "    ^^^^^^^^^^^^^^^^^^^^^^\n"
+        "=== parsing ===\n"  # a section title is no value either
+        "ModuleNotFoundError: No module named 'numpy'"
+    )
+    edit = {"command": "str_replace", "path": "/r/hdr/parse.py", "old_str": "return None", "new_str": "raise"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python repro.py"),
+        _out("a", trace, 1),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/hdr/parse.py has been edited.", tool_call_id="b"),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["ModuleNotFoundError: No module named 'numpy'"]

@@ -25,6 +25,7 @@ __all__ = ["DeterministicJudge", "normalise"]
 
 LAST_LINE_CHARS = 4096  # a grown message whose base's last line is longer: its pointers read in its whole text
 LINE_CHARS_KEPT = 4 << 20  # characters of lines _LineFacts remembers before it starts again
+SERIES_KEPT = 64  # series of grown texts _LineFacts follows before it starts again
 
 
 class _Facts:
@@ -121,7 +122,7 @@ class DeterministicJudge:
             # anchor holds no whitespace and a pointer never spans a line break (SnapshotSource).
             pointers: tuple[str, ...] = ()
             if rest is not None:
-                rest_anchors, pointers = self._line_facts().of(rest)
+                rest_anchors, pointers = self._line_facts().of_grown(rest, base)
                 anchors = anchors | rest_anchors
             facts = _Facts(message, found.anchors | anchors, EMPTY)
             # The base's pointers stand, but those of its last line when the suffix continues it.
@@ -280,6 +281,30 @@ class _LineFacts:
         self._pointers: dict[str, tuple[str, ...]] = {}
         self._with_pointers: set[str] = set()  # the lines that hold one
         self._chars = 0
+        # By the id of what a series of texts grows from (held in the value): the last text, and
+        # how the series grows (_Growth), once two texts of it show lines inserted at one place.
+        self._series: dict[int, tuple[object, str, _Growth | None]] = {}
+
+    def of_grown(self, text: str, key: object) -> tuple[frozenset[int], tuple[str, ...]]:
+        """``of(text)``, for a series of texts (those grown from ``key``) where each is the one
+        before with lines inserted at one place: DB-GPT's progress block gains a step line before
+        its footer every call. Then only the inserted lines are looked at (two searches of the
+        text in C: its start and its end), not every line of it."""
+        series = self._series.get(id(key))
+        if series is not None and series[0] is key:
+            _, last, growth = series
+            if growth is not None:
+                grown = growth.of(text, self)
+                if grown is not None:
+                    self._series[id(key)] = (key, text, growth)
+                    return grown
+        else:
+            last = None
+        found = self.of(text)
+        if len(self._series) > SERIES_KEPT:
+            self._series.clear()
+        self._series[id(key)] = (key, text, _Growth.between(last, text, self) if last is not None else None)
+        return found
 
     def of(self, text: str) -> tuple[frozenset[int], tuple[str, ...]]:
         lines = text.split("\n")
@@ -315,6 +340,55 @@ class _LineFacts:
             self._pointers[line] = found
             if found:
                 self._with_pointers.add(line)
+
+
+class _Growth:
+    """How a series of texts grows: each is ``head + inserted + tail``, where ``head`` is empty or
+    ends with a line break and ``inserted`` is empty or ends with one, so the text's lines are
+    head's (without its last, empty one), inserted's likewise, and tail's; the next text's head is
+    this one's head and inserted lines. With the anchors and pointers of head's and tail's lines."""
+
+    __slots__ = ("head", "tail", "head_facts", "tail_facts")
+
+    def __init__(self, head: str, tail: str, lines: _LineFacts) -> None:
+        self.head, self.tail = head, tail
+        self.head_facts = lines.of(head[:-1]) if head else (EMPTY, ())
+        self.tail_facts = lines.of(tail)
+
+    @classmethod
+    def between(cls, last: str, text: str, lines: _LineFacts) -> _Growth | None:
+        """The growth from ``last`` to ``text`` when ``text`` is ``last`` with lines inserted at one
+        place (and a line of the end kept), else None."""
+        before, after = last.split("\n"), text.split("\n")
+        if len(after) <= len(before):
+            return None
+        start = 0  # lines in common at the start
+        while start < len(before) and before[start] == after[start]:
+            start += 1
+        end = 0  # and at the end, not overlapping those
+        while end < len(before) - start and before[-1 - end] == after[-1 - end]:
+            end += 1
+        if start + end != len(before) or end == 0:
+            return None
+        head = "\n".join(after[:start]) + "\n" if start else ""
+        return cls(head, "\n".join(after[len(after) - end :]), lines)
+
+    def of(self, text: str, lines: _LineFacts) -> tuple[frozenset[int], tuple[str, ...]] | None:
+        """``lines.of(text)`` when ``text`` grew this way (its head and inserted lines become the
+        next head), else None."""
+        head, tail = self.head, self.tail
+        if len(text) < len(head) + len(tail) or not text.startswith(head) or not text.endswith(tail):
+            return None
+        inserted = text[len(head) : len(text) - len(tail)]
+        (head_anchors, head_pointers), (tail_anchors, tail_pointers) = self.head_facts, self.tail_facts
+        if not inserted:
+            return head_anchors | tail_anchors, head_pointers + tail_pointers
+        if not inserted.endswith("\n"):
+            return None
+        anchors, pointers = lines.of(inserted[:-1])
+        self.head = head + inserted
+        self.head_facts = head_anchors | anchors, head_pointers + pointers
+        return head_anchors | anchors | tail_anchors, head_pointers + pointers + tail_pointers
 
 
 def _raw_text(message: Message) -> str:

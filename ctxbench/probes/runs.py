@@ -80,6 +80,9 @@ PROJECT_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.MULTI
 CODE_FREE = re.compile(r"^(?:File |Traceback|raise |[~^\s]+$|[\w.]*(?:Error|Exception)\b)")
 CODE_MAX = 80  # a longer line of code is left out of the question
 INSTALLED_FRAME = re.compile(r"<frozen |/(?:site|dist)-packages/|/lib/python\d")
+# A section title a script prints ("=== Test 4: annotate without values() ==="): what follows is the result.
+BANNER = re.compile(r"^([=#*~-])\1{2,}.*\1{3}$")
+FRAME_LINE = re.compile(r'^File "[^"]+", line \d+')
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
@@ -87,10 +90,12 @@ def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_lin
     """The output line that says most: values and task words count, separators and echoes do not
     (``any_line``: the best of lines that all tell something, such as the lines a fix changed)."""
     best, score = None, float("-inf") if any_line else 0.0
-    for ln in lines:
+    for n, ln in enumerate(lines):
         s = ln.strip()
         if len(s) < 6 or s in avoid or set(s) <= set("=-_*#~ .") or len(s) > 200 or CONTENT_FREE.match(s):
             continue
+        if BANNER.match(s) or n and ln[:1].isspace() and FRAME_LINE.match(lines[n - 1].strip()):
+            continue  # a section title, or the code line indented under a traceback's frame: no value printed
         words = set(re.findall(r"\w+", s.lower()))
         value = 3 * min(len(VALUE_WORDS.findall(s)), 2) + (0.5 if re.search(r"\d", s) else 0)
         points = 2 * len(words & task_words) + value + (1 if ":" in s else 0) - s.count('"') / 4

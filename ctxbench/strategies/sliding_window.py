@@ -3,11 +3,12 @@ rounds that fit in a share of the prompt budget; on overflow, shrink the share a
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from itertools import accumulate
 from typing import Annotated
 
 from ctxbench.core import ContextOverflowError, Param, Strategy, StrategyContext
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.rounds import group_rounds
 
 
 class SlidingWindow(Strategy):
@@ -49,18 +50,30 @@ class SlidingWindow(Strategy):
             first_user = next((i for i, m in enumerate(messages) if m.role == "user"), None)
             if first_user is not None and first_user not in head:
                 head.append(first_user)
-        head_set = set(head)
-        used = sum(estimate.message(messages[i]) for i in head)
-        kept: list[int] = []
-        # Walk back over whole rounds so no tool call is separated from its result.
-        for round_ in reversed(group_rounds(messages)):
-            body = [i for i in round_ if i not in head_set]
-            cost = sum(estimate.message(messages[i]) for i in body)
-            if kept and used + cost > budget:
-                break
-            kept.extend(body)
-            used += cost
-        keep = head_set | set(kept)
+        head.sort()
+        sizes = estimate.sizes(messages)
+        running = list(accumulate(sizes, initial=0))  # running[i]: the first i messages' estimate
+        used = sum(sizes[i] for i in head)
+        # Walk back over whole rounds (``group_rounds``: each assistant message after the first
+        # starts one) so no tool call is separated from its result; the last round is always kept.
+        starts = [i for i, m in enumerate(messages) if m.role == "assistant"][1:]
+        first = next((i for i, m in enumerate(messages) if m.role != "system"), None)
+        kept_from = len(messages)  # where the kept rounds start: all that follows is kept
+        kept_any = False  # whether a kept round held a message besides the head's
+        if first is not None:
+            starts.insert(0, first)
+            end = len(messages)
+            for start in reversed(starts):
+                # The round's messages less the head's among them (the system prompt, the task, pinned ones).
+                inside = head[bisect_left(head, start) : bisect_left(head, end)]
+                cost = running[end] - running[start] - sum(sizes[i] for i in inside)
+                if kept_any and used + cost > budget:
+                    break
+                kept_any = kept_any or end - start > len(inside)
+                kept_from, end = start, start
+                used += cost
+        kept = [messages[i] for i in head if i < kept_from]
+        kept += messages[kept_from:]
         ctx.mark_layer("sliding_window")
-        ctx.emit({"type": "sliding_window", "dropped": len(messages) - len(keep), "kept": len(keep)})
-        return [m for i, m in enumerate(messages) if i in keep]
+        ctx.emit({"type": "sliding_window", "dropped": len(messages) - len(kept), "kept": len(kept)})
+        return kept

@@ -86,9 +86,6 @@ class Tokenizer(ABC):
     # counts with it): long texts' counts are then shared through ``ctxbench.tokens.count_cache``.
     # None: never shared (a tokenizer whose files could change under the same name).
     cache_identity: str | None = None
-    # Characters at the start of a tool result whose count is remembered apart (``remember_heads``):
-    # a layer that keeps only that start then re-tokenizes a few characters. None: count whole.
-    tool_result_head_chars: int | None = None
 
     @abstractmethod
     def count(self, text: str) -> int:
@@ -103,34 +100,27 @@ class Tokenizer(ABC):
             return self.per_message
         return self.role_overhead.get(role, self.per_message)
 
-    def count_content(self, message: Message) -> int:
+    def count_content(self, message: Message, head_chars: int | None = None) -> int:
         """Tokens of the message's content alone, cached on the message: estimators that count
-        content without framing (DB-GPT's) share this count instead of tokenizing again."""
+        content without framing (DB-GPT's) share this count instead of tokenizing again.
+
+        ``head_chars``: a text not counted yet is counted as its start (up to its last pre-token
+        start within that many characters), remembered, and the rest, for a caller whose strategy
+        later keeps only that start (it says how many characters); the count is the same."""
         key = f"content:{self.name}"
         cached = message.token_cache.get(key)
         if cached is None:
             base = message.appended_to
             if base is None:  # a long text's count may come from another cell (count_cache)
-                count = self._tool_result_count if message.role == "tool" else self.count
+                count: Callable[[str], int] = self.count
+                if head_chars is not None and self.splits_at_line_starts:
+                    count = functools.partial(self.pieces().with_head, within=head_chars)
                 cached = count_cache.counted(self.cache_identity, message.content, count)
             else:
                 suffix = message.content[len(base.content) :]
-                cached = self.count_appended(base.content, self.count_content(base), suffix)
+                cached = self.count_appended(base.content, self.count_content(base, head_chars), suffix)
             message.token_cache[key] = cached
         return cached
-
-    def remember_heads(self, chars: int) -> None:
-        """Count the first ``chars`` characters of every tool result apart and remember them, for a
-        strategy that later keeps only that start (it says how many; counts stay the same)."""
-        self.tool_result_head_chars = chars
-
-    def _tool_result_count(self, text: str) -> int:
-        head = self.tool_result_head_chars
-        if head is None or not self.splits_at_line_starts:
-            return self.count(text)
-        # The start (up to a pre-token boundary within ``head`` characters) is counted apart and
-        # remembered: when it is later kept alone, only the few characters after it are tokenized.
-        return self.pieces().with_head(text, head)
 
     def count_appended(self, text: str, text_tokens: int, suffix: str) -> int:
         """Tokens of ``text + suffix`` given ``text_tokens``, the count of ``text``: from the

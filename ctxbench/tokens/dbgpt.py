@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from itertools import islice
 from typing import Annotated
 
 from ctxbench.core import Param
@@ -18,7 +19,8 @@ from ctxbench.errors import ConfigError
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.tokens.line_starts import SPACE_AFTER_WORD, STARTS_LINE
 from ctxbench.tokens.tokenizers import Tokenizer, arguments_key, get_tokenizer, litellm_tokenizer_dir
-from ctxbench.transcripts.model import Message
+from ctxbench.transcripts.model import Message, Transcript
+from ctxbench.transcripts.rounds import is_observation
 
 log = logging.getLogger(__name__)
 FALLBACK_ENCODING = "cl100k_base"
@@ -71,12 +73,21 @@ class DbgptEstimator(Estimator):
             # DB-GPT's ProxyTokenizerWrapper returns -1 when the encoding cannot be loaded.
             log.warning("DB-GPT estimator: encoding %s unavailable offline; counting len // 4", self.encoding)
             self.tokenizer = None
-        if self.tokenizer is not None and observation_head_chars is not None:
-            # Layer 1 keeps an observation's start: counting that start apart makes its cut cheap
-            # to count (speed only; the counts are the same).
-            self.tokenizer.remember_heads(int(observation_head_chars))
+        # Layer 1 keeps an old observation's start: counting that start apart makes its cut cheap
+        # to count (speed only; the counts are the same).
+        self.head_chars = None if observation_head_chars is None else int(observation_head_chars)
         self.key = f"dbgpt:{self.encoding if self.tokenizer else 'len4'}"
         self.name = self.key
+
+    def start(self, transcript: Transcript) -> None:
+        """Before the replay counts the transcript: its observations (what Layer 1 may cut, up to
+        the last call) counted as their start and the rest, so their cuts are counted from it."""
+        super().start(transcript)
+        if self.tokenizer is None or self.head_chars is None or not transcript.call_indices:
+            return
+        for message in islice(transcript.messages, transcript.call_indices[-1]):
+            if _observation(message):
+                self.tokenizer.count_content(message, self.head_chars)
 
     def message(self, message: Message) -> int:
         cached = message.token_cache.get(self.key)
@@ -85,8 +96,9 @@ class DbgptEstimator(Estimator):
             try:
                 if self.tokenizer is None:
                     cached = (len(message.content) + len(calls)) // 4
-                elif not calls:  # the provider's counter already has the content's count
-                    cached = self.tokenizer.count_content(message)
+                elif not calls:  # the provider's counter may already have the content's count
+                    head = self.head_chars if _observation(message) else None  # a cut one: from its start
+                    cached = self.tokenizer.count_content(message, head)
                 else:  # content + calls, counted from the content's count and its last line
                     content_tokens = self.tokenizer.count_content(message)
                     cached = _count_with_one_call(self.tokenizer, message, content_tokens)
@@ -96,6 +108,11 @@ class DbgptEstimator(Estimator):
                 cached = (len(message.content) + len(calls)) // 4
             message.token_cache[self.key] = cached
         return cached
+
+
+def _observation(message: Message) -> bool:
+    """What DB-GPT's Layer 1 may cut to its start: a tool result or an ``Observation:`` message."""
+    return message.role == "tool" or is_observation(message)
 
 
 def _count_with_one_call(tokenizer: Tokenizer, message: Message, content_tokens: int) -> int | None:

@@ -76,6 +76,10 @@ class Estimator(ABC):
     def message(self, message: Message) -> int:
         """Estimated tokens of one message."""
 
+    def sizes(self, messages: Sequence[Message]) -> list[int]:
+        """Estimated tokens of each message (``[self.message(m) for m in messages]``)."""
+        return list(map(self.message, messages))
+
     def prompt(self, messages: Sequence[Message]) -> int:
         """Estimated tokens of a whole context. Strategies size the working context several
         times per call, so the sum is kept running (``message`` must be fixed per message)."""
@@ -108,6 +112,9 @@ class ExactEstimator(Estimator):
 
     def message(self, message: Message) -> int:
         return self.counter.message(message)
+
+    def sizes(self, messages: Sequence[Message]) -> list[int]:
+        return self.counter.sizes(messages)  # the cached counts looked up in C
 
     def prompt(self, messages: Sequence[Message]) -> int:
         return self._prompt(messages)
