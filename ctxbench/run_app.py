@@ -377,7 +377,14 @@ class PrintComparison(Callback):
         report = config.get("report")
         files = [p / CELLS_FILE for p in places] if glob else places
         cells = [c for f in files if f.exists() for c in read_cells_list(f)]
-        summaries = [s for c in cells for _, s in iter_summaries(c / "summary.json") if (c / "summary.json").exists()]
+        # The table reads only summaries: each cell's manifest and digests are checked, its records are
+        # not parsed here (a sweep's 160 cells hold 300k of them; the report and viewer check them).
+        summaries = [
+            s
+            for c in cells
+            for _, s in iter_summaries(c / "summary.json", records=False)
+            if (c / "summary.json").exists()
+        ]
         skipped = sorted({line for f in files for line in _read_list(f.parent / SKIPPED_FILE)})
         if skipped:
             RUN_STATE["skipped"] = len(skipped)

@@ -114,3 +114,21 @@ def test_a_cell_is_written_as_json_dumps_would_and_its_nan_metrics_as_null(tmp_p
     text = (finite / "summary.json").read_text("utf-8")
     assert text == json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
     assert verify_cell(finite)["metrics"] == {"ok": 0.5}
+
+
+def test_a_summary_only_check_skips_the_records_but_not_the_digests(tmp_path):
+    """The table printed after a run reads only summaries (``records=False``): a record the schema
+    refuses is still refused by the full check, and a changed file by both."""
+    from ctxbench.results.reader import verify_cell
+    from ctxbench.results.store import Cell
+
+    bad = [{"call": "zero", "tokens_sent": 5, "tokens_uncompacted": 9, "accepted": True}]  # call is not an int
+    folder = Cell(tmp_path, "t", "none", "m", "h").write(calls=bad, events=[], metrics={"ok": 0.5}, info={})
+    # Cell.write sealed it: the manifest matches the files, so only the schema can refuse the record
+    assert verify_cell(folder, records=False)["metrics"] == {"ok": 0.5}
+    with pytest.raises(InputError, match=r"calls\.jsonl.*line 1.*\$\.call"):
+        verify_cell(folder)
+    (folder / "calls.jsonl").write_text("{}\n", "utf-8")
+    for records in (True, False):
+        with pytest.raises(InputError, match="changed since the cell was published"):
+            verify_cell(folder, records=records)

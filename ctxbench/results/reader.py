@@ -238,8 +238,12 @@ def manifest_of(folder: Path) -> dict[str, Any]:
     return {"schema": MANIFEST_SCHEMA, "files": files}
 
 
-def verify_cell(folder: str | Path) -> dict[str, Any]:
-    """The cell's summary if the cell is complete and unaltered; else an ``InputError`` saying what is wrong."""
+def verify_cell(folder: str | Path, records: bool = True) -> dict[str, Any]:
+    """The cell's summary if the cell is complete and unaltered; else an ``InputError`` saying what is wrong.
+
+    ``records=False``: the manifest, every file's size and sha256 and the summary are checked, but the
+    record files are not parsed (a caller that reads only the summary; whoever reads the records later
+    schema-checks them through ``read_records``)."""
     folder = Path(folder)
     manifest_path = folder / MANIFEST
     if not manifest_path.exists():
@@ -263,7 +267,7 @@ def verify_cell(folder: str | Path) -> dict[str, Any]:
         raise InputError(manifest_path, "$.files", f"{SUMMARY} not listed")
     summary = read_summary(folder / SUMMARY)
     for name, kind in CELL_FILES.items():
-        if name in files:
+        if records and name in files:
             read_records(folder / name, kind)
     return summary
 

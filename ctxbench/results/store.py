@@ -223,9 +223,10 @@ class Cell:
         return self.path
 
 
-def iter_summaries(*roots: str | Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+def iter_summaries(*roots: str | Path, records: bool = True) -> Iterator[tuple[Path, dict[str, Any]]]:
     """Every published cell under the given result folders (runs, sweeps, roots), verified: a cell
-    with a file missing or altered, or of another schema, is an ``InputError`` naming the file."""
+    with a file missing or altered, or of another schema, is an ``InputError`` naming the file
+    (``records=False``: the record files are not parsed, see ``verify_cell``)."""
     seen: set[Path] = set()
     for root in roots:
         root = Path(root)
@@ -239,7 +240,7 @@ def iter_summaries(*roots: str | Path) -> Iterator[tuple[Path, dict[str, Any]]]:
             if resolved in seen:
                 continue
             seen.add(resolved)
-            yield folder, verify_cell(folder)
+            yield folder, verify_cell(folder, records)
 
 
 def _hidden(folder: Path, root: Path) -> bool:
