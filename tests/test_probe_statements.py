@@ -778,8 +778,12 @@ def test_a_booking_reported_with_its_details_listed_is_asked_as_the_sentence_tha
     ]
     got = _outcomes(messages)
     assert list(got) == [
-        "Your booking from JFK to DTW on May 17 has been successfully completed. (Reservation ID:** HATHAT)"
+        "Your booking from JFK to DTW on May 17 has been successfully completed. Here are the details: - "
+        "**Reservation ID:** HATHAT"
     ], got
+    # As the transcript states it (verbatim up to spacing), so the judge finds it in the full history.
+    outcome = next(p for p in extract_probes(Transcript("t", messages)) if p.label == "outcome")
+    assert DeterministicJudge().judge(outcome, messages).status == "kept"
 
 
 def test_a_report_of_removing_a_scratch_script_gives_way_to_the_sentence_on_the_fix():

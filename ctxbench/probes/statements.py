@@ -635,8 +635,19 @@ def _report_sentence(text: str, new: set[str]) -> str | None:
         if (caveat or shows_new or valued) and rank > best_rank:
             best, best_rank = sentence, rank
     if best and detail and not best_rank[2] and detail not in best:
-        best = f"{best.rstrip()} ({detail.strip()})"
+        best = _through(text, best, detail) or best
     return clip(best, 240) if best else None
+
+
+def _through(text: str, lead: str, detail: str) -> str | None:
+    """The report verbatim from the sentence leading a list to the list item that holds the value, when
+    the item follows it within 240 characters: a gold the transcript states as it is (the judge looks
+    for it as written), not the two put together."""
+    start = text.find(lead)
+    end = text.find(detail, start + len(lead)) if start >= 0 else -1
+    if end < 0 or end + len(detail) - start > 240:
+        return None
+    return text[start : end + len(detail)]
 
 
 def _new_words(messages: list[Message], at: int) -> set[str]:
