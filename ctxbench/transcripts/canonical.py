@@ -217,8 +217,10 @@ def read_dataset(paths: Iterable[str | Path], strict: bool = False) -> DatasetRe
 # they were read from: the jobs of a sweep that one process runs (the basic launcher's, each joblib
 # worker's) read the same dataset again each. Never handed out: each read gets fresh copies, as a
 # parse makes them (``dedupe_ids`` renames a transcript, a layer writes into a message's metadata).
-# Bounded by the files' bytes: a dataset larger than that is parsed per job, as before.
+# Kept from a file's second read of the same bytes on: a process that reads its dataset once (one
+# job) holds no second copy of it. Bounded by the files' bytes: a larger dataset is parsed per job.
 _READ: dict[Path, tuple[bytes, int, list[Transcript]]] = {}
+_SEEN: dict[Path, bytes] = {}  # a file read once: the digest of its bytes
 READ_CACHE_BYTES = 64 * 1024 * 1024
 
 
@@ -231,7 +233,8 @@ def _read_cached(file: Path, digest: bytes) -> list[Transcript]:
     _READ.pop(key, None)
     transcripts = list(read_transcripts(file))
     size = file.stat().st_size
-    if size <= READ_CACHE_BYTES:
+    again, _SEEN[key] = _SEEN.get(key) == digest, digest
+    if again and size <= READ_CACHE_BYTES:
         while _READ and sum(n for _, n, _ in _READ.values()) + size > READ_CACHE_BYTES:
             _READ.pop(next(iter(_READ)))  # the oldest first
         _READ[key] = (digest, size, [fresh_copy(t) for t in transcripts])
