@@ -862,3 +862,37 @@ def test_a_conversation_with_five_rulings_and_choices_asks_all_five():
     ]
     got = [at for at, _ in _decisions(messages)]
     assert len(got) == 5 and 6 in got, _decisions(messages)
+
+
+def test_a_decision_to_act_after_a_finding_is_a_decision_and_a_promise_waiting_on_the_customer_is_not():
+    """An agent that says what it found and then "I will proceed with canceling this reservation" has
+    decided, with its reason; "Please confirm ..., and I'll proceed with the booking" waits on the person,
+    and sympathy ("I understand your situation.") is no reason."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Cancel any of my reservations whose flights are over 3 hours long."),
+        Message(
+            "assistant",
+            "The flights that are over 3 hours long are in the reservation with ID **S61CZX**. I will proceed with "
+            "canceling this reservation. Could you please confirm?",
+        ),
+        Message("user", "Yes, please."),
+        Message("assistant", "Flight HAT271 costs $172. Please confirm, and I'll proceed with the booking."),
+        Message("user", "Hmm, not yet."),
+        Message(
+            "assistant", "I understand your situation. I will proceed with downgrading reservation ZFA04Y to economy."
+        ),
+        Message("user", "Good."),
+        Message("assistant", "", tool_calls=(ToolCall("u", "update_reservation_flights", '{"cabin": "economy"}'),)),
+        Message("tool", '{"reservation_id": "ZFA04Y", "cabin": "economy"}', tool_call_id="u"),
+        Message("assistant", "Reservation ZFA04Y is now economy; the difference is refunded to your card."),
+        Message("user", "Thanks ###STOP###"),
+    ]
+    got = _decisions(messages)
+    assert (
+        2,
+        "The flights that are over 3 hours long are in the reservation with ID **S61CZX**. I will proceed with "
+        "canceling this reservation.",
+    ) in got, got
+    assert not any(at == 4 for at, _ in got), got
+    assert (6, "I will proceed with downgrading reservation ZFA04Y to economy.") in got, got

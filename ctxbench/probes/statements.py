@@ -387,6 +387,14 @@ REASONED = re.compile(
     re.IGNORECASE,
 )
 WHETHER = re.compile(r"\b(?:determine|check|verify|see|whether|if)\b[^.]*\b(?:eligible|entitled)\b", re.IGNORECASE)
+# The agent's decision to act, said to the person as a sentence of its own after what it found ("The flights
+# over 3 hours are in reservation S61CZX. I will proceed with canceling this reservation."); not a promise
+# that waits on the person ("Please confirm ..., and I'll proceed with the booking": that starts otherwise).
+PROCEED = re.compile(
+    r"^(?:(?:therefore|so|thus|then|now|accordingly),?\s+)?(?:i|we)(?:'ll| will| am going to) (?:now )?"
+    r"(?:proceed (?:with|to)|go ahead (?:and|with))\b",
+    re.IGNORECASE,
+)
 
 
 def refusals(messages: list[Message]) -> Iterator[Fact]:
@@ -407,11 +415,16 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
             continue
         # before a call, only the policy's own words: "I can't find the file" rules on nothing
         ruling = REFUSAL if reply else POLICY
+        previous = ""
         for text, sentence in ((t, x) for t in (_prose(m) if not reply else [m.content]) for x in sentences_of(t)):
+            before, previous = previous, sentence
             if len(sentence) < 20 or PLEASANTRY.search(sentence) or sentence.endswith(":"):
                 continue
             refused = bool(ruling.search(sentence))
             reasoned = reply and bool(REASONED.search(sentence))
+            if reply and conversation and not refused and not reasoned and PROCEED.match(sentence):
+                yield from _proceeding(text, before, sentence, i, said)
+                break
             if not refused and not reasoned and not (GRANT.search(sentence) and not WHETHER.search(sentence)):
                 continue
             words = set(re.findall(r"\w{3,}", sentence.lower()))
@@ -427,6 +440,33 @@ def refusals(messages: list[Message]) -> Iterator[Fact]:
                 )
                 yield Fact("decision", answer, i, question)
             break
+
+
+# Words of sympathy before a decision ("I understand your situation."): no reason for it.
+SYMPATHY = re.compile(r"(?:i (?:understand|see)|i'?m (?:so )?sorry|i apologi[sz]e)\b", re.IGNORECASE)
+
+
+PROCEED_WORDS = {"will", "proceed", "with", "the", "this", "that", "your", "you", "for", "and", "are", "now"}
+
+
+def _proceeding(text: str, before: str, sentence: str, i: int, said: list[set[str]]) -> Iterator[Fact]:
+    """A decision to act (``PROCEED``) with the sentence before it when that says why (a finding or a
+    ruling of the same paragraph, not a list's detail, a question or a courtesy); once, as rulings are."""
+    why = (
+        before
+        and len(before) >= 20
+        and not before.endswith(("?", ":"))
+        and not KEY_VALUE.match(before)
+        and not PLEASANTRY.search(before)
+        and not SYMPATHY.match(before)
+    )
+    answer = _with_next(text, before, sentence) if why else sentence
+    answer = answer if answer != before else sentence  # not across a paragraph
+    # the words of what is decided: "I will proceed with" starts every such sentence and says nothing apart
+    words = set(re.findall(r"\w{3,}", answer.lower())) - PROCEED_WORDS
+    if words and not any(len(words & w) >= 0.5 * min(len(words), len(w)) for w in said):
+        said.append(words)
+        yield Fact("decision", clip(answer, 300), i, "What did the agent decide to do for the customer, and why?")
 
 
 # A tool's result that reports a failure ("Error: not enough seats on flight HAT139").
