@@ -34,7 +34,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from ctxbench.atomic import write_bytes_atomic, write_json_atomic, write_text_atomic
+from ctxbench.atomic import write_json_atomic, write_text_atomic
 from ctxbench.thresholds import Recording, Tracked, meets, rename
 
 REUSE_ENV = "CTXBENCH_CELL_REUSE"
@@ -225,7 +225,7 @@ def copy_cell(record: Mapping[str, Any], sharing: CellSharing, work: Path, heade
     (then the cell is replayed)."""
     from ctxbench.replay.contexts import FILE as CONTEXTS_FILE
     from ctxbench.results.reader import MANIFEST, MANIFEST_SCHEMA, SUMMARY
-    from ctxbench.results.store import code_fingerprint
+    from ctxbench.results.store import code_fingerprint, with_first_line
 
     source = sharing.job.root / record["source"]
     try:
@@ -246,6 +246,10 @@ def copy_cell(record: Mapping[str, Any], sharing: CellSharing, work: Path, heade
         if name == SUMMARY:
             summary = json.loads(data)
             continue
+        if name == CONTEXTS_FILE and header is not None:
+            # This setting's token levels in the first line: only the header's gzip member is
+            # written anew, the rows' member copied as it is (results/store.py: gzip_lines).
+            data = with_first_line(data, json.dumps(header, ensure_ascii=False))
         target = work / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
@@ -271,13 +275,6 @@ def copy_cell(record: Mapping[str, Any], sharing: CellSharing, work: Path, heade
             changed = True
         if changed:
             write_text_atomic(work / file, "\n".join(lines))
-    if header is not None and (work / CONTEXTS_FILE).exists():
-        import gzip
-
-        text = gzip.decompress((work / CONTEXTS_FILE).read_bytes()).decode("utf-8")
-        rest = text.split("\n", 1)[1]
-        data = (json.dumps(header, ensure_ascii=False) + "\n" + rest).encode("utf-8")
-        write_bytes_atomic(work / CONTEXTS_FILE, gzip.compress(data, compresslevel=1, mtime=0))  # as results/store.py
     return summary
 
 

@@ -20,6 +20,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from ctxbench import config_cache
 from ctxbench.atomic import write_text_atomic
 from ctxbench.cells import CellJob, reuse_cell, run_cell
 from ctxbench.cells import compaction_cost as compaction_cost  # where tests and plugins import it from
@@ -52,6 +53,10 @@ def _checked_output_name(name: Any) -> str:
     return str(name)
 
 
+# Each job's composition parses the config files once per process, not once per job: installed here
+# for joblib's workers (which import this module to run a job; the parent's scan of Hydra's plugins
+# wraps them again in hydra_plugins/ctxbench_searchpath).
+config_cache.install()
 if not OmegaConf.has_resolver("ctxbench_output_name"):
     OmegaConf.register_new_resolver("ctxbench_output_name", _checked_output_name)
 CELLS_FILE = "cells.json"

@@ -71,3 +71,24 @@ def test_short_strategy_sweep_from_the_cli_notes_unbalanced_jobs(
     assert saved["sweep"]["cells"] == {"2": 3} and saved["sweep"]["result_cells"] == {"2": 3}
     assert any("not a multiple" in note for note in saved["notes"])  # 3 jobs on 2 workers
     assert "## Sweep: 3 cells on synth_coding_3k.jsonl (one short job per strategy)" in out.read_text()
+
+
+def test_the_sweep_ratio_runs_the_sweep_and_one_job_and_states_their_cpu(tiny_dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "ratio.txt"
+    argv = ["--sweep-ratio", "--sweep-data", str(tiny_dataset), "--ratio-thresholds", "0.5,0.7x0.9"]
+    assert cli([*argv, "--repeats", "1", "--workers", "1,2", "--out", str(out)]) == 0
+    saved = json.loads(out.with_suffix(".json").read_text())
+    assert saved["settings"] == 2 and saved["n_jobs"] == 2
+    assert saved["cells"] == {"one": 2, "sweep": 4, "jobs": 2}  # each job replays both transcripts
+    assert len(saved["one_cpu"]) == len(saved["sweep_cpu"]) == 1 and min(saved["one_cpu"]) > 0
+    assert saved["ratio"] == pytest.approx(saved["sweep_cpu"][0] / saved["one_cpu"][0])
+    assert "warning_threshold=0.5,0.7" in saved["command"] and "hydra.launcher.n_jobs=2" in saved["command"]
+    assert out.read_text().splitlines()[-1].startswith(f"sweep ratio: {saved['ratio']:.2f} single runs")
+
+
+@pytest.mark.parametrize("given", ["0.5,0.7", "x0.9", "0.5,a x0.9"])
+def test_the_sweep_ratio_names_bad_thresholds(given: str) -> None:
+    from ctxbench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--ratio-thresholds"):
+        cli(["--sweep-ratio", "--ratio-thresholds", given])

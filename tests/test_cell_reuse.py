@@ -5,7 +5,9 @@ makes its cells unshared."""
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
+import io
 import os
 import random
 import subprocess
@@ -48,6 +50,11 @@ def test_a_sweep_gives_the_same_cells_with_and_without_sharing(tmp_path: Path) -
     log = run(tmp_path / "on", *sweep, "hydra/launcher=basic", f"output.root={tmp_path / 'on'}")
     run(tmp_path / "off", *sweep, "hydra/launcher=basic", f"output.root={tmp_path / 'off'}", reuse=False)
     assert compare_cells.differences(tmp_path / "off" / "default", tmp_path / "on" / "default") == []
+    # A copied cell's contexts file (the header's gzip member written anew, the rows' member copied)
+    # is byte for byte the file its setting's own replay writes.
+    fresh = {p.relative_to(tmp_path / "off"): p.read_bytes() for p in (tmp_path / "off").rglob("contexts.jsonl.gz")}
+    copied = {p.relative_to(tmp_path / "on"): p.read_bytes() for p in (tmp_path / "on").rglob("contexts.jsonl.gz")}
+    assert len(fresh) == 12 and copied == fresh
     # synth-sql_060k peaks at 0.51 of its budget (0.6 and 0.7 never compact, 0.5 does), synth-coding_090k
     # at 0.75 (each warning differs) and reaches no error level: 4 + 3 of the 12 cells are copies.
     found = copies(log)
@@ -139,3 +146,23 @@ def test_only_a_strategy_declaring_its_comparisons_is_shared() -> None:
     assert _declares("ctxbench.strategies.pipeline.LayeredStrategy")
     assert not _declares("ctxbench.strategies.sliding_window.SlidingWindow")  # the default: no reuse
     assert not _declares("ctxbench.no.such.Strategy")
+
+
+def test_a_contexts_file_rewrites_its_header_member_only() -> None:
+    from ctxbench.results.store import gzip_lines, with_first_line
+
+    rows = "".join(f'{{"call": {i}, "refs": [[0, {i}]], "new": {{}}}}\n' for i in range(300))
+    text = '{"format": "ctxbench.contexts/1", "thresholds": [1]}\n' + rows
+    data = gzip_lines(text)
+    assert gzip.decompress(data) == text.encode()
+    with gzip.open(io.BytesIO(data), "rt", encoding="utf-8") as handle:
+        assert handle.read() == text  # what ctxbench view reads: the members as one text
+    header = '{"format": "ctxbench.contexts/1", "thresholds": [2]}'
+    new = with_first_line(data, header)
+    assert new == gzip_lines(header + "\n" + rows)  # the bytes a fresh cell of that setting writes
+    rows_member = gzip.compress(rows.encode(), compresslevel=1, mtime=0)
+    assert data.endswith(rows_member) and new.endswith(rows_member)  # the rows' member kept as it was
+    assert gzip.decompress(new) == (header + "\n" + rows).encode()
+    # A file in one member (older code): rewritten whole, into the same layout.
+    assert with_first_line(gzip.compress(text.encode(), mtime=0), header) == new
+    assert gzip.decompress(with_first_line(gzip_lines("{}\n"), header)) == (header + "\n").encode()

@@ -839,3 +839,26 @@ def test_the_report_is_found_behind_several_rounds_of_thanks():
         "Unfortunately, I need the reservation ID to identify and cancel your reservation.",
         "I’ll do that and reach out as soon as I find it.",
     ], got
+
+
+def test_a_conversation_with_five_rulings_and_choices_asks_all_five():
+    """A support conversation states more decisions than a coding run (rulings, grants, plans, the person's
+    choices): five distinct ones are all asked (issue 23: a payment plan after three rulings went unasked)."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "I want to change my flight to the cheapest business round trip."),
+        Message("assistant", "Unfortunately, basic economy flights cannot be modified, so the flight must stay."),
+        Message("user", "Then I'd like to add 2 checked bags to reservation ZFA04Y."),
+        Message("assistant", "Unfortunately, travel insurance cannot be added after booking, as you asked earlier."),
+        Message("user", "I'll take the card ending in 7447 for the bags."),
+        Message(
+            "assistant",
+            "If only one certificate can be used per reservation, we will apply the certificate with the highest "
+            "balance first.",
+        ),
+        Message("user", "I'll go with certificate_7504069 for the second bag, then."),
+        Message("assistant", "Done: 2 bags on ZFA04Y."),
+        Message("user", "Thanks ###STOP###"),
+    ]
+    got = [at for at, _ in _decisions(messages)]
+    assert len(got) == 5 and 6 in got, _decisions(messages)

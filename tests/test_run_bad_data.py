@@ -97,3 +97,37 @@ def test_unreadable_dataset_folders_and_special_files_are_named(
         "cannot read: symbolic link loop (too many levels of symbolic links)",
         "not a regular file (a named pipe)",
     ]
+
+
+def test_a_dataset_read_again_in_one_process_gives_equal_independent_copies(tmp_path: Path) -> None:
+    from ctxbench.transcripts import canonical
+    from ctxbench.transcripts.canonical import read_dataset
+    from ctxbench.transcripts.formats._common import dedupe_ids
+    from ctxbench.transcripts.model import Message
+
+    data = tmp_path / "data"
+    first = coding_transcript(rounds=3, tid="a")
+    first.messages[1] = Message(role="user", content=first.messages[1].content, metadata={"usage": {"n": [1]}})
+    write_transcripts(data / "a.jsonl", [first])
+    one = read_dataset([data]).files[0]
+    assert (data / "a.jsonl").resolve() not in canonical._READ  # read once (one job): no second copy held
+    two, three = read_dataset([data]).files[0], read_dataset([data]).files[0]  # parsed, kept; then from it
+    assert one.hash == two.hash == three.hash
+    assert [t.to_dict() for t in one.transcripts] == [t.to_dict() for t in three.transcripts]
+    # What a job does to its copy (a renamed id, metadata a layer writes, counts cached) the next read never sees.
+    for read in (one, two, three):
+        with pytest.warns(UserWarning, match="duplicate transcript id"):
+            dedupe_ids(read.transcripts, {"a"})
+        read.transcripts[0].messages[1].metadata["usage"]["n"].append(2)
+        read.transcripts[0].messages[2].token_cache["o200k"] = 7
+    four = read_dataset([data]).files[0].transcripts[0]
+    assert four.id == "a" and four.messages[1].metadata == {"usage": {"n": [1]}}
+    assert four.to_dict() == first.to_dict() and all(not m.token_cache and m.origin is None for m in four.messages)
+    # A changed file is read again, even at the same size.
+    size = (data / "a.jsonl").stat().st_size
+    changed = coding_transcript(rounds=3, tid="b")
+    changed.messages[1] = first.messages[1]
+    write_transcripts(data / "a.jsonl", [changed])
+    assert (data / "a.jsonl").stat().st_size == size
+    again = read_dataset([data]).files[0]
+    assert again.hash != one.hash and [t.id for t in again.transcripts] == ["b"]

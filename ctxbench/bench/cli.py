@@ -53,6 +53,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-cells", action="store_true", help="time the replay alone, not the whole cells (probes, judge, files)"
     )
+    p.add_argument(
+        "--sweep-ratio",
+        action="store_true",
+        help="only this: CPU of a dbgpt warning x error threshold sweep over --sweep-data (joblib at the largest "
+        "--workers) as a multiple of one dbgpt job's, best of --repeats",
+    )
+    p.add_argument(
+        "--ratio-thresholds",
+        default=f"{','.join(map(str, sweep.RATIO_WARNING))}x{','.join(map(str, sweep.RATIO_ERROR))}",
+        help="--sweep-ratio's warning x error thresholds (default %(default)s: 20 settings)",
+    )
     p.add_argument("--out", help="write the Markdown report here (and JSON beside it, .json)")
     return p
 
@@ -145,8 +156,38 @@ def _target(t: data.BenchTranscript) -> int:
     return data.parse_size(t.name)
 
 
+def thresholds(text: str) -> tuple[list[float], list[float]]:
+    """``--ratio-thresholds``: warning values ``x`` error values, each comma-separated."""
+    try:
+        warning, error = ([float(v) for v in split(part)] for part in text.split("x"))
+    except ValueError:
+        raise ConfigError(f"--ratio-thresholds {text!r}: warning values x error values, e.g. 0.5,0.6x0.9") from None
+    if not warning or not error:
+        raise ConfigError(f"--ratio-thresholds {text!r}: warning values x error values, e.g. 0.5,0.6x0.9")
+    return warning, error
+
+
+def ratio(args: argparse.Namespace) -> int:
+    """``ctxbench bench --sweep-ratio``: the sweep's CPU against one job's, and nothing else."""
+    if args.repeats < 1:
+        raise ConfigError("--repeats must be at least 1")
+    warning, error = thresholds(args.ratio_thresholds)
+    n_jobs = max([int(n) for n in split(args.workers)] or [1])
+    result = sweep.sweep_ratio(Path(args.sweep_data), progress, warning, error, n_jobs, args.repeats)
+    text = sweep.ratio_text(result)
+    print(text)
+    if args.out:
+        out = Path(args.out)
+        write_text_atomic(out, text + "\n")
+        write_text_atomic(out.with_suffix(".json"), json.dumps(result, indent=1))
+        progress(f"wrote {out} and {out.with_suffix('.json')}")
+    return 0
+
+
 def cli(argv: list[str]) -> int:
     args = parser().parse_args(argv)
+    if args.sweep_ratio:
+        return ratio(args)
     result = run(args)
     text = report.markdown(result)
     print(text)

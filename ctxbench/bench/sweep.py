@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,11 @@ SWEEP_STRATEGIES = (
 )
 THRESHOLD_EXPERIMENT = PROJECT_ROOT / "ctxbench" / "configs" / "experiment" / "dbgpt_thresholds.yaml"
 THRESHOLD_SWEEP = ("+experiment=dbgpt_thresholds",)
+# The sweep ratio (issue 24: "a 20-config threshold sweep of dbgpt on the bundled data costs at most 6
+# single-config runs"): these DB-GPT warning x error thresholds against one dbgpt job, in CPU time.
+RATIO_WARNING = (0.5, 0.6, 0.7, 0.75, 0.8)
+RATIO_ERROR = (0.85, 0.88, 0.9, 0.95)
+ONE_JOB = ("run", "strategy=dbgpt", "strategy.params.max_context_tokens=null")
 MAIN_JOB = ("run", "-m")  # the README's main job: the default sweep over the bundled data
 
 
@@ -52,11 +57,19 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_ctxbench(args: Sequence[str], output_root: Path, cwd: Path = PROJECT_ROOT, timeout: float = 3600) -> float:
-    """Wall seconds of ``ctxbench <args> output.root=<output_root>`` in a fresh process."""
+def run_ctxbench(
+    args: Sequence[str],
+    output_root: Path,
+    cwd: Path = PROJECT_ROOT,
+    timeout: float = 3600,
+    env: Mapping[str, str] | None = None,
+) -> float:
+    """Wall seconds of ``ctxbench <args> output.root=<output_root>`` in a fresh process (``env``:
+    variables set for it on top of this process's)."""
     cmd = [sys.executable, "-m", "ctxbench.cli", *args, f"output.root={output_root}", "progress=false"]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    environ = {**os.environ, **env} if env else None
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=environ)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
@@ -186,3 +199,87 @@ def main_job(progress: Any) -> dict[str, Any]:
         cells = count_cells(Path(tmp))
     progress(f"main job `ctxbench run -m`: {cells} cells in {seconds:.1f} s")
     return {"command": "ctxbench " + " ".join(MAIN_JOB), "seconds": seconds, "cells": cells}
+
+
+def ratio_sweep_args(dataset_dir: Path, warning: Sequence[float], error: Sequence[float], n_jobs: int) -> list[str]:
+    """The threshold sweep the ratio measures: the shipped experiment at these thresholds."""
+    return [
+        "run",
+        "-m",
+        *THRESHOLD_SWEEP,
+        f"strategy.params.warning_threshold={','.join(map(str, warning))}",
+        f"strategy.params.error_threshold={','.join(map(str, error))}",
+        f"dataset.paths=[{dataset_dir}]",
+        f"hydra.launcher.n_jobs={n_jobs}",
+    ]
+
+
+def sweep_ratio(
+    dataset_dir: Path,
+    progress: Any,
+    warning: Sequence[float] = RATIO_WARNING,
+    error: Sequence[float] = RATIO_ERROR,
+    n_jobs: int = 2,
+    repeats: int = 3,
+) -> dict[str, Any]:
+    """CPU of the dbgpt threshold sweep (joblib at ``n_jobs``, a cold count cache of its own) as a
+    multiple of one dbgpt job's (count cache off), each its process tree's user + sys time (what
+    ``/usr/bin/time`` reports), ``repeats`` rounds alternating the two; the ratio of the bests."""
+    if not dataset_dir.is_dir():
+        raise BenchError(f"--sweep-data {dataset_dir}: not a folder of canonical transcripts")
+    settings = len(warning) * len(error)
+    one: list[float] = []
+    swept: list[float] = []
+    cells: dict[str, int] = {}
+    load = [os.getloadavg()[0]]
+    data = f"dataset.paths=[{dataset_dir}]"
+    with tempfile.TemporaryDirectory(prefix="ctxbench-bench-ratio-") as tmp:
+        for round_ in range(repeats):
+            out = Path(tmp) / f"one-{round_}"
+            before = children_cpu()
+            run_ctxbench([*ONE_JOB, data], out, env={"CTXBENCH_COUNT_CACHE": "off"})
+            one.append(children_cpu() - before)
+            cells["one"] = count_cells(out)
+            out, cache = Path(tmp) / f"sweep-{round_}", Path(tmp) / f"counts-{round_}"
+            cache.mkdir()
+            before = children_cpu()
+            run_ctxbench(
+                ratio_sweep_args(dataset_dir, warning, error, n_jobs), out, env={"CTXBENCH_COUNT_CACHE": str(cache)}
+            )
+            swept.append(children_cpu() - before)
+            cells["sweep"], cells["jobs"] = count_cells(out), count_jobs(out)
+            load.append(os.getloadavg()[0])
+            progress(
+                f"sweep ratio round {round_ + 1}/{repeats}: one job {one[-1]:.2f} s cpu, "
+                f"{settings} settings {swept[-1]:.2f} s cpu ({swept[-1] / one[-1]:.2f} single runs)"
+            )
+            shutil.rmtree(out, ignore_errors=True)
+    return {
+        "kind": "ratio",
+        "settings": settings,
+        "n_jobs": n_jobs,
+        "dataset": str(dataset_dir),
+        "one_job": "ctxbench " + " ".join(ONE_JOB),
+        "command": "ctxbench " + " ".join(ratio_sweep_args(dataset_dir, warning, error, n_jobs)),
+        "one_cpu": one,
+        "sweep_cpu": swept,
+        "ratio": min(swept) / min(one),
+        "cells": cells,
+        "load_average_1m": load,
+    }
+
+
+def ratio_text(result: dict[str, Any]) -> str:
+    """The ratio in a few lines: what ran, each round's CPU, the ratio of the bests."""
+    one, swept = result["one_cpu"], result["sweep_cpu"]
+    rounds = ", ".join(f"{s:.2f}/{o:.2f}" for s, o in zip(swept, one, strict=True))
+    return "\n".join(
+        [
+            f"sweep: {result['command']} ({result['cells']['jobs']} jobs, {result['cells']['sweep']} cells)",
+            f"one job: {result['one_job']} ({result['cells']['one']} cells)",
+            f"cpu s per round, sweep/one job: {rounds}; 1-minute load average: "
+            + ", ".join(f"{x:.1f}" for x in result["load_average_1m"]),
+            f"sweep ratio: {result['ratio']:.2f} single runs (best sweep {min(swept):.2f} s / best job {min(one):.2f} s"
+            f" of {len(one)} rounds)",
+        ]
+    )

@@ -6,6 +6,7 @@ Each line is ``Transcript.to_dict()``; the file loads with
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -19,7 +20,7 @@ import orjson
 from ctxbench.atomic import write_jsonl_atomic
 from ctxbench.errors import InputError
 from ctxbench.memory import trim_heap
-from ctxbench.transcripts.model import Transcript
+from ctxbench.transcripts.model import Message, Transcript
 
 CANONICAL_SUFFIX = ".jsonl"
 SCHEMA_VERSION = "ctxbench.transcript/1"  # what ``Transcript.to_dict`` writes
@@ -196,8 +197,9 @@ def read_dataset(paths: Iterable[str | Path], strict: bool = False) -> DatasetRe
         for file in files:
             try:
                 check_regular_file(file)
-                file_hash = hashlib.sha256(file.read_bytes()).hexdigest()[:16]
-                transcripts = list(read_transcripts(file))
+                digest = hashlib.sha256(file.read_bytes())
+                file_hash = digest.hexdigest()[:16]
+                transcripts = _read_cached(file, digest.digest())
             except OSError as exc:
                 error = InputError(file, None, f"cannot read: {exc.strerror or exc}")
             except InputError as exc:
@@ -209,6 +211,58 @@ def read_dataset(paths: Iterable[str | Path], strict: bool = False) -> DatasetRe
                 raise error
             found.problems.append(str(error))
     return found
+
+
+# The transcripts of files read whole in this process, as read, by path and the sha256 of the bytes
+# they were read from: the jobs of a sweep that one process runs (the basic launcher's, each joblib
+# worker's) read the same dataset again each. Never handed out: each read gets fresh copies, as a
+# parse makes them (``dedupe_ids`` renames a transcript, a layer writes into a message's metadata).
+# Kept from a file's second read of the same bytes on: a process that reads its dataset once (one
+# job) holds no second copy of it. Bounded by the files' bytes: a larger dataset is parsed per job.
+_READ: dict[Path, tuple[bytes, int, list[Transcript]]] = {}
+_SEEN: dict[Path, bytes] = {}  # a file read once: the digest of its bytes
+READ_CACHE_BYTES = 64 * 1024 * 1024
+
+
+def _read_cached(file: Path, digest: bytes) -> list[Transcript]:
+    """``list(read_transcripts(file))``, from this process's earlier read of the same bytes if any."""
+    key = file.resolve()
+    held = _READ.get(key)
+    if held is not None and held[0] == digest:
+        return [fresh_copy(t) for t in held[2]]
+    _READ.pop(key, None)
+    transcripts = list(read_transcripts(file))
+    size = file.stat().st_size
+    again, _SEEN[key] = _SEEN.get(key) == digest, digest
+    if again and size <= READ_CACHE_BYTES:
+        while _READ and sum(n for _, n, _ in _READ.values()) + size > READ_CACHE_BYTES:
+            _READ.pop(next(iter(_READ)))  # the oldest first
+        _READ[key] = (digest, size, [fresh_copy(t) for t in transcripts])
+    return transcripts
+
+
+def fresh_copy(transcript: Transcript) -> Transcript:
+    """A copy of ``transcript`` as parsing its line again makes it: new messages (empty token
+    caches, no origin), their metadata and the transcript's dicts copied deep; what is immutable
+    (text, tool calls, probes) shared."""
+    return Transcript(
+        id=transcript.id,
+        messages=[
+            Message(
+                role=m.role,
+                content=m.content,
+                tool_calls=m.tool_calls,
+                tool_call_id=m.tool_call_id,
+                name=m.name,
+                pinned=m.pinned,
+                metadata=copy.deepcopy(m.metadata) if m.metadata else {},
+            )
+            for m in transcript.messages
+        ],
+        probes=list(transcript.probes),
+        source=copy.deepcopy(transcript.source),
+        metadata=copy.deepcopy(transcript.metadata),
+    )
 
 
 def load_transcripts(paths: Iterable[str | Path]) -> list[Transcript]:

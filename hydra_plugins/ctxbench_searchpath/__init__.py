@@ -22,6 +22,11 @@ class CtxbenchSearchPath(SearchPathPlugin):
     def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
         if not any(PACKAGED in (e.path or "") for e in search_path.get_path()):
             return  # another Hydra app
+        # After Hydra's plugin scan, which made its config sources' classes anew: parse each config
+        # file once per process (ctxbench/config_cache.py).
+        from ctxbench import config_cache
+
+        config_cache.install()
         folder = Path(os.environ.get("CTXBENCH_CONFIGS") or "configs").resolve()
         if folder.is_dir() and not any(str(folder) == e.path for e in search_path.get_path()):
             search_path.prepend("ctxbench-user", f"file://{folder}")
