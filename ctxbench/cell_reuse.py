@@ -27,6 +27,7 @@ import logging
 import os
 import shutil
 import socket
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,6 +202,31 @@ class CellSharing:
             except (OSError, ValueError):
                 continue  # gone, unreadable or dead: no reason to wait
         return True
+
+    def wait_for_others(self, cell_name: str, limit: float = 600.0, poll: float = 0.05) -> float:
+        """Before a cell left for later is replayed: while a live process on this host replays
+        another setting's cell of this transcript (its mark here), wait (at most ``limit`` seconds),
+        since the record it writes may let this cell be copied instead. Returns the seconds waited.
+        Nothing to wait for in a process's own marks or a dead one's; a process waiting holds no mark,
+        so two never wait for each other."""
+        host, started = socket.gethostname(), time.monotonic()
+        while time.monotonic() - started < limit:
+            busy = False
+            for other in self.folder.glob(f"*{_BUSY}"):
+                if other.name == f"{cell_name}{_BUSY}":
+                    continue
+                try:
+                    where, pid = other.read_text("utf-8").split()
+                    if where == host and int(pid) != os.getpid():
+                        os.kill(int(pid), 0)  # alive
+                        busy = True
+                        break
+                except (OSError, ValueError):
+                    continue  # gone, unreadable or dead
+            if not busy:
+                break
+            time.sleep(poll)
+        return time.monotonic() - started
 
     def release(self, cell_name: str) -> None:
         (self.folder / f"{cell_name}{_BUSY}").unlink(missing_ok=True)

@@ -218,6 +218,8 @@ def run_job(cfg: DictConfig) -> list[dict[str, Any]]:
                 reused += 1
                 return True
             share = sharing.for_cell(transcript.id, data_hash) if sharing is not None else None
+            if share is not None and blocking:  # left for later: another setting's replay may make it a copy
+                share.wait_for_others(cell.path.name)
             if share is not None and not share.claim(cell.path.name, first=not blocking):
                 return False  # another worker replays this transcript: its cell may be copied later
             work = cell.workspace()  # computed privately, published with one rename

@@ -166,3 +166,31 @@ def test_a_contexts_file_rewrites_its_header_member_only() -> None:
     # A file in one member (older code): rewritten whole, into the same layout.
     assert with_first_line(gzip.compress(text.encode(), mtime=0), header) == new
     assert gzip.decompress(with_first_line(gzip_lines("{}\n"), header)) == (header + "\n").encode()
+
+
+def test_a_cell_left_for_later_waits_for_another_live_process_replaying_its_transcript(tmp_path: Path) -> None:
+    import socket
+    import sys
+    import threading
+
+    from ctxbench.cell_reuse import CellSharing, JobSharing
+
+    share = CellSharing(JobSharing(tmp_path, "key", {"w": 0.7}, {}), tmp_path / ".reuse" / "t")
+    share.folder.mkdir(parents=True)
+    host = socket.gethostname()
+    (share.folder / "mine.computing").write_text(f"{host} {os.getpid() + 10**7}")  # its own mark: no wait
+    assert share.wait_for_others("mine", limit=5) < 1
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])  # a process that has ended
+    dead.wait()
+    (share.folder / "dead.computing").write_text(f"{host} {dead.pid}")
+    (share.folder / "elsewhere.computing").write_text(f"other-host {os.getpid()}")
+    assert share.wait_for_others("mine", limit=5) < 1  # a dead process's mark, or another host's
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        (share.folder / "other.computing").write_text(f"{host} {live.pid}")
+        assert share.wait_for_others("mine", limit=0.3) >= 0.3  # still replaying: waited up to the limit
+        threading.Timer(0.3, (share.folder / "other.computing").unlink).start()  # its replay ends
+        assert 0.3 <= share.wait_for_others("mine", limit=5) < 4
+    finally:
+        live.kill()
+        live.wait()
