@@ -29,11 +29,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxbench.errors import InputError
 from ctxbench.transcripts import openhands_fncall
 from ctxbench.transcripts.formats._common import (
     ParseContext,
     Source,
     as_str,
+    exception_text,
     finish,
     normalize_usage,
     openai_tool_calls,
@@ -153,9 +155,10 @@ def _recall_text(event: dict[str, Any]) -> str:
 
 
 def _response_message(metadata: dict[str, Any], ctx: ParseContext, where: str) -> tuple[Message, str | None]:
-    response = metadata.get("model_response") or {}
-    choices = response.get("choices") or [{}]
-    raw = choices[0].get("message") or {} if isinstance(choices[0], dict) else {}
+    response = _obj(metadata, "model_response")
+    choices = response.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    raw = _obj(first, "message")
     calls = openai_tool_calls(raw.get("tool_calls"), f"call_{response.get('id', 'x')}", ctx, where)
     meta: dict[str, Any] = {}
     usage = normalize_usage(response.get("usage"))
@@ -268,7 +271,7 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
             if action in _SKIP_ACTIONS:
                 continue
             if tcm:
-                response_id = str((tcm.get("model_response") or {}).get("id") or f"event{i}")
+                response_id = str(_obj(tcm, "model_response").get("id") or f"event{i}")
                 if response_id in seen_responses:
                     if event_id is not None and messages:  # the same response's message
                         message_of_event.setdefault(event_id, []).append(
@@ -379,11 +382,19 @@ def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
     else:
         docs = [(f"line {n}:$", d) for n, d in source.data]
     out = []
+    failures: list[InputError] = []
     for k, (prefix, doc) in enumerate(docs):
         if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
             ctx.warn(prefix, "skipped, not an OpenHands instance (no history list)")
             continue
         row_id = _row_id(doc)
         tid = f"{stem}#{row_id or k}" if len(docs) > 1 or row_id else stem
-        out.append(_instance(doc["history"], tid, ctx, prefix, doc))
+        try:
+            out.append(_instance(doc["history"], tid, ctx, prefix, doc))
+        except Exception as exc:  # noqa: BLE001 - a shape no parser expects: this row is lost, not the file
+            failures.append(InputError(source.path, prefix, f"not an OpenHands instance ({exception_text(exc)})"))
+    if failures and not out:
+        raise failures[0]
+    for failure in failures:
+        ctx.warn(failure.where, f"skipped, {failure.problem}")
     return unique_ids(out)
