@@ -360,3 +360,99 @@ def test_a_file_name_that_is_not_utf8_is_imported(tmp_path: Path, capsys: pytest
     (written,) = (tmp_path / "out").iterdir()
     (t,) = read_transcripts(written)
     assert t.id == "bad\ufffdname" and "Traceback" not in capsys.readouterr().err
+
+
+# --- structure that does not fit the detected parser --------------------------------------------------
+
+SWE_HISTORY = [{"role": "user", "content": "Fix it."}, {"role": "assistant", "content": "Fixed."}]
+MISFITS: dict[str, Any] = {
+    # a SWE-agent-looking history whose items are lists of garbage, or strings
+    "garbage_lists.json": {"history": [[1, 2], ["x"], [None]]},
+    "strings.json": {"history": ["hello", "world"]},
+    # OpenHands events whose fields are the wrong type
+    "oh_wrong_types.json": {
+        "instance_id": "a",
+        "metadata": [1],
+        "history": [
+            {"action": "message", "source": "user", "args": "zzz", "message": "Fix it."},
+            {"action": "run", "source": "agent", "tool_call_metadata": {"model_response": "text"}},
+            {"action": "run", "source": "agent", "tool_call_metadata": {"model_response": {"choices": {"0": 1}}}},
+            {
+                "action": "run",
+                "source": "agent",
+                "tool_call_metadata": {"model_response": {"choices": [{"message": 5}]}},
+            },
+        ],
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(MISFITS))
+def test_a_misfit_structure_imports_with_warnings_or_is_one_line_naming_the_place(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text(json.dumps(MISFITS[name]))
+    try:
+        transcripts, caught = imported(path)
+    except InputError as exc:  # anything else (AttributeError, TypeError) is the defect this guards against
+        message = str(exc)
+        assert message.startswith(f"{path}:") and "\n" not in message
+        assert "Error:" not in message, message  # a reason, not a Python exception's repr
+        return
+    assert transcripts and transcripts[0].messages
+    assert all(w.startswith(f"{path}:$") for w in caught), caught
+
+
+def test_swe_agent_rows_in_a_json_list_or_jsonl_are_read_row_by_row(tmp_path: Path) -> None:
+    rows = [{"history": SWE_HISTORY}, "not a row", {"history": SWE_HISTORY}]
+    (tmp_path / "runs.json").write_text(json.dumps(rows))
+    (tmp_path / "runs.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    for path, places in ((tmp_path / "runs.json", "$[1]"), (tmp_path / "runs.jsonl", "line 2")):
+        transcripts, caught = imported(path)
+        assert [t.id for t in transcripts] == ["runs#0", "runs#2"]
+        assert [m.content for m in transcripts[1].messages] == ["Fix it.", "Fixed."]
+        assert len(caught) == 1 and caught[0].startswith(f"{path}:{places}"), caught
+
+
+def test_a_row_that_breaks_the_parser_skips_that_row_with_its_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxbench.transcripts.formats import openhands
+
+    real = openhands._instance
+
+    def flaky(events: list[Any], tid: str, ctx: Any, prefix: str, meta: dict[str, Any]) -> Any:
+        if meta.get("instance_id") == "bad":
+            raise TypeError("an importer defect")
+        return real(events, tid, ctx, prefix, meta)
+
+    monkeypatch.setattr(openhands, "_instance", flaky)
+    event = {"action": "message", "source": "user", "args": {"content": "Fix it."}}
+    path = tmp_path / "output.jsonl"
+    path.write_text("\n".join(json.dumps({"instance_id": i, "history": [event]}) for i in ("ok", "bad", "ok2")))
+    transcripts, caught = imported(path)
+    assert [t.id for t in transcripts] == ["output#ok", "output#ok2"]
+    assert [w for w in caught if "line 2" in w and "skipped" in w], caught
+    path.write_text(json.dumps({"instance_id": "bad", "history": [event]}))
+    with pytest.raises(InputError) as info:
+        imported(path)
+    assert str(info.value).startswith(f"{path}:$: ") and "\n" not in str(info.value)
+
+
+def test_a_folder_with_misfit_files_fails_each_on_one_line_and_imports_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, value in MISFITS.items():
+        (src / name).write_text(json.dumps(value))
+    (src / "rows.json").write_text(json.dumps([{"history": SWE_HISTORY}, [1, 2]]))
+    (src / "ints.json").write_text(json.dumps({"instance_id": "z", "history": [[{"action": 1}, {"observation": 2}]]}))
+    shutil.copy(FIXTURES / "openai_chat.json", src / "good.json")
+    main(["import", str(src), "--out", str(tmp_path / "out")])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    lines = [line for line in captured.out.splitlines() if line.startswith(("ok", "FAILED"))]
+    assert len(lines) == len(MISFITS) + 3, captured.out
+    assert all("Error:" not in line for line in lines), lines
+    assert any(line.startswith("ok") and "good.json" in line for line in lines)
+    assert any(line.startswith("ok") and "rows.json" in line for line in lines)

@@ -278,6 +278,22 @@ def _is_event(item: Any) -> bool:
     return isinstance(item, dict) and ("action" in item or "observation" in item) and "source" in item
 
 
+def _is_pair(item: Any) -> bool:
+    """An OpenHands ``[action, observation]`` pair: ``history``'s items before about Oct 2024."""
+    return (
+        isinstance(item, list)
+        and len(item) == 2
+        and isinstance(item[0], dict)
+        and "action" in item[0]
+        and isinstance(item[1], dict)
+        and "observation" in item[1]
+    )
+
+
+def _openhands_history(history: list[Any]) -> bool:
+    return not history or _is_event(history[0]) or _is_pair(history[0])
+
+
 _RESPONSES_ITEMS = {"reasoning", "function_call", "function_call_output"}  # OpenAI Responses API items
 
 
@@ -322,7 +338,7 @@ def _sniff_messages(messages: list[Any], has_system_key: bool = False) -> str | 
 
 
 def _sniff_object(doc: dict[str, Any]) -> str | None:
-    if isinstance(doc.get("history"), list) and (not doc["history"] or _is_event(doc["history"][0])):
+    if isinstance(doc.get("history"), list) and _openhands_history(doc["history"]):
         return "openhands"
     if isinstance(doc.get("history"), list) or isinstance(doc.get("trajectory"), list):
         return "swe-agent"
@@ -361,7 +377,7 @@ def sniff(source: Source) -> str | None:
             items = [x for x in doc if x is not None]
             if items and all(isinstance(x, dict) and isinstance(x.get("traj"), list) for x in items):
                 return "tau-bench"
-            if items and all(_is_event(x) for x in items):
+            if items and (all(_is_event(x) for x in items) or all(_is_pair(x) for x in items)):
                 return "openhands"
             if items and isinstance(items[0], dict) and isinstance(items[0].get("history"), list):
                 return _sniff_object(items[0])

@@ -126,6 +126,12 @@ def arguments_text(arguments: Any) -> str:
     return json.dumps(arguments, ensure_ascii=False)
 
 
+def exception_text(exc: BaseException) -> str:
+    """An unexpected exception in one line: its type and the first line of its message."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
+
+
 def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 

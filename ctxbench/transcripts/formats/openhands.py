@@ -1,5 +1,9 @@
 """OpenHands evaluation ``output.jsonl``: one instance per line, ``history`` an event stream.
 
+Outputs from before about Oct 2024 hold ``history`` as ``[action, observation]`` pairs: each pair is read
+as its two events in the flat stream (a pair's ``null`` placeholder observation is skipped, as in the
+flat form). The row's id is ``instance_id``, or ``question_id`` (Gorilla and other older benchmarks).
+
 Events become messages as OpenHands' own ``ConversationMemory`` (v0.35) builds the prompt: the system
 action and user message actions become system/user messages; an action carrying ``tool_call_metadata``
 stands for one model response, which becomes one assistant message with all of that response's tool
@@ -25,11 +29,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxbench.errors import InputError
 from ctxbench.transcripts import openhands_fncall
 from ctxbench.transcripts.formats._common import (
     ParseContext,
     Source,
     as_str,
+    exception_text,
     finish,
     normalize_usage,
     openai_tool_calls,
@@ -149,9 +155,10 @@ def _recall_text(event: dict[str, Any]) -> str:
 
 
 def _response_message(metadata: dict[str, Any], ctx: ParseContext, where: str) -> tuple[Message, str | None]:
-    response = metadata.get("model_response") or {}
-    choices = response.get("choices") or [{}]
-    raw = choices[0].get("message") or {} if isinstance(choices[0], dict) else {}
+    response = _obj(metadata, "model_response")
+    choices = response.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    raw = _obj(first, "message")
     calls = openai_tool_calls(raw.get("tool_calls"), f"call_{response.get('id', 'x')}", ctx, where)
     meta: dict[str, Any] = {}
     usage = normalize_usage(response.get("usage"))
@@ -206,6 +213,29 @@ def _condensation(event: dict[str, Any], at: int, message_of_event: dict[int, li
     }
 
 
+def _flat_events(history: list[Any], prefix: str) -> list[tuple[str, Any]]:
+    """``(place, event)`` in order: outputs from before about Oct 2024 hold ``[action, observation]``
+    pairs, newer ones the events themselves; a pair's events are read as two events of the flat list."""
+    out: list[tuple[str, Any]] = []
+    for i, item in enumerate(history):
+        if isinstance(item, list):
+            out += [(f"{prefix}.history[{i}][{j}]", event) for j, event in enumerate(item)]
+        else:
+            out.append((f"{prefix}.history[{i}]", item))
+    return out
+
+
+def _row_id(doc: dict[str, Any]) -> str | None:
+    """The row's id: ``instance_id``, or ``question_id`` (Gorilla and other older benchmarks)."""
+    for key in ("instance_id", "question_id"):
+        value = doc.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        if as_str(value):
+            return str(value)
+    return None
+
+
 def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta: dict[str, Any]) -> Transcript:
     messages: list[Message] = []
     seen_responses: set[str] = set()
@@ -223,8 +253,7 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
             message_of_event.setdefault(event_id, []).append(len(messages))
         messages.append(message)
 
-    for i, event in enumerate(events):
-        where = f"{prefix}.history[{i}]"
+    for i, (where, event) in enumerate(_flat_events(events, prefix)):
         if not isinstance(event, dict):
             ctx.warn(where, "skipped, not an event object")
             continue
@@ -242,7 +271,7 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
             if action in _SKIP_ACTIONS:
                 continue
             if tcm:
-                response_id = str((tcm.get("model_response") or {}).get("id") or f"event{i}")
+                response_id = str(_obj(tcm, "model_response").get("id") or f"event{i}")
                 if response_id in seen_responses:
                     if event_id is not None and messages:  # the same response's message
                         message_of_event.setdefault(event_id, []).append(
@@ -295,7 +324,7 @@ def _instance(events: list[Any], tid: str, ctx: ParseContext, prefix: str, meta:
     metrics = _obj(meta, "metrics")
     totals = normalize_usage(metrics.get("accumulated_token_usage")) or {}
     agent = _obj(meta, "metadata").get("agent_class")
-    source = ctx.source(config_model or model, instance_id=as_str(meta.get("instance_id")), agent=as_str(agent))
+    source = ctx.source(config_model or model, instance_id=_row_id(meta), agent=as_str(agent))
     extra: dict[str, Any] = {"condensations": condensations} if condensations else {}
     extra.update(tools)
     if tools:
@@ -347,17 +376,25 @@ def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
     stem = source.path.stem
     if source.kind == "json":
         doc = source.data
-        if isinstance(doc, list) and doc and "history" not in doc[0]:  # a bare event list
+        if isinstance(doc, list) and doc and not (isinstance(doc[0], dict) and "history" in doc[0]):  # bare events
             return [_instance(doc, stem, ctx, "$", {})]
         docs = [(f"$[{i}]", d) for i, d in enumerate(doc)] if isinstance(doc, list) else [("$", doc)]
     else:
         docs = [(f"line {n}:$", d) for n, d in source.data]
     out = []
+    failures: list[InputError] = []
     for k, (prefix, doc) in enumerate(docs):
         if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
             ctx.warn(prefix, "skipped, not an OpenHands instance (no history list)")
             continue
-        name = as_str(doc.get("instance_id")) or str(k)
-        tid = f"{stem}#{name}" if len(docs) > 1 or doc.get("instance_id") else stem
-        out.append(_instance(doc["history"], tid, ctx, prefix, doc))
+        row_id = _row_id(doc)
+        tid = f"{stem}#{row_id or k}" if len(docs) > 1 or row_id else stem
+        try:
+            out.append(_instance(doc["history"], tid, ctx, prefix, doc))
+        except Exception as exc:  # noqa: BLE001 - a shape no parser expects: this row is lost, not the file
+            failures.append(InputError(source.path, prefix, f"not an OpenHands instance ({exception_text(exc)})"))
+    if failures and not out:
+        raise failures[0]
+    for failure in failures:
+        ctx.warn(failure.where, f"skipped, {failure.problem}")
     return unique_ids(out)

@@ -19,10 +19,12 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ctxbench.errors import InputError
 from ctxbench.transcripts.formats._common import (
     ParseContext,
     Source,
     as_str,
+    exception_text,
     finish,
     normalize_usage,
     openai_tool_calls,
@@ -45,8 +47,8 @@ def _model_name(doc: dict[str, Any]) -> str | None:
     return as_str(model.get("name")) if isinstance(model, dict) else None
 
 
-def _history_message(raw: Any, i: int, ctx: ParseContext) -> Message | None:
-    where = f"$.history[{i}]"
+def _history_message(raw: Any, i: int, ctx: ParseContext, prefix: str = "$") -> Message | None:
+    where = f"{prefix}.history[{i}]"
     if not isinstance(raw, dict) or raw.get("role") not in ("system", "user", "assistant", "tool"):
         ctx.warn(where, "skipped, not a history message")
         return None
@@ -103,14 +105,14 @@ def _text_action(raw: dict[str, Any]) -> str | None:
     return (as_str(raw.get("action")) or "").strip() or None
 
 
-def _from_trajectory(steps: list[Any], ctx: ParseContext) -> list[Message]:
+def _from_trajectory(steps: list[Any], ctx: ParseContext, prefix: str = "$") -> list[Message]:
     messages: list[Message] = []
     missing: dict[str, list[int]] = {"response": [], "observation": []}
     for i, step in enumerate(steps):
         if not isinstance(step, dict):
-            ctx.warn(f"$.trajectory[{i}]", "skipped, not a step object")
+            ctx.warn(f"{prefix}.trajectory[{i}]", "skipped, not a step object")
             continue
-        response = text_of(step.get("response"), ctx, f"$.trajectory[{i}]")
+        response = text_of(step.get("response"), ctx, f"{prefix}.trajectory[{i}]")
         if not response:
             response = "\n".join(str(step.get(k) or "") for k in ("thought", "action")).strip()
         if not any(k in step for k in ("response", "thought", "action")):
@@ -118,29 +120,56 @@ def _from_trajectory(steps: list[Any], ctx: ParseContext) -> list[Message]:
         if "observation" not in step:
             missing["observation"].append(i)
         messages.append(Message("assistant", response, metadata={"from": "trajectory"}))
-        observation = text_of(step.get("observation"), ctx, f"$.trajectory[{i}]")
+        observation = text_of(step.get("observation"), ctx, f"{prefix}.trajectory[{i}]")
         action = (as_str(step.get("action")) or "").strip()
         messages.append(Message("user", observation, metadata={OBSERVATION_OF: action} if action else {}))
     for key, places in missing.items():
         if places:
             what = "response, thought or action" if key == "response" else key
             ctx.warn(
-                f"$.trajectory[{places[0]}]",
+                f"{prefix}.trajectory[{places[0]}]",
                 f"{len(places)} step(s) without {what} (first one here); read as empty {key}",
             )
     return messages
 
 
 def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
-    doc = source.data
+    """One ``.traj`` object; or, in a JSON list or JSONL, one trajectory per row (``stem#row``)."""
     stem = source.path.stem
+    if source.kind == "json" and isinstance(source.data, dict):
+        return [_trajectory(source.data, stem, ctx, "$")]
+    if source.kind == "json":
+        rows = [(f"$[{k}]", doc) for k, doc in enumerate(source.data if isinstance(source.data, list) else [])]
+    else:
+        rows = [(f"line {n}:$", doc) for n, doc in source.data]
+    if not rows:
+        raise InputError(source.path, None, "not a SWE-agent trajectory (neither an object nor a list of them)")
+    out: list[Transcript] = []
+    failures: list[InputError] = []
+    for k, (prefix, doc) in enumerate(rows):
+        if not isinstance(doc, dict):
+            failures.append(InputError(source.path, prefix, f"not a SWE-agent trajectory (a {type(doc).__name__})"))
+            continue
+        try:
+            out.append(_trajectory(doc, f"{stem}#{k}", ctx, prefix))
+        except Exception as exc:  # noqa: BLE001 - a shape no parser expects: this row is lost, not the file
+            failures.append(InputError(source.path, prefix, f"not a SWE-agent trajectory ({exception_text(exc)})"))
+    if failures and not out:
+        raise failures[0]
+    for failure in failures:
+        ctx.warn(failure.where, f"skipped, {failure.problem}")
+    return out
+
+
+def _trajectory(doc: dict[str, Any], tid: str, ctx: ParseContext, prefix: str) -> Transcript:
     history = doc.get("history")
     if isinstance(history, list) and history:
-        read = [(m, raw) for i, raw in enumerate(history) if (m := _history_message(raw, i, ctx))]
+        read = [(m, raw) for i, raw in enumerate(history) if (m := _history_message(raw, i, ctx, prefix))]
         actions = {id(m): _text_action(raw) for m, raw in read}  # older agents' text actions
         messages = mark_observations([m for m, _ in read], lambda m: actions.get(id(m)))
     else:
-        messages = _from_trajectory(doc.get("trajectory") or [], ctx)
+        steps = doc.get("trajectory")
+        messages = _from_trajectory(steps if isinstance(steps, list) else [], ctx, prefix)
     raw_info = doc.get("info")
     info = raw_info if isinstance(raw_info, dict) else {}
     raw_stats = info.get("model_stats")
@@ -150,4 +179,4 @@ def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
         "model_stats": {k: v for k, v in stats.items() if isinstance(v, int | float)},
     }
     agent = next((m.metadata["agent"] for m in messages if "agent" in m.metadata), None)
-    return [finish(ctx, stem, messages, ctx.source(_model_name(doc), agent=agent), **metadata)]
+    return finish(ctx, tid, messages, ctx.source(_model_name(doc), agent=agent), **metadata)
