@@ -230,6 +230,39 @@ def test_an_explicit_statement_of_the_bug_comes_before_a_later_vague_one():
     assert len(causes) == 2 and causes[0][0] == 1 and "This is the bug!" in causes[0][1], causes
 
 
+def test_a_cause_announced_as_found_comes_before_a_statement_closer_to_the_fix():
+    """ "I see the issue now. <cause>" marks the moment of diagnosis; "The issue is in X" is said of
+    plans and restatements too, so two of those nearer the fix do not push the announced finding
+    out of the two slots (mini-swe-agent on DeepSeek, pvlib-1707 messages 60, 84 and 86)."""
+    messages = [
+        Message("user", "<pr_description>\nregression: iam.physical returns nan for aoi > 90° when n = 1\n"),
+        Message(
+            "assistant",
+            "I see the issue now. When `aoi ≥ 90°`, `costheta = 0` initially. Then after refraction calculation, "
+            "`costheta` might still be 0 (especially when `n=1`).",
+        ),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "The issue is in the calculation of `rho12_s` and `rho12_p`. We need to handle the case when both "
+            "numerator and denominator are zero.",
+        ),
+        Message("user", "ok"),
+        _edit(
+            "e",
+            "/r/pvlib/iam.py",
+            "rho12_s = (n1costheta1 - n2costheta2) / (n1costheta1 + n2costheta2)",
+            "rho12_s = np.divide(n1costheta1 - n2costheta2, n1costheta1 + n2costheta2)",
+            "The issue is that when `aoi > 90°`, `cosd(aoi)` is negative, so `costheta = max(0, cosd(aoi)) = 0`. "
+            "This leads to division by zero in the reflectance calculations.",
+        ),
+        Message("tool", "The file /r/pvlib/iam.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)
+    assert 1 in [at for at, _ in causes] and len(causes) == 2, causes
+
+
 def test_a_hedged_guess_or_a_status_is_not_a_stated_cause():
     """ "Maybe the issue is that ...?" asks; "the issue is still there" reports; neither states a cause."""
     messages = [

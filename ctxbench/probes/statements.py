@@ -196,10 +196,10 @@ class StatementReader:
         plans = [f for f in said if not ROOT_CAUSE.search(f.answer) and (fix is None or f.message_index <= fix)]
         said = [f for f in said if f not in plans[:-1]]
 
-        def rank(f: Fact) -> tuple[bool, bool, int]:
+        def rank(f: Fact) -> tuple[bool, bool, bool, int]:
             if fix is None:  # no source edit: in the order stated
-                return False, not _explicit(f.answer), f.message_index
-            return f.message_index > fix, not _explicit(f.answer), abs(fix - f.message_index)
+                return False, not _announced(f.answer), not _explicit(f.answer), f.message_index
+            return f.message_index > fix, not _announced(f.answer), not _explicit(f.answer), abs(fix - f.message_index)
 
         seen: set[int] = set()
         for fact in sorted(said, key=rank):
@@ -706,6 +706,12 @@ def _new_words(messages: list[Message], at: int) -> set[str]:
 def _explicit(cause: str) -> bool:
     """A cause named outright, or announced ("Now I see! <the cause>")."""
     return bool(EXPLICIT_CAUSE.search(cause) or DISCOVERY.match(next(sentences_of(cause), "")))
+
+
+def _announced(cause: str) -> bool:
+    """A cause the agent announced as found ("Ah! That's the key difference! ...", "Now I see the
+    issue! ..."): the moment of diagnosis, where "the issue is in X" is said of plans and guesses too."""
+    return bool(DISCOVERY.match(next(sentences_of(cause), "")))
 
 
 def _base(path: str | None) -> str:
