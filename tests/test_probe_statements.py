@@ -263,6 +263,34 @@ def test_a_cause_announced_as_found_comes_before_a_statement_closer_to_the_fix()
     assert 1 in [at for at, _ in causes] and len(causes) == 2, causes
 
 
+def test_an_announcement_with_a_modal_leads_its_cause():
+    """ "Now I can see the issue!" announces the cause as "Now I see the issue!" does (DeepSeek chat
+    writes both): it is asked with the sentence after it, before statements that do not announce
+    (mini-swe-agent on DeepSeek, django-11133 messages 16, 76 and 78)."""
+    messages = [
+        Message("user", "<pr_description>\nHttpResponse doesn't handle memoryview objects\n</pr_description>"),
+        Message(
+            "assistant",
+            "Now I can see the issue! In the `make_bytes` method, when a `memoryview` object is passed, it falls "
+            "through to the last line `return str(value).encode(self.charset)`.",
+        ),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "The problem is that for binary data (like `memoryview`, `bytearray`, `array.array`), we shouldn't be "
+            "doing any charset conversion at all! We should just convert them to bytes.",
+        ),
+        Message("user", "ok"),
+        Message("assistant", "Hmm, `force_bytes` doesn't handle `bytearray` correctly either."),
+        Message("user", "ok"),
+        _edit("e", "/r/response.py", "return str(value).encode(self.charset)", "return bytes(value)"),
+        Message("tool", "The file /r/response.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = dict(_causes(messages))
+    assert causes.get(1, "").startswith("Now I can see the issue! In the `make_bytes` method"), causes
+
+
 def test_a_hedged_guess_or_a_status_is_not_a_stated_cause():
     """ "Maybe the issue is that ...?" asks; "the issue is still there" reports; neither states a cause."""
     messages = [

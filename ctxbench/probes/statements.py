@@ -17,7 +17,9 @@ from ctxbench.transcripts.model import Message
 ROOT_CAUSE = re.compile(
     r"\b(?:the (?:root )?(?:cause|problem|issue|bug) (?:is|was|lies|seems to be|appears to be|here is)|"
     r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
-    r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|i (?:found|see|understand) the (?:issue|problem|bug)|"
+    r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|"
+    r"i (?:can |now |finally )?(?:found|see|understand) the (?:issue|problem|bug)|"
+    r"i(?:'ve| have) (?:found|identified|located|spotted|pinpointed) the (?:issue|problem|bug|cause|root cause)|"
     r"(?:issue|problem|bug) (?:occurs|happens|arises) because|that'?s (?:why|the (?:bug|problem|issue))|"
     r"this is (?:the|a) (?:bug|problem|issue|root cause)|here'?s the (?:bug|problem|issue)|which (?:causes|is why)|"
     r"(?:so|now) (?:the (?:issue|problem|bug)|i see)|that'?s it|found it|this (?:leads|led) to|which (?:leads|led) to|"
@@ -37,7 +39,8 @@ FIX_PLACE = re.compile(
 EXPLICIT_CAUSE = re.compile(
     r"\b(?:root cause|this is (?:the|a) (?:bug|problem|issue)|that'?s (?:the (?:bug|problem|issue|key\w*)|why)|"
     r"here'?s the (?:bug|problem|issue)|the (?:bug|problem|issue) (?:is|was) (?:in|that|with)|"
-    r"(?:found|see|understand) the (?:bug|issue|problem)|the reason (?:is|was)|(?:happens|occurs|fails) because|"
+    r"(?:found|see|understand|identified|located|pinpointed) the (?:bug|issue|problem)|"
+    r"the reason (?:is|was)|(?:happens|occurs|fails) because|"
     r"(?:is|are) caused by|found it)\b",
     re.IGNORECASE,
 )
@@ -69,7 +72,11 @@ SHOWN_VALUE = re.compile(r"`[^`\n]{1,40}`|\b(?:True|False|None|nan|NaN|\d+(?:\.\
 # "This is a bug!" point back instead: ``_with_neighbour`` reaches back for a short sentence.)
 DISCOVERY = re.compile(
     r"(?:(?:ah|oh|aha|ok(?:ay)?|yes|great|wait)\b[!,.]*\s*)*(?:(?:now|so|ok(?:ay)?),?\s+)?"
-    r"(?:(?:i|we) (?:see|found|get|understand)(?: it| the (?:issue|problem|bug|cause|culprit|difference))?|"
+    r"(?:(?:i|we) (?:can |now |finally )?(?:see|found|get|understand)"
+    r"(?: it| the (?:issue|problem|bug|cause|culprit|difference))?"
+    r"(?: (?:clearly|completely|fully|better))?|"
+    r"(?:i|we)(?:'ve| have) (?:found|identified|located|spotted|pinpointed) "
+    r"(?:it|the (?:issue|problem|bug|cause|culprit))|"
     r"(?:that'?s|this is) (?:it|the key(?: \w+)?)|here'?s (?:the|a) (?:key(?: \w+)?|issue|problem|bug|culprit)|"
     r"found (?:it|the (?:issue|problem|bug|cause|culprit))|got it|aha)(?: now)?\s*[!.:]*$",
     re.IGNORECASE,
