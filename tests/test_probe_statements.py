@@ -291,6 +291,38 @@ def test_an_announcement_with_a_modal_leads_its_cause():
     assert causes.get(1, "").startswith("Now I can see the issue! In the `make_bytes` method"), causes
 
 
+def test_a_cause_announced_after_a_first_fix_that_did_not_hold_is_asked():
+    """A fix redone: the cause announced between the first and the last edit is what the first
+    attempt missed, asked before a second statement made before the first edit (mini-swe-agent on
+    DeepSeek, django-11133 messages 78, 98 and 132)."""
+    messages = [
+        Message("user", "<pr_description>\nHttpResponse doesn't handle memoryview objects\n</pr_description>"),
+        Message(
+            "assistant",
+            "The problem is that for binary data (like `memoryview`, `bytearray`, `array.array`), we shouldn't be "
+            "doing any charset conversion at all! We should just convert them to bytes.",
+        ),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "The issue is that `make_bytes` calls `str(value).encode(self.charset)` for non-string, non-bytes types.",
+        ),
+        Message("user", "ok"),
+        _edit("e1", "/r/response.py", "return str(value).encode(self.charset)", "return bytes(value)"),
+        Message("tool", "The file /r/response.py has been edited.", tool_call_id="e1"),
+        Message(
+            "assistant",
+            "Ah! Now I see the issue! `make_bytes` is being called with integers (77, 121, 32, etc.), not with the "
+            "memoryview object!",
+        ),
+        Message("user", "ok"),
+        _edit("e2", "/r/response.py", "if hasattr(value, '__iter__')", "if hasattr(value, '__iter__') and not b"),
+        Message("tool", "The file /r/response.py has been edited.", tool_call_id="e2"),
+        Message("assistant", "Done."),
+    ]
+    assert sorted(at for at, _ in _causes(messages)) == [3, 7], _causes(messages)
+
+
 def test_a_hedged_guess_or_a_status_is_not_a_stated_cause():
     """ "Maybe the issue is that ...?" asks; "the issue is still there" reports; neither states a cause."""
     messages = [

@@ -81,6 +81,12 @@ DISCOVERY = re.compile(
     r"found (?:it|the (?:issue|problem|bug|cause|culprit))|got it|aha)(?: now)?\s*[!.:]*$",
     re.IGNORECASE,
 )
+# A short sentence that points back at the cause just stated ("This is a bug!", "That's the problem.").
+ANNOUNCEMENT = re.compile(
+    r"(?:so,? )?(?:this|that)(?: i|')s (?:the|a|our) (?:real |actual )?"
+    r"(?:bug|problem|issue|culprit|root cause)\s*[!.]*$",
+    re.IGNORECASE,
+)
 # What the code does against what it should ("X includes 'PixelRepresentation' as required. However,
 # 'PixelRepresentation' should not be required for ..."): the contrast is the cause, with the sentence
 # before it; not the agent's own plan ("But we should not ...").
@@ -208,8 +214,14 @@ class StatementReader:
                 return False, not _announced(f.answer), not _explicit(f.answer), f.message_index
             return f.message_index > fix, not _announced(f.answer), not _explicit(f.answer), abs(fix - f.message_index)
 
+        ordered = sorted(said, key=rank)
+        # a fix redone: a cause announced between the first and the last fix ("Ah! Now I see the issue!"
+        # after the first attempt failed) is a new finding, asked second, before restatements of the first
+        found_later = [f for f in said if fix is not None and fix < f.message_index < last and _announces(f.answer)]
+        if ordered and found_later and found_later[-1] is not ordered[0]:
+            ordered = [ordered[0], found_later[-1], *(f for f in ordered[1:] if f is not found_later[-1])]
         seen: set[int] = set()
-        for fact in sorted(said, key=rank):
+        for fact in ordered:
             if fact.message_index not in seen:  # one per message: its other sentences restate it
                 seen.add(fact.message_index)
                 yield fact
@@ -719,6 +731,11 @@ def _announced(cause: str) -> bool:
     """A cause the agent announced as found ("Ah! That's the key difference! ...", "Now I see the
     issue! ..."): the moment of diagnosis, where "the issue is in X" is said of plans and guesses too."""
     return bool(DISCOVERY.match(next(sentences_of(cause), "")))
+
+
+def _announces(cause: str) -> bool:
+    """Any sentence of the cause announces it ("Now I see the issue!", "This is a bug!")."""
+    return any(DISCOVERY.match(s) or ANNOUNCEMENT.match(s) for s in sentences_of(cause))
 
 
 def _base(path: str | None) -> str:
