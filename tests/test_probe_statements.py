@@ -323,6 +323,38 @@ def test_a_cause_announced_after_a_first_fix_that_did_not_hold_is_asked():
     assert sorted(at for at, _ in _causes(messages)) == [3, 7], _causes(messages)
 
 
+def test_a_later_finding_announced_after_a_guess_at_it_is_still_asked():
+    """The announcement ("... This is a bug!") follows a guess at the same thing two messages before
+    ("Actually, I think this is a bug in ..."): the guess does not hide it as a restatement
+    (mini-swe-agent on DeepSeek, django-11797 messages 244, 280 and 282)."""
+    messages = [
+        Message("user", "<pr_description>\nFiltering on query result overrides GROUP BY of internal query\n"),
+        Message(
+            "assistant",
+            "The issue is in the `Exact` lookup's `process_rhs` method. It should not clear the select clause and "
+            "add pk if the query already has a select clause or annotations.",
+        ),
+        Message("user", "ok"),
+        _edit("e1", "/r/lookups.py", "if not value.has_select_fields:", "if not value.has_select_fields and x:"),
+        Message("tool", "The file /r/lookups.py has been edited.", tool_call_id="e1"),
+        Message(
+            "assistant",
+            "Actually, I think this is a bug in `has_select_fields`. It should check `self.annotation_select` in "
+            "addition to `self.annotation_select_mask`. Let me check the implementation:",
+        ),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "So `has_select_fields` only checks `annotation_select_mask`, not `annotation_select`. This is a bug!",
+        ),
+        Message("user", "ok"),
+        _edit("e2", "/r/query.py", "self.annotation_select_mask", "self.annotation_select"),
+        Message("tool", "The file /r/query.py has been edited.", tool_call_id="e2"),
+        Message("assistant", "Done."),
+    ]
+    assert 7 in [at for at, _ in _causes(messages)], _causes(messages)
+
+
 def test_a_hedged_guess_or_a_status_is_not_a_stated_cause():
     """ "Maybe the issue is that ...?" asks; "the issue is still there" reports; neither states a cause."""
     messages = [

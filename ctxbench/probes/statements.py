@@ -202,7 +202,8 @@ class StatementReader:
         agent explains its checks): those made by the first fix first, a cause named outright
         ("This is the bug!") before one guessed or a plan, then the closest to the fix."""
         last = self.last_fix if self.last_fix is not None else len(self.messages)
-        said = _distinct(f for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE) if f.message_index <= last)
+        stated = [f for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE) if f.message_index <= last]
+        said = _distinct(stated)
         fix = self.first_fix
         # where the fix goes, said twice before the first fix ("modify the `pattern` rule", then "change the
         # `idseqsingle` rule"): the later plan is the one the edit carries out
@@ -217,7 +218,7 @@ class StatementReader:
         ordered = sorted(said, key=rank)
         # a fix redone: a cause announced between the first and the last fix ("Ah! Now I see the issue!"
         # after the first attempt failed) is a new finding, asked second, before restatements of the first
-        found_later = [f for f in said if fix is not None and fix < f.message_index < last and _announces(f.answer)]
+        found_later = [f for f in stated if fix is not None and fix < f.message_index < last and _announces(f.answer)]
         if ordered and found_later and found_later[-1] is not ordered[0]:
             ordered = [ordered[0], found_later[-1], *(f for f in ordered[1:] if f is not found_later[-1])]
         seen: set[int] = set()
