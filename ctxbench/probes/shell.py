@@ -99,11 +99,30 @@ def is_read_only(command: str) -> bool:
     return all(p in READ_ONLY for p in programs)
 
 
+# A runner asked about itself (its help, its version), or a module imported to see it is there: no suite ran.
+ASKS_RUNNER = re.compile(r"\s(?:--help|-h|--version|-V)\b(?!-)|\b(?:import|from)\s+(?:py\.?test|unittest|nose2?)\b")
+# A test runner started from Python code (``python -c "import pytest; pytest.main([...])"``).
+RUNNER_CALL = re.compile(r"\b(?:pytest|unittest)\.main\(|\bTextTestRunner\(|\bTestLoader\(\)")
+
+
+def _program(segment: str) -> str:
+    """The program a segment runs (``timeout 60 python x`` -> python); "" for none."""
+    programs = program_words(segment)
+    return programs[0] if programs else ""
+
+
 def runs_tests(command: str) -> bool:
-    """Runs a test suite (``pip install pytest`` installs one; ``which pytest`` finds one)."""
+    """Runs a test suite: not ``pip install pytest`` (installs one), ``which pytest`` (finds one), ``head
+    tests/runtests.py`` (reads one), ``pytest --help`` or ``python -c "import pytest"`` (asks about one)."""
     stripped = strip_heredocs(command)
-    return bool(TEST_RUNNER.search(stripped)) and any(
-        TEST_RUNNER.search(part) and not INSTALLS.search(part) and words_of(part)[:1] != ["which"]
+    if not TEST_RUNNER.search(stripped) and not RUNNER_CALL.search(stripped):
+        return False
+    return any(
+        RUNNER_CALL.search(part)
+        or TEST_RUNNER.search(part)
+        and not INSTALLS.search(part)
+        and (_program(part) not in READ_ONLY or _program(part) == "xargs")  # `find | xargs pytest` runs them
+        and not ASKS_RUNNER.search(part)
         for part in SEGMENT.split(stripped)
     )
 
