@@ -319,9 +319,10 @@ def agent_actions(transcript: Transcript) -> list[Action]:
                 open_file = seen[-1].strip()
             continue
         for call in m.tool_calls:
-            actions += _tool_call(
-                i, call.name, call_arguments(call.arguments), results.get((i, call.id), ""), open_file
-            )
+            args = call_arguments(call.arguments)
+            if not args and PATCH_FILE.search(call.arguments):  # a freeform tool's input (Codex's apply_patch)
+                args = {"input": call.arguments}
+            actions += _tool_call(i, call.name, args, results.get((i, call.id), ""), open_file)
         if text_actions:
             blocks = FENCE.findall(m.content)
             if blocks:
