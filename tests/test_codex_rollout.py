@@ -91,3 +91,13 @@ def test_a_line_that_is_not_codex_is_named_and_skipped(tmp_path, recwarn):
     (t,) = import_file(path)
     assert len(t.messages) == 8
     assert any("line 17" in str(w.message) and "not a Codex rollout line" in str(w.message) for w in recwarn)
+
+
+def test_an_output_recorded_as_json_text_is_read_as_what_the_command_printed():
+    """Earlier Codex versions record a shell call's output as JSON text with its exit code."""
+    from ctxbench.probes.outputs import read_output
+
+    printed = "Traceback (most recent call last):\nValueError: empty header\n"
+    out = read_output(json.dumps({"output": printed, "metadata": {"exit_code": 1, "duration_seconds": 0.2}}))
+    assert out.exit_code == 1 and out.lines == ["Traceback (most recent call last):", "ValueError: empty header"]
+    assert read_output('{"output": broken').text == '{"output": broken'
