@@ -63,7 +63,7 @@ def test_installing_or_finding_a_test_runner_runs_no_tests():
     assert runs_tests("pip install -q pytest && python -m pytest tests/test_x.py")
 
 
-def test_reading_a_test_file_or_asking_a_runner_for_help_runs_no_tests():
+def test_a_runner_runs_tests_where_a_segment_runs_it_not_where_it_is_read_or_named():
     looks = [
         "head tests/runtests.py", "sed -n 1,40p tests/runtests.py", "cat tests/runtests.py | grep -n parallel",
         "vim tests/runtests.py", "grep -n pytest setup.cfg", "echo 'now run pytest'", "git log -- tests/runtests.py",
@@ -586,3 +586,52 @@ def test_a_reproduction_that_died_on_import_is_quoted_by_its_error_not_a_frames_
         Message("tool", "The file /r/hdr/parse.py has been edited.", tool_call_id="b"),
     ]
     assert [a for a, _ in _facts(messages, "reproduction")] == ["ModuleNotFoundError: No module named 'numpy'"]
+
+
+def test_reading_a_test_file_or_asking_a_runner_for_help_runs_no_tests():
+    """Reading tests/runtests.py, printing a runner's help or version, importing pytest to see it is there:
+    none of these prints a suite's outcome."""
+    for command in (
+        "head -50 tests/runtests.py",
+        "cat /testbed/tests/runtests.py | grep -n settings",
+        "python -m pytest --help | grep -i timeout",
+        "pytest --version",
+        'python -c "import pytest; print(pytest.__version__)"',
+        "grep -rn 'def test_' tests/test_x.py",
+        "ls tests/ && sed -n 1,40p tests/runtests.py",
+    ):
+        assert not runs_tests(command), command
+    for command in (
+        "cd /testbed && ./tests/runtests.py auth_tests --verbosity 2",
+        "python -m pytest tests/test_x.py -x 2>&1 | head -40",
+        "ls tests && python -m pytest tests/test_x.py",
+        "python -c \"import pytest; pytest.main(['tests/test_x.py'])\"",
+        "go test ./... 2>&1 | tail -5",
+        "find tests -name 'test_*.py' | xargs python -m pytest -q",
+    ):
+        assert runs_tests(command), command
+
+
+def test_a_one_liner_that_finds_the_test_runner_missing_is_an_error_seen_not_a_suite():
+    """`python -c "import pytest"` runs no tests, but its ModuleNotFoundError says the environment has no
+    pytest (why the agent verified otherwise); another one-liner's error is the agent's slip."""
+    edit = {"command": "str_replace", "path": "/testbed/src/hdr.py", "old_str": "return None", "new_str": "raise E"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", 'python -c "import pytest"'),
+        _out(
+            "a",
+            'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
+            "ModuleNotFoundError: No module named 'pytest'",
+            1,
+        ),
+        _bash("b", "python -c \"from hdr import parse; print(parse(b''))"),
+        _out("b", '  File "<string>", line 1\nSyntaxError: unterminated string literal (detected at line 1)', 1),
+        Message("assistant", "", tool_calls=(ToolCall("c", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /testbed/src/hdr.py has been edited.", tool_call_id="c"),
+        Message("assistant", "Done."),
+    ]
+    errors_seen = [a for a, _ in _facts(messages, "error")]
+    assert "ModuleNotFoundError: No module named 'pytest'" in errors_seen
+    assert not any("unterminated" in a for a in errors_seen)
+    assert not _facts(messages, "test_result")

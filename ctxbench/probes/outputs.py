@@ -6,6 +6,7 @@ the exit code, the errors it shows and a test summary."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -102,7 +103,27 @@ class Output:
         return [ln.rstrip() for ln in self.text.splitlines() if ln.strip()]
 
 
+def _json_wrapped(observation: str) -> tuple[str, int | None] | None:
+    """An output recorded as JSON text (Codex's ``{"output": "...", "metadata": {"exit_code": 1}}``):
+    the text it wraps and its exit code; None for any other observation."""
+    if not observation.startswith('{"output"'):
+        return None
+    try:
+        data = json.loads(observation)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("output"), str):
+        return None
+    meta = data.get("metadata")
+    code = meta.get("exit_code") if isinstance(meta, dict) else None
+    return data["output"], code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
 def read_output(observation: str) -> Output:
+    wrapped = _json_wrapped(observation)
+    if wrapped is not None:
+        inner = read_output(wrapped[0])
+        return Output(inner.text, wrapped[1] if wrapped[1] is not None else inner.exit_code)
     code = RETURNCODE.search(observation) or EXIT_FOOTER.search(observation) or EXIT_HEADER.match(observation)
     if "<system-reminder>" in observation:
         observation = REMINDER.sub("", observation)

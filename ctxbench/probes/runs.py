@@ -70,6 +70,10 @@ STATED_VERDICT = re.compile(
 # The words of an overall verdict, not of one case's line.
 VERDICT_WORD = re.compile(r"\b(?:pass(?:ed|es)?|success\w*|fixed|works?|working|ok)\b", re.IGNORECASE)
 FRAME_FILE = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
+# A one-liner that only imports a module, to see whether the environment has it.
+ASKS_MODULE = re.compile(
+    r"""-c\s+["']\s*(?:import|from)\s+[\w.]+(?:\s+import\s+[\w., ]+)?\s*(?:;\s*print\([^)]*\)\s*)?["']"""
+)
 TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
 CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
 # Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
@@ -543,6 +547,8 @@ class RunReader:
         own = script == "-" or (script is not None and is_scratch(script))
         typo = re.match(r"(?:\S+ )*(?:SyntaxError|IndentationError|TabError|NameError)\b", line.split(" in ")[-1])
         in_source = any(same_file(path, p) for p in re.findall(r'File "([^"]+)"', line) for path in self.fix_paths)
+        if script == "-" and ASKS_MODULE.search(a.command) and _environment_error(line):
+            return False  # `python -c "import pytest"` failing: what the environment lacks, not a slip
         return own and not in_source and bool(typo or script == "-")
 
     def _abandoned(self, a: Action, line: str) -> bool:

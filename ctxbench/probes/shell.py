@@ -121,7 +121,7 @@ RUN_WRAPPERS = {"poetry", "uv", "pipenv", "pdm", "hatch", "rye", "conda", "pixi"
 # Django's (`get_runner(settings)().run_tests([...])`).
 INLINE_SUITE = re.compile(
     r"\b(?:pytest|unittest)\.main\(|call_command\(\s*['\"]test['\"]|\bTextTestRunner\(|\bget_runner\(|"
-    r"\bDiscoverRunner\(|\.run_tests\(|\bdoctest\.testmod\("
+    r"\bDiscoverRunner\(|\.run_tests\(|\bdoctest\.testmod\(|\bTestLoader\(\)"
 )
 
 
