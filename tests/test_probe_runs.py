@@ -63,6 +63,33 @@ def test_installing_or_finding_a_test_runner_runs_no_tests():
     assert runs_tests("pip install -q pytest && python -m pytest tests/test_x.py")
 
 
+def test_a_runner_runs_tests_where_a_segment_runs_it_not_where_it_is_read_or_named():
+    looks = [
+        "head tests/runtests.py", "sed -n 1,40p tests/runtests.py", "cat tests/runtests.py | grep -n parallel",
+        "vim tests/runtests.py", "grep -n pytest setup.cfg", "echo 'now run pytest'", "git log -- tests/runtests.py",
+        "find . -name '*_test.go' | xargs grep -l 'go test'", "python tests/runtests.py --help", "pytest -h",
+        "python -m pytest --version", 'python -c "import pytest"',
+        'python -c "import pytest; print(pytest.__version__)"',
+        "cargo test --no-run", "tox -l", "python -m pytest --collect-only -q tests/test_x.py", "go test -list . ./pkg",
+        "man pytest", "npx jest --listTests", "ls tests/ && cat tox.ini", "make", "./configure && make install",
+        "python test_fix.py", "python -Bc 'import pytest'", "gcc test.c -o test && ./test",
+    ]  # fmt: skip
+    assert [c for c in looks if runs_tests(c)] == []
+    runs = [
+        "cd /testbed && python tests/runtests.py queries --parallel 1", "timeout 300 python -m pytest tests/x.py -x",
+        "PYTHONPATH=. pytest -q", "bash -c 'cd /w && go test ./...'", "poetry run pytest tests",
+        "npx jest src/a.test.ts",
+        "uv run pytest -k parse", "./gradlew test --tests X", "mvn -q -Dtest=FooTest test", "cargo test -- --nocapture",
+        'python -c "import pytest; pytest.main([\'tests/x.py\'])"', "npm test -- --watchAll=false",
+        "python -m django test lookups --verbosity=2", "make test 2>&1 | tail", "yarn jest --ci", "tox -e py311",
+        "make -C build test-ci", "./build/release/libponyc.tests --gtest_filter=X.*", "./run_tests.sh unit",
+        "python -W ignore -m pytest t.py", "django-admin.py test --settings=s",
+        'python -c "import unittest; from t import T; unittest.TextTestRunner().run(unittest.makeSuite(T))"',
+        'python -c "from django.test.utils import get_runner; get_runner(settings)().run_tests([\'queries\'])"',
+    ]  # fmt: skip
+    assert [c for c in runs if not runs_tests(c)] == []
+
+
 def test_verdicts_are_stated_and_only_a_failing_line_contradicts_them():
     lines = ["✓ error: extra_tags='' -> decoded=''", "Edge cases: PASS", "✅ All tests passed!"]
     assert not contradicted(lines) and contradicted([*lines, "✗ FAIL: got None"])
