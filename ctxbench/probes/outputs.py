@@ -121,8 +121,28 @@ def _json_wrapped(observation: str) -> tuple[str, int | None] | None:
     return data["output"], code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
+# Gemini CLI's run_shell_command result: labelled fields, the output after "Stdout:" / "Stderr:".
+GEMINI_SHELL = re.compile(r"\ACommand: .*\n(?:Directory: .*\n)?(?:Stdout|Output): ", re.MULTILINE)
+GEMINI_FIELD = re.compile(
+    r"^(?:Command|Directory|Signal|Background PIDs|Process Group PGID): .*$|^(?:Stdout|Stderr|Error|Output): \(empty\)$"
+    r"|^Error: \(none\)$",
+    re.MULTILINE,
+)
+GEMINI_EXIT = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
+
+
+def _gemini_shell(observation: str) -> tuple[str, int | None] | None:
+    """What a Gemini CLI shell call printed (its field labels dropped) and its exit code."""
+    if not GEMINI_SHELL.match(observation):
+        return None
+    code = GEMINI_EXIT.search(observation)
+    text = GEMINI_EXIT.sub("", GEMINI_FIELD.sub("", observation))
+    text = re.sub(r"^(?:Stdout|Stderr|Output): ", "", text, flags=re.MULTILINE)
+    return text, int(code.group(1)) if code else None
+
+
 def read_output(observation: str) -> Output:
-    wrapped = _json_wrapped(observation)
+    wrapped = _json_wrapped(observation) or _gemini_shell(observation)
     if wrapped is not None:
         inner = read_output(wrapped[0])
         return Output(inner.text, wrapped[1] if wrapped[1] is not None else inner.exit_code)

@@ -23,6 +23,7 @@ from ctxbench.errors import InputError
 from ctxbench.transcripts.formats._common import Source, TranscriptWarning
 from ctxbench.transcripts.formats.claude_code import RECORD_TYPES as CLAUDE_CODE_TYPES
 from ctxbench.transcripts.formats.codex import is_rollout_line
+from ctxbench.transcripts.formats.gemini import is_cli_session, is_content
 
 CANONICAL_PREFIX = "ctxbench.transcript/"
 CANONICAL = "ctxbench"  # the format name of an already-canonical file (imported as is, version checked)
@@ -339,6 +340,9 @@ def _sniff_messages(messages: list[Any], has_system_key: bool = False) -> str | 
 
 
 def _sniff_object(doc: dict[str, Any]) -> str | None:
+    contents = doc.get("contents")
+    if is_cli_session(doc) or isinstance(contents, list) and contents and all(map(is_content, contents)):
+        return "gemini"
     if isinstance(doc.get("history"), list) and _openhands_history(doc["history"]):
         return "openhands"
     if isinstance(doc.get("history"), list) or isinstance(doc.get("trajectory"), list):
@@ -380,6 +384,8 @@ def sniff(source: Source) -> str | None:
                 return "tau-bench"
             if items and (all(_is_event(x) for x in items) or all(_is_pair(x) for x in items)):
                 return "openhands"
+            if items and all(map(is_content, items)):
+                return "gemini"
             if items and isinstance(items[0], dict) and isinstance(items[0].get("history"), list):
                 return _sniff_object(items[0])
             return _sniff_messages(items) if items else "openai"
@@ -396,6 +402,8 @@ def sniff(source: Source) -> str | None:
         return _sniff_object(first)
     if isinstance(first.get("traj"), list):
         return "tau-bench"
+    if all(map(is_content, values)):
+        return "gemini"
     if all(_is_message(v) for v in values):
         return _sniff_messages(values)
     if isinstance(first.get("messages"), list):
