@@ -8,8 +8,9 @@ heredoc), Gemini CLI's ``replace``/``write_file``, Cursor's ``edit_file``/``sear
 Code's ``write_to_file`` and SEARCH/REPLACE diffs (``replace_in_file``, ``apply_diff``), an MCP server's tools
 by their own names (``developer__text_editor``), SWE-agent function-calling ``open``/``create``/``edit``/
 ``insert``/``submit``, shell tools (``bash``, ``execute_bash``, ``Bash``...). Text actions (classic SWE-agent): the last
-fenced block of an assistant message. Shell commands that write files (``sed -i``, ``> FILE``,
-``tee FILE``) count as edits of those files.
+fenced block of an assistant message; tools called as XML in the text (Cline, Roo Code: ``<execute_command>``,
+``<replace_in_file>``, ``<attempt_completion>``...), each parameter a tag. Shell commands that write files
+(``sed -i``, ``> FILE``, ``tee FILE``) count as edits of those files.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ BLOCK_PLACE = re.compile(r"\A(?::(?:start|end)_line:\s*\d+\s*\n)+(?:-{7}\s*\n)?"
 PATH_KEYS = ("file_path", "path", "target_file", "absolute_path", "notebook_path", "filename")
 READ_TOOLS = {"Read", "NotebookRead", "read_file", "view_file"}
 SHELL_TOOLS = {"bash", "execute_bash", "Bash", "shell", "run_shell_command", "terminal", "execute_command", "run"}
-ANSWER_TOOLS = {"submit", "finish"}
+ANSWER_TOOLS = {"submit", "finish", "attempt_completion"}
 PATCH_TOOLS = {"apply_patch"}
 # Codex's patch format: "*** Update File: path" (or Add/Delete), then hunks of -/+ lines.
 PATCH_FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+?)\s*$", re.MULTILINE)
@@ -54,12 +55,20 @@ INTERFACE = {
 }  # fmt: skip
 FAILED_EDIT = re.compile(
     r"^\s*(?:ERROR\b|Error:|<tool_use_error>)|No replacement was performed|"
-    r"Your proposed edit has introduced new syntax error",
+    r"Your proposed edit has introduced new syntax error|The tool execution failed\b",
 )
 OPEN_FILE = re.compile(r"\(Open file: ([^)\n]+)\)")
 FILE_HEADER = re.compile(r"^\[File: ([^\]\n]+?) \(\d+ lines total\)\]", re.MULTILINE)
 FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
 QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
+# Tools called in the text as XML (Cline, Roo Code, Kilo Code): "<execute_command><command>npm test</command>
+# </execute_command>", each parameter a tag of its own; the environment answers in the next user message.
+XML_TOOLS = (
+    "execute_command", "write_to_file", "replace_in_file", "apply_diff", "read_file", "insert_content",
+    "search_and_replace", "attempt_completion",
+)  # fmt: skip
+XML_TOOL = re.compile(rf"<({'|'.join(XML_TOOLS)})>(.*?)</\1>", re.DOTALL)
+XML_PARAM = re.compile(r"<(\w+)>\n?(.*?)\n?</\1>", re.DOTALL)
 REDIRECT = re.compile(r"(?<![<>&\d])>{1,2}\s*([^\s;&|<>()]+)")
 SEGMENT = re.compile(r"&&|\|\||[;|\n]")
 
@@ -232,7 +241,7 @@ def _tool_call(i: int, name: str, args: dict[str, Any], result: str, open_file: 
         text = str(args.get("replace") or args.get("text") or args.get("replacement_text") or "")
         return [Action(i, name, "edit", path=path, ok=ok, new_text=text, result=result)]
     if name in ANSWER_TOOLS:
-        value = str(args.get("message") or args.get("answer") or args.get("flag") or "")
+        value = str(args.get("message") or args.get("answer") or args.get("flag") or args.get("result") or "")
         return [Action(i, name, "answer", value, result=result)]
     command = args.get("command") or args.get("cmd")
     if isinstance(command, list) and all(isinstance(w, str) for w in command):
@@ -292,6 +301,11 @@ def _text_action(i: int, block: str, result: str, open_file: str | None) -> list
     return _shell(i, "shell", block, result)
 
 
+def xml_tool_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The tools an assistant message calls as XML, with their parameters, in order."""
+    return [(m.group(1), dict(XML_PARAM.findall(m.group(2)))) for m in XML_TOOL.finditer(text)]
+
+
 def observation_indices(transcript: Transcript) -> set[int]:
     """User-role messages that are the environment's answer to a text action (classic SWE-agent,
     mini-swe-agent): the message right after an assistant message with a fenced action block."""
@@ -301,7 +315,9 @@ def observation_indices(transcript: Transcript) -> set[int]:
     return {
         i + 1
         for i, m in enumerate(messages[:-1])
-        if m.role == "assistant" and FENCE.search(m.content) and messages[i + 1].role == "user"
+        if m.role == "assistant"
+        and (FENCE.search(m.content) or XML_TOOL.search(m.content))
+        and messages[i + 1].role == "user"
     }
 
 
@@ -324,7 +340,10 @@ def agent_actions(transcript: Transcript) -> list[Action]:
                 args = {"input": call.arguments}
             actions += _tool_call(i, call.name, args, results.get((i, call.id), ""), open_file)
         if text_actions:
-            blocks = FENCE.findall(m.content)
+            called = xml_tool_calls(m.content)
+            for name, args in called:
+                actions += _tool_call(i, name, args, results.get((i, None), ""), open_file)
+            blocks = [] if called else FENCE.findall(m.content)
             if blocks:
                 actions += _text_action(i, blocks[-1], results.get((i, None), ""), open_file)
     return actions
