@@ -40,6 +40,8 @@ class CellJob:
     # A strategy built as configured, for the contexts' first line (its token levels) when the cells'
     # own strategies hold tracked parameters (ctxbench.cell_reuse): built once per job.
     levels_strategy: Any = None
+    # The strategy's config as the node Hydra instantiates (``build.config_node``): made once per job.
+    strategy_node: Any = None
 
 
 def _levels_strategy(job: CellJob) -> Any:
@@ -109,6 +111,7 @@ def run_cell(
         build_probe_observer,
         build_strategy,
         build_summariser,
+        config_node,
         estimator_config,
         strategy_config,
         to_plain,
@@ -124,11 +127,14 @@ def run_cell(
     cfg, model = job.cfg, job.model
     count_cache.cell_started()  # counts other workers of the sweep made meanwhile
     if job.strategy_config is None or job.estimator_config is None:
-        job.strategy_config, job.estimator_config = strategy_config(cfg), estimator_config(cfg)
+        job.strategy_config, job.estimator_config = strategy_config(cfg, job.resolved), estimator_config(cfg)
     recording = sharing.recording() if sharing is not None else None
-    strategy_cfg = (
-        sharing.strategy_config(recording) if sharing is not None and recording is not None else job.strategy_config
-    )
+    if sharing is not None and recording is not None:
+        strategy_cfg = sharing.strategy_config(recording)  # its tracked values are this cell's own
+    else:
+        if job.strategy_node is None:
+            job.strategy_node = config_node(job.strategy_config)
+        strategy_cfg = job.strategy_node
     strategy, estimator = build_strategy(cfg, strategy_cfg), build_estimator(cfg, job.estimator_config)
     observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), job.boilerplate)
     counted = job.counter.for_transcript(transcript)  # the provider counts what this agent sent
@@ -213,7 +219,7 @@ def reuse_cell(
     if record is None:
         return None
     if job.strategy_config is None or job.estimator_config is None:
-        job.strategy_config, job.estimator_config = strategy_config(job.cfg), estimator_config(job.cfg)
+        job.strategy_config, job.estimator_config = strategy_config(job.cfg, job.resolved), estimator_config(job.cfg)
     header = None
     if job.record_contexts:
         counted = job.counter.for_transcript(transcript)

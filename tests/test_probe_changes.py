@@ -219,3 +219,48 @@ def test_a_header_that_is_the_key_line_is_not_named_by_the_header_above_it():
     assert got == [
         ("What key line did the agent's change to pkg/api.py add?", "def second_handler_with_args(request, extra):")
     ], got
+
+
+def test_other_agents_editor_tools_name_the_file_and_the_line_they_changed():
+    """The editors of Gemini CLI (replace, write_file), Cursor (edit_file's code_edit, search_replace),
+    Cline (replace_in_file's SEARCH/REPLACE diff, write_to_file), Roo Code (apply_diff), Amp
+    (edit_file with old_str/new_str) and MCP servers' editors (Goose's developer__text_editor):
+    each call, in its agent's own argument names, is an edit of its file with the line it wrote."""
+    old, new = "if obj.tags:", "if obj.tags is not None:"
+    cline_diff = f"------- SEARCH\n    {old}\n=======\n    {new}\n+++++++ REPLACE"
+    roo_diff = f"<<<<<<< SEARCH\n:start_line:12\n-------\n    {old}\n=======\n    {new}\n>>>>>>> REPLACE"
+    ways = [
+        ("replace", {"file_path": "/repo/src/cookie.py", "old_string": old, "new_string": new}),
+        ("search_replace", {"file_path": "/repo/src/cookie.py", "old_string": old, "new_string": new}),
+        ("edit_file", {"target_file": "/repo/src/cookie.py", "instructions": "fix", "code_edit": f"// ...\n{new}"}),
+        ("edit_file", {"path": "/repo/src/cookie.py", "old_str": old, "new_str": new}),
+        ("replace_in_file", {"path": "/repo/src/cookie.py", "diff": cline_diff}),
+        ("apply_diff", {"path": "/repo/src/cookie.py", "diff": roo_diff}),
+        (
+            "developer__text_editor",
+            {"command": "str_replace", "path": "/repo/src/cookie.py", "old_str": old, "new_str": new},
+        ),
+        ("write_to_file", {"path": "/repo/src/cookie.py", "content": f"import json\n\n{new}\n    return 1\n"}),
+    ]
+    for name, args in ways:
+        messages = [
+            TASK,
+            _call("e", name, args),
+            Message("tool", "The file /repo/src/cookie.py was updated.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = _files_and_changes(messages)
+        assert ("change", new) in got and ("file_changed", "/repo/src/cookie.py") in got, (name, got)
+
+
+def test_other_agents_shell_tools_are_commands_run():
+    """Cursor's run_terminal_cmd, Codex's exec_command ({"cmd": ...}) and an MCP server's shell
+    (developer__shell) run shell commands: a sed -i through them is an edit."""
+    sed = "sed -i 's/if obj.tags:/if obj.tags is not None:/' src/cookie.py"
+    for name, args in (
+        ("run_terminal_cmd", {"command": sed, "is_background": False}),
+        ("exec_command", {"cmd": sed}),
+        ("developer__shell", {"command": sed}),
+    ):
+        messages = [TASK, _call("s", name, args), Message("tool", "", tool_call_id="s"), Message("assistant", "Done.")]
+        assert ("change", "if obj.tags is not None:") in _files_and_changes(messages), name

@@ -63,6 +63,33 @@ def test_installing_or_finding_a_test_runner_runs_no_tests():
     assert runs_tests("pip install -q pytest && python -m pytest tests/test_x.py")
 
 
+def test_a_runner_runs_tests_where_a_segment_runs_it_not_where_it_is_read_or_named():
+    looks = [
+        "head tests/runtests.py", "sed -n 1,40p tests/runtests.py", "cat tests/runtests.py | grep -n parallel",
+        "vim tests/runtests.py", "grep -n pytest setup.cfg", "echo 'now run pytest'", "git log -- tests/runtests.py",
+        "find . -name '*_test.go' | xargs grep -l 'go test'", "python tests/runtests.py --help", "pytest -h",
+        "python -m pytest --version", 'python -c "import pytest"',
+        'python -c "import pytest; print(pytest.__version__)"',
+        "cargo test --no-run", "tox -l", "python -m pytest --collect-only -q tests/test_x.py", "go test -list . ./pkg",
+        "man pytest", "npx jest --listTests", "ls tests/ && cat tox.ini", "make", "./configure && make install",
+        "python test_fix.py", "python -Bc 'import pytest'", "gcc test.c -o test && ./test",
+    ]  # fmt: skip
+    assert [c for c in looks if runs_tests(c)] == []
+    runs = [
+        "cd /testbed && python tests/runtests.py queries --parallel 1", "timeout 300 python -m pytest tests/x.py -x",
+        "PYTHONPATH=. pytest -q", "bash -c 'cd /w && go test ./...'", "poetry run pytest tests",
+        "npx jest src/a.test.ts",
+        "uv run pytest -k parse", "./gradlew test --tests X", "mvn -q -Dtest=FooTest test", "cargo test -- --nocapture",
+        'python -c "import pytest; pytest.main([\'tests/x.py\'])"', "npm test -- --watchAll=false",
+        "python -m django test lookups --verbosity=2", "make test 2>&1 | tail", "yarn jest --ci", "tox -e py311",
+        "make -C build test-ci", "./build/release/libponyc.tests --gtest_filter=X.*", "./run_tests.sh unit",
+        "python -W ignore -m pytest t.py", "django-admin.py test --settings=s",
+        'python -c "import unittest; from t import T; unittest.TextTestRunner().run(unittest.makeSuite(T))"',
+        'python -c "from django.test.utils import get_runner; get_runner(settings)().run_tests([\'queries\'])"',
+    ]  # fmt: skip
+    assert [c for c in runs if not runs_tests(c)] == []
+
+
 def test_verdicts_are_stated_and_only_a_failing_line_contradicts_them():
     lines = ["✓ error: extra_tags='' -> decoded=''", "Edge cases: PASS", "✅ All tests passed!"]
     assert not contradicted(lines) and contradicted([*lines, "✗ FAIL: got None"])
@@ -559,3 +586,83 @@ def test_a_reproduction_that_died_on_import_is_quoted_by_its_error_not_a_frames_
         Message("tool", "The file /r/hdr/parse.py has been edited.", tool_call_id="b"),
     ]
     assert [a for a, _ in _facts(messages, "reproduction")] == ["ModuleNotFoundError: No module named 'numpy'"]
+
+
+def test_reading_a_test_file_or_asking_a_runner_for_help_runs_no_tests():
+    """Reading tests/runtests.py, printing a runner's help or version, importing pytest to see it is there:
+    none of these prints a suite's outcome."""
+    for command in (
+        "head -50 tests/runtests.py",
+        "cat /testbed/tests/runtests.py | grep -n settings",
+        "python -m pytest --help | grep -i timeout",
+        "pytest --version",
+        'python -c "import pytest; print(pytest.__version__)"',
+        "grep -rn 'def test_' tests/test_x.py",
+        "ls tests/ && sed -n 1,40p tests/runtests.py",
+    ):
+        assert not runs_tests(command), command
+    for command in (
+        "cd /testbed && ./tests/runtests.py auth_tests --verbosity 2",
+        "python -m pytest tests/test_x.py -x 2>&1 | head -40",
+        "ls tests && python -m pytest tests/test_x.py",
+        "python -c \"import pytest; pytest.main(['tests/test_x.py'])\"",
+        "go test ./... 2>&1 | tail -5",
+        "find tests -name 'test_*.py' | xargs python -m pytest -q",
+    ):
+        assert runs_tests(command), command
+
+
+def test_a_one_liner_that_finds_the_test_runner_missing_is_an_error_seen_not_a_suite():
+    """`python -c "import pytest"` runs no tests, but its ModuleNotFoundError says the environment has no
+    pytest (why the agent verified otherwise); another one-liner's error is the agent's slip."""
+    edit = {"command": "str_replace", "path": "/testbed/src/hdr.py", "old_str": "return None", "new_str": "raise E"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", 'python -c "import pytest"'),
+        _out(
+            "a",
+            'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
+            "ModuleNotFoundError: No module named 'pytest'",
+            1,
+        ),
+        _bash("b", "python -c \"from hdr import parse; print(parse(b''))"),
+        _out("b", '  File "<string>", line 1\nSyntaxError: unterminated string literal (detected at line 1)', 1),
+        Message("assistant", "", tool_calls=(ToolCall("c", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /testbed/src/hdr.py has been edited.", tool_call_id="c"),
+        Message("assistant", "Done."),
+    ]
+    errors_seen = [a for a, _ in _facts(messages, "error")]
+    assert "ModuleNotFoundError: No module named 'pytest'" in errors_seen
+    assert not any("unterminated" in a for a in errors_seen)
+    assert not _facts(messages, "test_result")
+
+
+def test_a_reproductions_telling_line_is_no_section_header_or_installers_chatter():
+    """A line ending in ':' titles what follows ("Testing parse() with an empty header:"), and pip's,
+    npm's and apt's progress lines are the installer speaking: neither is what the run printed of the bug."""
+    edit = {"command": "str_replace", "path": "/r/src/header.py", "old_str": "a", "new_str": "b"}
+    printed = (
+        "Requirement already satisfied: parse-header in /opt/conda/lib/python3.11/site-packages (1.2)\n"
+        "Testing whether parse() returns None for an empty header instead of raising HeaderError:\n"
+        "  result of parse(b''): None\n"
+    )
+    messages = [
+        Message("user", TASK),
+        _bash("a", "pip install -e . -q; python reproduce.py"),
+        _out("a", printed),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/header.py has been edited.", tool_call_id="b"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["result of parse(b''): None"]
+    from ctxbench.probes.runs import _value_line
+
+    chatter = [
+        "Collecting pytest", "  Downloading pytest-8.0.0-py3-none-any.whl (334 kB)",
+        "Installing collected packages: iniconfig, pytest", "Successfully installed iniconfig-2.0.0 pytest-8.0.0",
+        "WARNING: Running pip as the 'root' user can result in broken permissions", "added 312 packages in 9s",
+        "npm WARN deprecated inflight@1.0.6: This module is not supported", "Setting up libgtest-dev (1.11.0-3) ...",
+        "Get:1 http://archive.ubuntu.com/ubuntu jammy/universe amd64 googletest 1.11.0-3 [1.4 MB]",
+    ]  # fmt: skip
+    assert _value_line([*chatter, "header -> None"], {"header", "parse"}, set()) == "header -> None"
+    assert _value_line(chatter, {"header", "parse"}, set()) is None

@@ -230,6 +230,26 @@ def test_an_explicit_statement_of_the_bug_comes_before_a_later_vague_one():
     assert len(causes) == 2 and causes[0][0] == 1 and "This is the bug!" in causes[0][1], causes
 
 
+def test_a_cause_naming_the_code_the_fix_changes_comes_before_guesses_closer_to_the_fix():
+    """Of causes stated alike (none announced, none named outright), one that names the code the
+    final fix changes (`extra_tags`, in the edit's old and new text) is asked before statements
+    closer to the fix that name none of it (a side note, a guess about other code)."""
+    messages = [
+        Message("user", "<pr_description>\nMessages lose an empty string on a round trip\n</pr_description>"),
+        Message("assistant", "The issue seems to be that `obj.extra_tags` is dropped when it is an empty string."),
+        Message("user", "ok"),
+        Message("assistant", "The problem appears to be in `SessionStorage` caching the decoded list."),
+        Message("user", "ok"),
+        Message("assistant", "The issue seems to be related to `CookieStorage._update_cookie` somehow."),
+        Message("user", "ok"),
+        _edit("e", "/r/messages/cookie.py", "if obj.extra_tags:", "if obj.extra_tags is not None:"),
+        Message("tool", "The file /r/messages/cookie.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)  # two slots, three statements
+    assert 1 in [at for at, _ in causes] and len(causes) == 2, causes
+
+
 def test_a_cause_announced_as_found_comes_before_a_statement_closer_to_the_fix():
     """ "I see the issue now. <cause>" marks the moment of diagnosis; "The issue is in X" is said of
     plans and restatements too, so two of those nearer the fix do not push the announced finding
@@ -504,7 +524,12 @@ def test_a_statement_read_as_two_types_is_asked_under_the_one_that_selects_it():
         Message("user", "ok"),
         Message("assistant", "The problem is in `rho12_p` too: its denominator `n1costheta2 + n2costheta1` is 0."),
         Message("user", "ok"),
-        _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.where(b == 0, 0.0, a / b)"),
+        _edit(  # the fix touches what all three name: closeness to it decides
+            "e",
+            "/r/iam.py",
+            "costheta = cosd(aoi)\nrho12_s = a / b\nrho12_p = c / (n1costheta2 + n2costheta1)",
+            "costheta = cosd(aoi)\nrho12_s = np.where(b == 0, 0.0, a / b)\nrho12_p = np.where(d == 0, 0.0, c / d)",
+        ),
         Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
         Message("assistant", "Done."),
     ]

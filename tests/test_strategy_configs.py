@@ -91,3 +91,48 @@ def test_alternatives_run_end_to_end_through_the_hydra_app(tmp_path: Path) -> No
     ]
     merges = [e for e in events if e["type"] == "anchored_summary"]
     assert merges and [e["summary_of_summary"] for e in merges] == list(range(len(merges)))
+
+
+@pytest.mark.parametrize("path", STRATEGY_FILES, ids=[p.stem for p in STRATEGY_FILES])
+def test_a_jobs_strategy_config_from_its_resolved_config_is_the_one_resolved_alone(path: Path) -> None:
+    from ctxbench.build import strategy_config
+    from ctxbench.run_app import resolved_config
+
+    cfg = composed(path.stem)
+    assert strategy_config(cfg, resolved_config(cfg)) == strategy_config(cfg)
+
+
+@pytest.mark.parametrize("stem", ["sliding_window", "dbgpt", "five_layer", "observation_masking", "anchored_summary"])
+def test_a_job_builds_its_strategies_from_one_node(stem: str, tmp_path: Path) -> None:
+    """Strategies built from one ``config_node`` replay as one built from the plain config, and the
+    node is left unchanged."""
+    from omegaconf import OmegaConf
+
+    from ctxbench.build import build_model, config_node, strategy_config
+    from ctxbench.replay.engine import replay
+    from ctxbench.tokens.counting import TokenCounter
+    from ctxbench.tokens.tokenizers import get_tokenizer
+
+    cfg = composed(stem, "model.context_window=6000", "llm=offline")
+    plain = strategy_config(cfg)
+    node = config_node(plain)
+    before = OmegaConf.to_container(node)
+    model = build_model(cfg)
+
+    def calls(strategy: Strategy) -> str:
+        counter = TokenCounter(get_tokenizer(model.tokenizer))
+        result = replay(fixed_history(), strategy, build_estimator(cfg), model, counter, workdir=tmp_path)
+        return json.dumps([result.calls, result.events], sort_keys=True, default=str)
+
+    first, second = build_strategy(cfg, node), build_strategy(cfg, node)
+    assert first is not second
+    assert calls(first) == calls(build_strategy(cfg, plain)) == calls(second)
+    assert OmegaConf.to_container(node) == before
+
+
+def test_a_resolved_config_left_unresolved_is_resolved_again() -> None:
+    from ctxbench.build import strategy_config
+
+    cfg = composed("dbgpt")
+    kept = {"strategy": {**strategy_config(cfg), "budget": "${model.context_window}"}}
+    assert strategy_config(cfg, kept) == strategy_config(cfg)

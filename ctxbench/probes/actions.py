@@ -4,10 +4,13 @@ editor views and edits (with the file and whether the edit took), and submitted 
 Structured tool calls: SWE-agent / OpenHands ``str_replace_editor`` (``command`` = view, create,
 str_replace, insert, undo_edit), OpenHands ``edit_file``, Claude Code ``Edit``/``Write``/
 ``MultiEdit``/``Read``, Codex's ``apply_patch`` (a tool, or a command given as a list or a
-heredoc), SWE-agent function-calling ``open``/``create``/``edit``/``insert``/``submit``, shell
-tools (``bash``, ``execute_bash``, ``Bash``...). Text actions (classic SWE-agent): the last
-fenced block of an assistant message. Shell commands that write files (``sed -i``, ``> FILE``,
-``tee FILE``) count as edits of those files.
+heredoc), Gemini CLI's ``replace``/``write_file``, Cursor's ``edit_file``/``search_replace``, Cline's and Roo
+Code's ``write_to_file`` and SEARCH/REPLACE diffs (``replace_in_file``, ``apply_diff``), an MCP server's tools
+by their own names (``developer__text_editor``), SWE-agent function-calling ``open``/``create``/``edit``/
+``insert``/``submit``, shell tools (``bash``, ``execute_bash``, ``Bash``...). Text actions (classic SWE-agent): the last
+fenced block of an assistant message; tools called as XML in the text (Cline, Roo Code: ``<execute_command>``,
+``<replace_in_file>``, ``<attempt_completion>``...), each parameter a tag. Shell commands that write files
+(``sed -i``, ``> FILE``, ``tee FILE``) count as edits of those files.
 """
 
 from __future__ import annotations
@@ -21,12 +24,25 @@ from typing import Any
 from ctxbench.probes.shell import heredoc_bodies, strip_heredocs
 from ctxbench.transcripts.model import Message, Transcript, json_strings
 
-EDITOR_TOOLS = {"str_replace_editor", "str_replace_based_edit_tool"}
+EDITOR_TOOLS = {"str_replace_editor", "str_replace_based_edit_tool", "text_editor"}
 EDITOR_EDITS = {"create", "str_replace", "insert", "undo_edit", "write"}
-WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "edit_file", "write_file", "create_file"}
+# Claude Code, OpenHands, Gemini CLI (replace, write_file), Cursor (edit_file, search_replace), Cline and Roo
+# Code (write_to_file), Amp (edit_file, create_file): a file and the text written, under each agent's names.
+WRITE_TOOLS = {
+    "Write", "Edit", "MultiEdit", "NotebookEdit", "edit_file", "write_file", "create_file", "replace", "search_replace",
+    "write_to_file",
+}  # fmt: skip
+# Cline's replace_in_file and Roo Code's apply_diff: the edit is a diff of SEARCH/REPLACE blocks.
+DIFF_TOOLS = {"replace_in_file", "apply_diff"}
+SEARCH_REPLACE = re.compile(
+    r"^(?:<{7}|-{7}) SEARCH[^\n]*\n(.*?)^={7}[^\n]*\n(.*?)^(?:>{7}|\+{7}) REPLACE", re.DOTALL | re.MULTILINE
+)
+# Roo Code's block starts its search text with where it is: ":start_line:12" (":end_line:"), then "-------".
+BLOCK_PLACE = re.compile(r"\A(?::(?:start|end)_line:\s*\d+\s*\n)+(?:-{7}\s*\n)?")
+PATH_KEYS = ("file_path", "path", "target_file", "absolute_path", "notebook_path", "filename")
 READ_TOOLS = {"Read", "NotebookRead", "read_file", "view_file"}
 SHELL_TOOLS = {"bash", "execute_bash", "Bash", "shell", "run_shell_command", "terminal", "execute_command", "run"}
-ANSWER_TOOLS = {"submit", "finish"}
+ANSWER_TOOLS = {"submit", "finish", "attempt_completion"}
 PATCH_TOOLS = {"apply_patch"}
 # Codex's patch format: "*** Update File: path" (or Add/Delete), then hunks of -/+ lines.
 PATCH_FILE = re.compile(r"^\*\*\* (Update|Add|Delete) File: (.+?)\s*$", re.MULTILINE)
@@ -39,12 +55,20 @@ INTERFACE = {
 }  # fmt: skip
 FAILED_EDIT = re.compile(
     r"^\s*(?:ERROR\b|Error:|<tool_use_error>)|No replacement was performed|"
-    r"Your proposed edit has introduced new syntax error",
+    r"Your proposed edit has introduced new syntax error|The tool execution failed\b",
 )
 OPEN_FILE = re.compile(r"\(Open file: ([^)\n]+)\)")
 FILE_HEADER = re.compile(r"^\[File: ([^\]\n]+?) \(\d+ lines total\)\]", re.MULTILINE)
 FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
 QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
+# Tools called in the text as XML (Cline, Roo Code, Kilo Code): "<execute_command><command>npm test</command>
+# </execute_command>", each parameter a tag of its own; the environment answers in the next user message.
+XML_TOOLS = (
+    "execute_command", "write_to_file", "replace_in_file", "apply_diff", "read_file", "insert_content",
+    "search_and_replace", "attempt_completion",
+)  # fmt: skip
+XML_TOOL = re.compile(rf"<({'|'.join(XML_TOOLS)})>(.*?)</\1>", re.DOTALL)
+XML_PARAM = re.compile(r"<(\w+)>\n?(.*?)\n?</\1>", re.DOTALL)
 REDIRECT = re.compile(r"(?<![<>&\d])>{1,2}\s*([^\s;&|<>()]+)")
 SEGMENT = re.compile(r"&&|\|\||[;|\n]")
 
@@ -172,6 +196,7 @@ def _shell(i: int, tool: str, command: str, result: str) -> list[Action]:
 
 def _tool_call(i: int, name: str, args: dict[str, Any], result: str, open_file: str | None) -> list[Action]:
     ok = not FAILED_EDIT.search(result)
+    name = name.rsplit("__", 1)[-1]  # an MCP server's tool (mcp__server__tool, Goose's developer__shell): its own name
     if name in EDITOR_TOOLS:
         sub, path = str(args.get("command") or ""), args.get("path")
         if sub == "view":
@@ -182,14 +207,24 @@ def _tool_call(i: int, name: str, args: dict[str, Any], result: str, open_file: 
             return [Action(i, name, "edit", path=path, ok=ok, new_text=text, old_text=old, result=result)]
         return [Action(i, name, "other")]
     if name in WRITE_TOOLS:
-        path = args.get("file_path") or args.get("path") or args.get("notebook_path")
-        text = str(args.get("content") or args.get("new_string") or args.get("new_source") or "")
-        old = str(args.get("old_string") or "")
+        path = next((args[k] for k in PATH_KEYS if args.get(k)), None)
+        if not isinstance(path, str):
+            return [Action(i, name, "other", result=result)]  # a tool of that name that writes no file
+        text = str(
+            next((args[k] for k in ("content", "new_string", "new_str", "new_source", "code_edit") if args.get(k)), "")
+        )
+        old = str(args.get("old_string") or args.get("old_str") or "")
         edits = args.get("edits")  # Claude Code's MultiEdit: a list of old_string/new_string pairs
         if isinstance(edits, list) and not text:
             pairs = [e for e in edits if isinstance(e, dict)]
             text = "\n".join(str(e.get("new_string") or "") for e in pairs)
             old = "\n".join(str(e.get("old_string") or "") for e in pairs)
+        return [Action(i, name, "edit", path=path, ok=ok, new_text=text, old_text=old, result=result)]
+    if name in DIFF_TOOLS:
+        blocks = SEARCH_REPLACE.findall(str(args.get("diff") or ""))
+        old = "\n".join(BLOCK_PLACE.sub("", search).rstrip("\n") for search, _ in blocks)
+        text = "\n".join(replace.rstrip("\n") for _, replace in blocks)
+        path = next((args[k] for k in PATH_KEYS if args.get(k)), None)
         return [Action(i, name, "edit", path=path, ok=ok, new_text=text, old_text=old, result=result)]
     if name in PATCH_TOOLS:
         patch = next((v for v in args.values() if isinstance(v, str) and PATCH_FILE.search(v)), "")
@@ -206,7 +241,7 @@ def _tool_call(i: int, name: str, args: dict[str, Any], result: str, open_file: 
         text = str(args.get("replace") or args.get("text") or args.get("replacement_text") or "")
         return [Action(i, name, "edit", path=path, ok=ok, new_text=text, result=result)]
     if name in ANSWER_TOOLS:
-        value = str(args.get("message") or args.get("answer") or args.get("flag") or "")
+        value = str(args.get("message") or args.get("answer") or args.get("flag") or args.get("result") or "")
         return [Action(i, name, "answer", value, result=result)]
     command = args.get("command") or args.get("cmd")
     if isinstance(command, list) and all(isinstance(w, str) for w in command):
@@ -266,6 +301,11 @@ def _text_action(i: int, block: str, result: str, open_file: str | None) -> list
     return _shell(i, "shell", block, result)
 
 
+def xml_tool_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The tools an assistant message calls as XML, with their parameters, in order."""
+    return [(m.group(1), dict(XML_PARAM.findall(m.group(2)))) for m in XML_TOOL.finditer(text)]
+
+
 def observation_indices(transcript: Transcript) -> set[int]:
     """User-role messages that are the environment's answer to a text action (classic SWE-agent,
     mini-swe-agent): the message right after an assistant message with a fenced action block."""
@@ -275,7 +315,9 @@ def observation_indices(transcript: Transcript) -> set[int]:
     return {
         i + 1
         for i, m in enumerate(messages[:-1])
-        if m.role == "assistant" and FENCE.search(m.content) and messages[i + 1].role == "user"
+        if m.role == "assistant"
+        and (FENCE.search(m.content) or XML_TOOL.search(m.content))
+        and messages[i + 1].role == "user"
     }
 
 
@@ -293,11 +335,15 @@ def agent_actions(transcript: Transcript) -> list[Action]:
                 open_file = seen[-1].strip()
             continue
         for call in m.tool_calls:
-            actions += _tool_call(
-                i, call.name, call_arguments(call.arguments), results.get((i, call.id), ""), open_file
-            )
+            args = call_arguments(call.arguments)
+            if not args and PATCH_FILE.search(call.arguments):  # a freeform tool's input (Codex's apply_patch)
+                args = {"input": call.arguments}
+            actions += _tool_call(i, call.name, args, results.get((i, call.id), ""), open_file)
         if text_actions:
-            blocks = FENCE.findall(m.content)
+            called = xml_tool_calls(m.content)
+            for name, args in called:
+                actions += _tool_call(i, name, args, results.get((i, None), ""), open_file)
+            blocks = [] if called else FENCE.findall(m.content)
             if blocks:
                 actions += _text_action(i, blocks[-1], results.get((i, None), ""), open_file)
     return actions

@@ -6,6 +6,7 @@ the exit code, the errors it shows and a test summary."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -13,15 +14,17 @@ RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 # The exit code heading an output: Claude Code's "Exit code 1", Cursor's and Codex's "Exit code: 1", AutoGen's
 # "exitcode: 1 (execution failed)".
 EXIT_HEADER = re.compile(r"\s*(?:Exit code:? |exitcode: )(-?\d+)(?: \(execution \w+\))?[ \t]*(?:\n|$)")
-# Claude Code's reminders appended to a tool result: the harness speaking, not the command.
-REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+# Claude Code's reminders, Cline's environment details (open tabs, time): the harness speaking, not the command.
+REMINDER = re.compile(
+    r"<system-reminder>.*?</system-reminder>|<environment_details>.*?</environment_details>", re.DOTALL
+)
 EXIT_FOOTER = re.compile(r"\[(?:The command completed|Command finished) with exit code (-?\d+)\.?\]")
 WRAPPER_LINE = re.compile(
     r"^\s*(?:</?output>|</?returncode>.*|\[The command completed.*\]|\[Command finished.*\]|"
     r"\[Current working directory: .*\]|\[Python interpreter: .*\]|\(Open file: .*\)|"
     r"\(Current directory: .*\)|bash-\$.*|<output_head>|</output_head>|<output_tail>|</output_tail>|"
     r"<elided_chars>.*|</elided_chars>|<warning>.*|Code output:|Command output:|Output:|Wall time: [\d.]+ seconds?|"
-    r"Command completed\.)\s*$"
+    r"Command completed\.|Command executed\.|\[\w+ for '.*'\] Result:)\s*$"
 )
 # The last line of a Python traceback, a compiler or tool error, a failing shell.
 ERROR_LINE = re.compile(
@@ -102,9 +105,29 @@ class Output:
         return [ln.rstrip() for ln in self.text.splitlines() if ln.strip()]
 
 
+def _json_wrapped(observation: str) -> tuple[str, int | None] | None:
+    """An output recorded as JSON text (Codex's ``{"output": "...", "metadata": {"exit_code": 1}}``):
+    the text it wraps and its exit code; None for any other observation."""
+    if not observation.startswith('{"output"'):
+        return None
+    try:
+        data = json.loads(observation)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("output"), str):
+        return None
+    meta = data.get("metadata")
+    code = meta.get("exit_code") if isinstance(meta, dict) else None
+    return data["output"], code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
 def read_output(observation: str) -> Output:
+    wrapped = _json_wrapped(observation)
+    if wrapped is not None:
+        inner = read_output(wrapped[0])
+        return Output(inner.text, wrapped[1] if wrapped[1] is not None else inner.exit_code)
     code = RETURNCODE.search(observation) or EXIT_FOOTER.search(observation) or EXIT_HEADER.match(observation)
-    if "<system-reminder>" in observation:
+    if "<system-reminder>" in observation or "<environment_details>" in observation:
         observation = REMINDER.sub("", observation)
     kept = [ln for ln in observation.splitlines() if not WRAPPER_LINE.match(ln)]
     if code is not None and code.re is EXIT_HEADER:  # drop the "Exit code 1" line heading the output

@@ -99,13 +99,108 @@ def is_read_only(command: str) -> bool:
     return all(p in READ_ONLY for p in programs)
 
 
+# Runners named by the program alone; others by a subcommand (`go test`, `npm run test`, `make check`).
+RUNNER_PROGRAMS = {
+    "pytest", "py.test", "pytest-3", "tox", "nox", "nosetests", "nose2", "unittest", "runtests.py", "jest", "mocha",
+    "vitest", "ctest", "phpunit", "rspec", "trial", "ava", "karma", "behave",
+}  # fmt: skip
+SUBCOMMAND_RUNNERS = {"go", "cargo", "dotnet", "swift", "mix", "sbt", "bun", "deno", "stack", "cabal", "zig"}
+BUILD_GOALS = re.compile(r"^(?::?[\w-]+:)*(?:test|check|verify|integrationTest)$")  # mvn/gradle (`:core:test`)
+# A suite's own program (not an agent's `./test` built from test.c): run_tests.sh, libponyc.tests, unit_tests.
+TEST_BINARY = re.compile(r"run[_-]?tests?(?:\.sh)?|unit[_-]?tests|[\w-]+[._]tests|[\w-]+_unittests?")
+# Asking a runner about itself, or only listing or building the tests: nothing ran.
+NO_RUN_FLAGS = {
+    "--help", "-h", "--version", "--collect-only", "--co", "--no-run", "--list", "--listenvs", "--listTests",
+    "--list-tests", "-list", "--fixtures", "--markers",
+}  # fmt: skip
+# Wrappers ahead of the program a segment runs: `timeout 300 pytest`, `npx jest`, `xargs -n1 pytest`.
+WRAPPERS = {"sudo", "time", "nohup", "exec", "nice", "env", "xargs", "npx", "pnpx", "bunx", "command", "timeout"}
+EXEC_WRAPPERS = {"bundle", "pnpm", "yarn"}  # `bundle exec rspec`
+RUN_WRAPPERS = {"poetry", "uv", "pipenv", "pdm", "hatch", "rye", "conda", "pixi", "coverage"}  # `poetry run pytest`
+# An inline script that runs a suite: `python -c "import pytest; pytest.main([...])"`, unittest's runner,
+# Django's (`get_runner(settings)().run_tests([...])`).
+INLINE_SUITE = re.compile(
+    r"\b(?:pytest|unittest)\.main\(|call_command\(\s*['\"]test['\"]|\bTextTestRunner\(|\bget_runner\(|"
+    r"\bDiscoverRunner\(|\.run_tests\(|\bdoctest\.testmod\(|\bTestLoader\(\)"
+)
+
+
+def _run_words(segment: str) -> list[str]:
+    """The words of what a segment runs, wrappers and interpreter left out: ``timeout 60 python -m
+    pytest -x t.py`` -> pytest -x t.py; ``bash -c 'cd w && go test'``'s second segment -> go test.
+    Empty for an inline script (``python -c``)."""
+    words = [w.strip("'\"`") for w in words_of(segment)]
+    words = [w for w in words if w]
+    while words:
+        head = words[0].rsplit("/", 1)[-1]
+        if "=" in words[0] and not words[0].startswith("-"):
+            words = words[1:]  # VAR=x
+        elif head in WRAPPERS:
+            words = words[1:]
+            while words and (words[0].startswith("-") or head == "timeout" and re.fullmatch(r"\d+\w?", words[0])):
+                words = words[1:]
+        elif words[1:2] == ["run"] and head in RUN_WRAPPERS or words[1:2] == ["exec"] and head in EXEC_WRAPPERS:
+            words = words[2:]
+            while words and words[0].startswith("-"):
+                words = words[2:] if words[0] in ("-n", "-p", "--name", "-e", "--env") else words[1:]
+        elif head in ("yarn", "pnpm") and len(words) > 1 and words[1] in RUNNER_PROGRAMS:
+            words = words[1:]  # `yarn jest`
+        elif head in ("bash", "sh", "zsh") and len(words) > 1 and re.fullmatch(r"-\w*c\w*", words[1]):
+            words = words[2:]
+        elif re.fullmatch(r"python[\d.]*", head):
+            options = []
+            words = words[1:]
+            while words and words[0].startswith("-") and words[0] != "-m":
+                options.append(words.pop(0))
+                if options[-1] in ("-W", "-X") and words:
+                    words = words[1:]  # the option's value
+            if "-c" in options or any(o.startswith("-") and not o.startswith("--") and "c" in o for o in options):
+                return []
+            if words[:1] == ["-m"]:
+                words = words[1:]
+        else:
+            break
+    return words
+
+
+def _runs_suite(words: list[str]) -> bool:
+    """The words (wrappers left out) run a test suite."""
+    if not words:
+        return False
+    name, rest = words[0].rsplit("/", 1)[-1], words[1:]
+    args = [w for w in rest if not w.startswith("-")]
+    if any(w in NO_RUN_FLAGS for w in rest) or "--" in rest and "--list" in rest:
+        return False
+    if name in ("pytest", "py.test", "pytest-3") and "-V" in rest or name == "tox" and "-l" in rest:
+        return False
+    if name in RUNNER_PROGRAMS or words[0].endswith("bin/test") or any(w.startswith("--gtest_") for w in rest):
+        return True
+    if words[0].startswith(("./", "/")) and TEST_BINARY.fullmatch(name):
+        return True  # a built or shipped suite: ./run_tests.sh, ./build/libponyc.tests
+    first = args[0] if args else ""
+    if name in ("manage.py", "django-admin", "django-admin.py", "django", "setup.py") or name in SUBCOMMAND_RUNNERS:
+        return first == "test"
+    if name in ("npm", "pnpm", "yarn"):
+        return first in ("test", "t") or first == "run" and len(args) > 1 and args[1].startswith("test")
+    if re.fullmatch(r"mvnw?|gradlew?|gradle\w*", name):
+        return any(BUILD_GOALS.match(w) for w in args)
+    if name == "make":
+        return any(re.fullmatch(r"(?:test|check)(?:s|[-_:]\w[\w-]*)?", w) for w in args)  # test-ci, check_all
+    return name == "rake" and first in ("test", "spec")
+
+
+def _segment_runs_tests(segment: str) -> bool:
+    return not INSTALLS.search(segment) and _runs_suite(_run_words(segment))
+
+
 def runs_tests(command: str) -> bool:
-    """Runs a test suite (``pip install pytest`` installs one; ``which pytest`` finds one)."""
+    """Runs a test suite: the runner is what a segment runs, not a file it reads (``head
+    tests/runtests.py``), a word it prints or searches for, a package it installs (``pip install
+    pytest``) or finds (``which pytest``), and it is not asked for its help, version or list."""
     stripped = strip_heredocs(command)
-    return bool(TEST_RUNNER.search(stripped)) and any(
-        TEST_RUNNER.search(part) and not INSTALLS.search(part) and words_of(part)[:1] != ["which"]
-        for part in SEGMENT.split(stripped)
-    )
+    if INLINE_SUITE.search(stripped) and re.search(r"\bpython[\d.]*\s+-\w*c", stripped):
+        return True
+    return any(_segment_runs_tests(part) for part in SEGMENT.split(stripped))
 
 
 def test_command(command: str) -> str:
@@ -113,7 +208,7 @@ def test_command(command: str) -> str:
     a verbosity's count, redirections and pipes left out): ``cd /testbed && python -m pytest
     tests/x.py -xvs 2>&1 | tail -20`` -> ``python -m pytest tests/x.py``."""
     for segment in SEGMENT.split(strip_heredocs(command)):
-        if TEST_RUNNER.search(segment) and not INSTALLS.search(segment):
+        if _segment_runs_tests(segment):
             return " ".join(w for w in segment.split() if not re.match(r"^(?:\d?[<>]|-|\d+$)", w))
     return command.strip()
 

@@ -5,6 +5,8 @@ its runs' outputs (``runs``) so that each can change alone."""
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import re
 from collections.abc import Iterable, Iterator
 from itertools import zip_longest
@@ -148,13 +150,22 @@ def sentences_of(text: str) -> Iterator[str]:
 
 class StatementReader:
     """Reads one transcript's statements once; each method yields facts of one type, best first.
-    ``first_fix`` and ``last_fix``: the first and last edit of a source file the fix keeps."""
+    ``first_fix`` and ``last_fix``: the first and last edit of a source file the fix keeps;
+    ``fix_text``: the code the final fix touches (its changed lines, hunk headers and paths)."""
 
-    def __init__(self, messages: list[Message], task: str, first_fix: int | None, last_fix: int | None) -> None:
+    def __init__(
+        self, messages: list[Message], task: str, first_fix: int | None, last_fix: int | None, fix_text: str = ""
+    ) -> None:
         self.messages = messages
         self.task = task
         self.first_fix = first_fix
         self.last_fix = last_fix
+        self.fix_names = _code_names(fix_text)
+
+    def names_fix(self, fact: Fact) -> bool:
+        """The statement names code the final fix touches (a function, attribute or file its changed
+        lines or hunk headers spell): about what the fix changes, not a guess or a side note."""
+        return any(_code_names(e) & self.fix_names for e in CODE_ENTITY.findall(fact.answer))
 
     def statements(self, label: str, pattern: re.Pattern[str], needs_code: bool = True) -> Iterator[Fact]:
         """What the agent said in its own messages, matching ``pattern``: the sentence and the one
@@ -200,7 +211,8 @@ class StatementReader:
     def root_causes(self) -> Iterator[Fact]:
         """Statements of the cause, and of where the fix goes, before the last fix (after it the
         agent explains its checks): those made by the first fix first, a cause named outright
-        ("This is the bug!") before one guessed or a plan, then the closest to the fix."""
+        ("This is the bug!") before one guessed or a plan, one naming the code the fix changes
+        before one naming none of it, then the closest to the fix."""
         last = self.last_fix if self.last_fix is not None else len(self.messages)
         stated = [f for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE) if f.message_index <= last]
         said = _distinct(stated)
@@ -210,10 +222,17 @@ class StatementReader:
         plans = [f for f in said if not ROOT_CAUSE.search(f.answer) and (fix is None or f.message_index <= fix)]
         said = [f for f in said if f not in plans[:-1]]
 
-        def rank(f: Fact) -> tuple[bool, bool, bool, int]:
+        def rank(f: Fact) -> tuple[bool, bool, bool, bool, int]:
             if fix is None:  # no source edit: in the order stated
-                return False, not _announced(f.answer), not _explicit(f.answer), f.message_index
-            return f.message_index > fix, not _announced(f.answer), not _explicit(f.answer), abs(fix - f.message_index)
+                return False, not _announced(f.answer), not _explicit(f.answer), False, f.message_index
+            # then one naming the code the fix changes before one naming none of it (a guess, a side note)
+            return (
+                f.message_index > fix,
+                not _announced(f.answer),
+                not _explicit(f.answer),
+                not self.names_fix(f),
+                abs(fix - f.message_index),
+            )
 
         ordered = sorted(said, key=rank)
         # a fix redone: a cause announced between the first and the last fix ("Ah! Now I see the issue!"
@@ -750,6 +769,19 @@ def _with_next(text: str, sentence: str, following: str) -> str:
     if end < 0 or "\n\n" in text[at:end]:
         return sentence
     return " ".join(text[at : end + len(following)].split())
+
+
+# Words every piece of code spells (keywords, builtins): naming one names no part of the fix.
+COMMON_CODE = {w.lower() for w in (*keyword.kwlist, *dir(builtins), "self", "cls", "this", "null", "nil")}
+
+
+def _code_names(text: str) -> set[str]:
+    """The names a piece of code spells, dotted names by their parts (``obj.extra_tags``: ``obj``,
+    ``extra_tags``), a file by its name and stem (``iam.py``, ``iam``); lowercase, three characters
+    or more, keywords and builtins left out."""
+    names = {n.lower() for n in re.findall(r"[A-Za-z_]\w*", text)}
+    names |= {f.lower() for f in re.findall(r"[\w-]+\.[A-Za-z]{1,4}\b", text)}
+    return {n for n in names if len(n) >= 3 and n not in COMMON_CODE}
 
 
 def _names(text: str) -> list[str]:

@@ -154,7 +154,22 @@ class WorkReader:
         self.runs = RunReader(actions, issue, self.source_edits, [p for p in changed if not is_scratch(p)])
         # the fix as the runs' reader finds it: also written by a script of the agent's (python fix.py)
         self._test_results: list[Fact] | None = None
-        self.said = StatementReader(messages, task, self.runs.fix_at, self.runs.last_fix)
+        self.said = StatementReader(messages, task, self.runs.fix_at, self.runs.last_fix, self._fix_text())
+
+    def _fix_text(self) -> str:
+        """The code the final fix touches: the submitted diff's changed lines and hunk headers (source
+        files), else the source edits' old and new text, and the changed files' paths. A stated cause
+        that names it is about the code the fix changes."""
+        parts: list[str] = []
+        if self.diff is not None:
+            for path, hunks in _diff_files(self.diff[1]):
+                if not is_scratch(path):
+                    parts.append(path)
+                    parts += [line for context, removed, added in hunks for line in (context, *removed, *added)]
+        if not parts:
+            for a in self.source_edits:
+                parts += [a.path or "", a.old_text, a.new_text]
+        return "\n".join(parts)
 
     # -- what changed -------------------------------------------------------------------------
     def files_changed(self) -> Iterator[Fact]:

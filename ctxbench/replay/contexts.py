@@ -18,13 +18,13 @@ dictionary look-up per message sent; the text of each message is hashed once.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from itertools import compress, count
 from operator import is_not
 from typing import Any
 
 from ctxbench.core import ModelSpec, StrategyContext
+from ctxbench.json_text import compact, compact_sorted
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import Message, Transcript
 
@@ -34,8 +34,8 @@ METADATA_KEPT = ("compacted_by", "snapshot", "summarised_messages")  # what the 
 # An entry's values are encoded once each and put together (``ContextRecorder._ref``): the text is
 # escaped once, not for its reference and again for the file. Values that hold objects are
 # encoded apart with sorted keys for the reference, as ``json.dumps(entry, sort_keys=True)`` does.
-_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
-_ENCODE_SORTED = json.JSONEncoder(ensure_ascii=False, check_circular=False, sort_keys=True).encode
+_ENCODE = compact
+_ENCODE_SORTED = compact_sorted
 _NESTED = frozenset(("tool_calls", "meta"))
 
 

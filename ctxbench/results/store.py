@@ -30,15 +30,15 @@ from ctxbench.atomic import (
     write_text_atomic,
 )
 from ctxbench.errors import InputError
+from ctxbench.json_text import compact
 from ctxbench.results.reader import MANIFEST, SCHEMA_VERSION, SUMMARY, manifest_of, verify_cell
 
 __all__ = ["MANIFEST", "SCHEMA_VERSION", "SUMMARY", "Cell", "config_hash", "iter_summaries", "seal"]
 
 
-# One encoder for every row of a cell's JSONL files: ``json.dumps`` with an argument builds a new one
-# per call, which was a sixth of encoding dbgpt's 10,850 retention rows. The same text as
-# ``json.dumps(row, ensure_ascii=False)``; rows are trees, so the circular-reference check is off.
-_ROW = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+# One encoder for every row of a cell's JSONL files (``ctxbench.json_text``: a C encoder kept, not
+# built per row). The same text as ``json.dumps(row, ensure_ascii=False)``; rows are trees.
+_ROW = compact
 # The summary's text, as ``write_json_atomic`` writes it; refusing NaN and infinities, so a
 # summary without them is written as it is, without walking its metrics first.
 _SUMMARY = json.JSONEncoder(ensure_ascii=False, indent=2, allow_nan=False).encode

@@ -22,6 +22,7 @@ from typing import Any
 from ctxbench.errors import InputError
 from ctxbench.transcripts.formats._common import Source, TranscriptWarning
 from ctxbench.transcripts.formats.claude_code import RECORD_TYPES as CLAUDE_CODE_TYPES
+from ctxbench.transcripts.formats.codex import is_rollout_line
 
 CANONICAL_PREFIX = "ctxbench.transcript/"
 CANONICAL = "ctxbench"  # the format name of an already-canonical file (imported as is, version checked)
@@ -388,6 +389,8 @@ def sniff(source: Source) -> str | None:
         return None
     if any(v.get("type") in CLAUDE_CODE_TYPES and ("uuid" in v or "sessionId" in v) for v in values):
         return "claude-code"
+    if any(v.get("type") == "response_item" for v in values) and sum(map(is_rollout_line, values)) * 2 > len(values):
+        return "codex"
     first = values[0]
     if isinstance(first.get("history"), list):
         return _sniff_object(first)

@@ -7,10 +7,10 @@ from functools import cache
 from importlib.metadata import entry_points
 from types import ModuleType
 
-from ctxbench.transcripts.formats import anthropic, claude_code, openai, openhands, react, sweagent, taubench
+from ctxbench.transcripts.formats import anthropic, claude_code, codex, openai, openhands, react, sweagent, taubench
 from ctxbench.transcripts.formats._common import IMAGE_PLACEHOLDER, ParseContext, TranscriptWarning
 
-_MODULES: tuple[ModuleType, ...] = (openai, sweagent, openhands, taubench, claude_code, anthropic, react)
+_MODULES: tuple[ModuleType, ...] = (openai, sweagent, openhands, taubench, claude_code, codex, anthropic, react)
 PARSERS: dict[str, Callable] = {m.FORMAT: m.parse for m in _MODULES}
 FORMAT_NAMES: tuple[str, ...] = tuple(PARSERS)
 PLUGIN_GROUP = "ctxbench.importers"

@@ -7,7 +7,8 @@ per-call usage wherever frameworks keep it (``usage``, ``extra.response.usage``,
 Reasoning is kept as the assistant message's own part, ``metadata["reasoning"]``: DeepSeek's
 ``reasoning_content`` (also vLLM's ``reasoning``), and OpenAI reasoning items (``{"type": "reasoning",
 "summary": [...]}``), which belong to the assistant message after them. OpenAI Responses API item
-lists (``function_call``, ``function_call_output``, ``reasoning``, messages) are read as well.
+lists (``function_call``, ``function_call_output``, ``reasoning``, messages, Codex's freeform
+``custom_tool_call`` / ``custom_tool_call_output`` and ``local_shell_call``) are read as well.
 """
 
 from __future__ import annotations
@@ -145,7 +146,22 @@ def convert_messages(raws: list[Any], ctx: ParseContext, prefix: str) -> tuple[l
             else:
                 messages.append(with_reasoning(Message("assistant", "", tool_calls=(call,))))
             continue
-        if kind == "function_call_output":
+        if kind in ("custom_tool_call", "local_shell_call"):
+            # A freeform tool's input is sent as it is (Codex's apply_patch: the patch); a local shell call's
+            # action ({"type": "exec", "command": [...]}) is its arguments.
+            value = raw.get("input") if kind == "custom_tool_call" else raw.get("action")
+            name = str(raw.get("name") or "") if kind == "custom_tool_call" else "local_shell"
+            call = ToolCall(
+                as_str(raw.get("call_id")) or as_str(raw.get("id")) or f"call_{i}",
+                name,
+                value if isinstance(value, str) else arguments_text(value),
+            )
+            if messages and messages[-1].role == "assistant" and not pending:
+                messages[-1] = messages[-1].replace(tool_calls=(*messages[-1].tool_calls, call))
+            else:
+                messages.append(with_reasoning(Message("assistant", "", tool_calls=(call,))))
+            continue
+        if kind in ("function_call_output", "custom_tool_call_output"):
             output = raw.get("output")
             text = output if isinstance(output, str) else text_of(output, ctx, f"{prefix}[{i}]")
             messages.append(Message("tool", text, tool_call_id=as_str(raw.get("call_id"))))
