@@ -635,3 +635,34 @@ def test_a_one_liner_that_finds_the_test_runner_missing_is_an_error_seen_not_a_s
     assert "ModuleNotFoundError: No module named 'pytest'" in errors_seen
     assert not any("unterminated" in a for a in errors_seen)
     assert not _facts(messages, "test_result")
+
+
+def test_a_reproductions_telling_line_is_no_section_header_or_installers_chatter():
+    """A line ending in ':' titles what follows ("Testing parse() with an empty header:"), and pip's,
+    npm's and apt's progress lines are the installer speaking: neither is what the run printed of the bug."""
+    edit = {"command": "str_replace", "path": "/r/src/header.py", "old_str": "a", "new_str": "b"}
+    printed = (
+        "Requirement already satisfied: parse-header in /opt/conda/lib/python3.11/site-packages (1.2)\n"
+        "Testing whether parse() returns None for an empty header instead of raising HeaderError:\n"
+        "  result of parse(b''): None\n"
+    )
+    messages = [
+        Message("user", TASK),
+        _bash("a", "pip install -e . -q; python reproduce.py"),
+        _out("a", printed),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/header.py has been edited.", tool_call_id="b"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["result of parse(b''): None"]
+    from ctxbench.probes.runs import _value_line
+
+    chatter = [
+        "Collecting pytest", "  Downloading pytest-8.0.0-py3-none-any.whl (334 kB)",
+        "Installing collected packages: iniconfig, pytest", "Successfully installed iniconfig-2.0.0 pytest-8.0.0",
+        "WARNING: Running pip as the 'root' user can result in broken permissions", "added 312 packages in 9s",
+        "npm WARN deprecated inflight@1.0.6: This module is not supported", "Setting up libgtest-dev (1.11.0-3) ...",
+        "Get:1 http://archive.ubuntu.com/ubuntu jammy/universe amd64 googletest 1.11.0-3 [1.4 MB]",
+    ]  # fmt: skip
+    assert _value_line([*chatter, "header -> None"], {"header", "parse"}, set()) == "header -> None"
+    assert _value_line(chatter, {"header", "parse"}, set()) is None

@@ -87,6 +87,19 @@ INSTALLED_FRAME = re.compile(r"<frozen |/(?:site|dist)-packages/|/lib/python\d")
 # A section title a script prints ("=== Test 4: annotate without values() ==="): what follows is the result.
 BANNER = re.compile(r"^([=#*~-])\1{2,}.*\1{3}$")
 FRAME_LINE = re.compile(r'^File "[^"]+", line \d+')
+# An installer's progress (pip, uv, conda, npm, apt): the environment being set up, nothing the code printed.
+INSTALLER_CHATTER = re.compile(
+    r"^(?:Requirement already satisfied|Collecting |Downloading |Obtaining |Processing /|Using cached |"
+    r"Installing (?:collected packages|build dependencies)|Successfully (?:installed|built|uninstalled)|"
+    r"Attempting uninstall|Found existing installation|Uninstalling |Building (?:wheels?|editable)|Created wheel|"
+    r"Stored in directory|Preparing (?:metadata|editable metadata|to unpack)|Getting requirements|Running setup\.py|"
+    r"(?:WARNING|DEPRECATION): (?:Running pip|You are using pip|pip|The candidate|Retrying)|\[notice\]|"
+    r"Looking in indexes|(?:Resolved|Prepared|Installed|Uninstalled|Audited|Built) \d+ packages?|"
+    r"npm (?:WARN|notice|warn)|added \d+ packages?|up to date, audited|found \d+ vulnerabilit|"
+    r"Reading (?:package lists|state information)|Building dependency tree|(?:Get|Hit|Ign):\d+ |Fetched \d|"
+    r"Setting up |Unpacking |Selecting previously|Need to get|After this operation|"
+    r"Collecting package metadata|Solving environment|(?:Preparing|Verifying|Executing) transaction)"
+)
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
@@ -98,6 +111,8 @@ def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_lin
         s = ln.strip()
         if len(s) < 6 or s in avoid or set(s) <= set("=-_*#~ .") or len(s) > 200 or CONTENT_FREE.match(s):
             continue
+        if s.endswith(":") or INSTALLER_CHATTER.match(s):
+            continue  # a title of what follows ("Testing X:"), or an installer's progress
         if BANNER.match(s) or n and ln[:1].isspace() and FRAME_LINE.match(lines[n - 1].strip()):
             continue  # a section title, or the code line indented under a traceback's frame: no value printed
         words = set(re.findall(r"\w+", s.lower()))

@@ -100,25 +100,22 @@ class Tokenizer(ABC):
             return self.per_message
         return self.role_overhead.get(role, self.per_message)
 
-    def count_content(self, message: Message, head_chars: int | None = None) -> int:
+    def count_content(self, message: Message, count: Callable[[str], int] | None = None) -> int:
         """Tokens of the message's content alone, cached on the message: estimators that count
         content without framing (DB-GPT's) share this count instead of tokenizing again.
 
-        ``head_chars``: a text not counted yet is counted as its start (up to its last pre-token
-        start within that many characters), remembered, and the rest, for a caller whose strategy
-        later keeps only that start (it says how many characters); the count is the same."""
+        ``count``: how a text not counted yet is counted, when the caller has a way that gives
+        the same number as ``self.count`` and leaves something it needs later remembered
+        (DB-GPT's estimator: ``ctxbench.tokens.dbgpt``); ``self.count`` by default."""
         key = f"content:{self.name}"
         cached = message.token_cache.get(key)
         if cached is None:
             base = message.appended_to
             if base is None:  # a long text's count may come from another cell (count_cache)
-                count: Callable[[str], int] = self.count
-                if head_chars is not None and self.splits_at_line_starts:
-                    count = functools.partial(self.pieces().with_head, within=head_chars)
-                cached = count_cache.counted(self.cache_identity, message.content, count)
+                cached = count_cache.counted(self.cache_identity, message.content, count or self.count)
             else:
                 suffix = message.content[len(base.content) :]
-                cached = self.count_appended(base.content, self.count_content(base, head_chars), suffix)
+                cached = self.count_appended(base.content, self.count_content(base, count), suffix)
             message.token_cache[key] = cached
         return cached
 

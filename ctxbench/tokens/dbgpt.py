@@ -9,8 +9,10 @@ for non-OpenAI models, by the tokenizer mismatch: real sources of estimate error
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+from collections.abc import Callable
 from itertools import islice
 from typing import Annotated
 
@@ -76,6 +78,7 @@ class DbgptEstimator(Estimator):
         # Layer 1 keeps an old observation's start: counting that start apart makes its cut cheap
         # to count (speed only; the counts are the same).
         self.head_chars = None if observation_head_chars is None else int(observation_head_chars)
+        self._head_count = _head_count(self.tokenizer, self.head_chars)
         self.key = f"dbgpt:{self.encoding if self.tokenizer else 'len4'}"
         self.name = self.key
 
@@ -83,11 +86,11 @@ class DbgptEstimator(Estimator):
         """Before the replay counts the transcript: its observations (what Layer 1 may cut, up to
         the last call) counted as their start and the rest, so their cuts are counted from it."""
         super().start(transcript)
-        if self.tokenizer is None or self.head_chars is None or not transcript.call_indices:
+        if self.tokenizer is None or self._head_count is None or not transcript.call_indices:
             return
         for message in islice(transcript.messages, transcript.call_indices[-1]):
             if _observation(message):
-                self.tokenizer.count_content(message, self.head_chars)
+                self.tokenizer.count_content(message, self._head_count)
 
     def message(self, message: Message) -> int:
         cached = message.token_cache.get(self.key)
@@ -97,7 +100,7 @@ class DbgptEstimator(Estimator):
                 if self.tokenizer is None:
                     cached = (len(message.content) + len(calls)) // 4
                 elif not calls:  # the provider's counter may already have the content's count
-                    head = self.head_chars if _observation(message) else None  # a cut one: from its start
+                    head = self._head_count if _observation(message) else None  # a cut one: from its start
                     cached = self.tokenizer.count_content(message, head)
                 else:  # content + calls, counted from the content's count and its last line
                     content_tokens = self.tokenizer.count_content(message)
@@ -108,6 +111,15 @@ class DbgptEstimator(Estimator):
                 cached = (len(message.content) + len(calls)) // 4
             message.token_cache[self.key] = cached
         return cached
+
+
+def _head_count(tokenizer: Tokenizer | None, head_chars: int | None) -> Callable[[str], int] | None:
+    """``tokenizer.count`` as its head and the rest (``PieceCounter.with_head``): the head's count
+    is remembered, so Layer 1's cut of the text is counted from it. The same count; None where the
+    split pattern gives no line-start boundaries to cut at (or nothing is cut)."""
+    if tokenizer is None or head_chars is None or not tokenizer.splits_at_line_starts:
+        return None
+    return functools.partial(tokenizer.pieces().with_head, within=head_chars)
 
 
 def _observation(message: Message) -> bool:

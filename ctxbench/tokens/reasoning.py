@@ -15,7 +15,7 @@ from itertools import islice
 
 from ctxbench.tokens.tokenizers import Tokenizer
 from ctxbench.transcripts.model import Message
-from ctxbench.transcripts.running import SeenPrefix
+from ctxbench.transcripts.running import REPLACED_LIMIT, noted_changes, replaced_positions
 
 REASONING_KEY = "reasoning"
 
@@ -47,23 +47,40 @@ def tool_loop_reasoning(messages: Sequence[Message], tokenizer: Tokenizer, end: 
 
 class LoopReasoning:
     """``tool_loop_reasoning(messages, tokenizer)`` for one evolving working context (the
-    provider's): the unchanged prefix of the last list is found in C (``SeenPrefix``) and only
-    the messages after it are looked at, unless the last user message itself changed. A tool loop
-    can be the whole context (a coding agent given one task): walking it back on every call is
-    O(calls x context)."""
+    provider's): the positions that changed since the last list are found in C (by its note,
+    ``DerivedList``, or by identity) and only the messages after the last user message that
+    changed are looked at; a change before that user message changes nothing (a view strategy
+    rewrites its system prompt every call: DB-GPT). The loop is walked again only when the last
+    user message itself may be gone. A tool loop can be the whole context (a coding agent given
+    one task): walking it back on every call is O(calls x context)."""
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer
-        self._prefix = SeenPrefix()
+        self._seen: Sequence[Message] = []  # the last list and its length then
+        self._len = 0
         self._user = -1  # position of the last user message in the last list (-1: none)
         self._values: list[int] = []  # reasoning tokens of each message after it
         self._total = 0
 
+    def _first_change_after_user(self, messages: Sequence[Message]) -> int | None:
+        """The first position after the last user message whose object changed (or where the
+        last list ended); None when the last user message itself may have changed."""
+        seen, end, user = self._seen, min(self._len, len(messages)), self._user
+        changed = noted_changes(seen, self._len, messages)
+        if changed is None:
+            changed = replaced_positions(seen, messages)
+        changed = [i for i in changed if i < end]  # ``seen`` may have grown since (appended to)
+        if user >= end or user in changed:
+            return None
+        if len(changed) > REPLACED_LIMIT and changed[-1] <= user:
+            return None  # the changes after the user message were not looked at
+        return next((i for i in changed if i > user), end)
+
     def __call__(self, messages: Sequence[Message]) -> int:
-        unchanged = self._prefix.unchanged(messages)
-        self._prefix.remember(messages)
+        unchanged = self._first_change_after_user(messages)
+        self._seen, self._len = messages, len(messages)
         tokenizer, values = self.tokenizer, self._values
-        if unchanged <= self._user:  # the last user message may be gone: find it again
+        if unchanged is None:  # the last user message may be gone: find it again
             start = len(messages)
             while start > 0 and messages[start - 1].role != "user":
                 start -= 1
