@@ -167,6 +167,16 @@ def test_reruns_of_one_task_do_not_make_the_task_boilerplate():
     boilerplate = find_boilerplate(runs)
     tasks = [next(c.answer for c in extract_candidates(r, boilerplate) if c.label == "task") for r in runs]
     assert tasks == [same, same, "TimeDelta loses precision when serialising"]
+    # One issue under two templates (SWE-agent's text and function-calling prompts) is two first
+    # messages: its sentences recur in two of three tasks, yet inside ISSUE: ... INSTRUCTIONS: they are the issue.
+    other = run(3, same)
+    other.messages[1] = Message("user", other.messages[1].content.replace("ONE COMMAND AT A TIME", "ONE TOOL CALL"))
+    runs = [run(0, same), other, run(2, "TimeDelta loses precision when serialising")]
+    boilerplate = find_boilerplate(runs)
+    assert [next(c.answer for c in extract_candidates(r, boilerplate) if c.label == "task") for r in runs[:2]] == [
+        same,
+        same,
+    ]
 
 
 def test_identifiers_are_reused_ids_not_timestamps_or_hashes():
