@@ -1104,3 +1104,32 @@ def test_a_question_or_a_guess_is_no_decision():
         Message("assistant", "Done."),
     ]
     assert [at for at, _ in _decisions(messages)] == [5], _decisions(messages)
+
+
+def test_a_text_action_agents_last_words_are_its_report_not_the_plan_before_its_last_check():
+    """SWE-agent before function calling writes its command in the text: the reply with `submit`
+    is its last action, so the report is read there ("the assertions succeeded"), never from the
+    plan of an earlier step ("To be certain, I'll run main.py")."""
+    messages = [
+        Message("system", "You are an autonomous programmer."),
+        Message(
+            "user", "ISSUE:\nhas_close_elements gives wrong results for unsorted input\n\nINSTRUCTIONS:\nSolve it."
+        ),
+        Message(
+            "assistant", "The distance must be absolute.\n```\nedit 15:15\n    distance = abs(a - b)\nend_of_edit\n```"
+        ),
+        Message("user", "[File: /repo/main.py (23 lines total)]\nFile updated."),
+        Message(
+            "assistant",
+            "It looks like the edit succeeded. To be certain, I'll run the main.py file since it has tests.\n"
+            "```\npython main.py\n```",
+        ),
+        Message("user", "Your command ran successfully and did not produce any output."),
+        Message(
+            "assistant",
+            "It looks like the assertions succeeded! The fix should work and I will now submit.\n```\nsubmit\n```",
+        ),
+    ]
+    got = _outcomes(messages, {"format": "swe-agent"})
+    assert "It looks like the assertions succeeded!" in got, got
+    assert not any("To be certain" in a for a in got), got

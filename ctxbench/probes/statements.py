@@ -639,11 +639,12 @@ def final_report(messages: list[Message], actions: list[Action]) -> Iterator[Fac
         said_at = [(last, value)]
     else:  # its last words; back over (a few) replies that only thank or offer more help, to its last action
         said_at = []
+        acted = {a.message_index for a in actions}  # tool calls, and commands written in the text
         for i in range(last, -1, -1):
             m = messages[i]
             if m.role == "assistant":
                 said_at.append((i, m.content))
-                if m.tool_calls or len(said_at) == REPLIES_BACK:
+                if m.tool_calls or i in acted or len(said_at) == REPLIES_BACK:
                     break
     new = _new_words(messages, last)
     for at, text in said_at:
