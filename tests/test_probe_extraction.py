@@ -141,6 +141,44 @@ def test_boilerplate_recurring_across_runs_is_not_a_user_constraint():
     assert "Please never touch the vendor folder." in alone
 
 
+def test_reruns_of_one_task_do_not_make_the_task_boilerplate():
+    """Runs of the same issue (a rerun, another model, trials of one task) repeat its text; the
+    issue is still the task, not the framework's template, which recurs across different tasks."""
+
+    def run(i: int, issue: str) -> Transcript:
+        return Transcript(
+            f"r{i}",
+            [
+                Message("system", "You are a helpful assistant that can interact with a computer."),
+                Message(
+                    "user",
+                    "We're currently solving the following issue within our repository. Here's the issue text:\n"
+                    f"ISSUE:\n{issue}\n\nINSTRUCTIONS:\nNow, you're going to solve this issue on your own.\n"
+                    "Remember, YOU CAN ONLY ENTER ONE COMMAND AT A TIME.",
+                ),
+                Message("assistant", "Look.\n```\nls\n```"),
+                Message("user", "src tests"),
+            ],
+            source={"format": "swe-agent"},
+        )
+
+    same = "TypeError: 'NoneType' object is not subscriptable in Schema.validate"
+    runs = [run(0, same), run(1, same), run(2, "TimeDelta loses precision when serialising")]
+    boilerplate = find_boilerplate(runs)
+    tasks = [next(c.answer for c in extract_candidates(r, boilerplate) if c.label == "task") for r in runs]
+    assert tasks == [same, same, "TimeDelta loses precision when serialising"]
+    # One issue under two templates (SWE-agent's text and function-calling prompts) is two first
+    # messages: its sentences recur in two of three tasks, yet inside ISSUE: ... INSTRUCTIONS: they are the issue.
+    other = run(3, same)
+    other.messages[1] = Message("user", other.messages[1].content.replace("ONE COMMAND AT A TIME", "ONE TOOL CALL"))
+    runs = [run(0, same), other, run(2, "TimeDelta loses precision when serialising")]
+    boilerplate = find_boilerplate(runs)
+    assert [next(c.answer for c in extract_candidates(r, boilerplate) if c.label == "task") for r in runs[:2]] == [
+        same,
+        same,
+    ]
+
+
 def test_identifiers_are_reused_ids_not_timestamps_or_hashes():
     messages = [
         Message("user", "Book it for me please, user mia_li_3668."),

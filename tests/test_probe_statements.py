@@ -1046,3 +1046,90 @@ def test_a_decision_to_act_after_a_finding_is_a_decision_and_a_promise_waiting_o
     ) in got, got
     assert not any(at == 4 for at, _ in got), got
     assert (6, "I will proceed with downgrading reservation ZFA04Y to economy.") in got, got
+
+
+def test_a_decision_restated_many_messages_later_does_not_take_the_second_slot():
+    """Agents restate a choice when they carry it out, often far past the six messages restatements are
+    compared within; the second slot goes to the other decision, not to the same one said again."""
+    filler = [m for _ in range(5) for m in (_bash("l", "ls"), _out("l", "a.py"))]
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "Instead of adding an early return, I should fix the division by zero in `rho12_s`."),
+        Message("user", "ok"),
+        Message("assistant", "I'll keep the `tau_0` term as it is, because it is already right."),
+        Message("user", "ok"),
+        *filler,
+        Message("assistant", "As planned, instead of adding an early return I should fix the division in `rho12_s`."),
+        Message("user", "ok"),
+        _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.divide(a, b, where=b != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    got = sorted(at for at, _ in _decisions(messages))
+    assert got in ([1, 3], [3, 15]), _decisions(messages)
+
+
+def test_a_run_result_naming_the_fix_is_no_decision():
+    """The noun "fix" ("after the fix", "with my fix") says when a result was seen, not what the agent
+    chose: "With the fix, `f` returns `0.0` instead of `nan`" is an observation; "the fix is to use X
+    rather than Y" still decides."""
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.divide(a, b, where=b != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
+        Message("assistant", "With the fix, `physical(100, n=1)` returns `0.0` instead of `nan` as expected."),
+        Message("user", "ok"),
+        Message("assistant", "The fix is to use `np.divide` rather than `np.where`, to avoid the warning."),
+        Message("user", "ok"),
+        _edit("f", "/r/iam.py", "rho12_p = c / d", "rho12_p = np.divide(c, d, where=d != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="f"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _decisions(messages)] == [5], _decisions(messages)
+
+
+def test_a_question_or_a_guess_is_no_decision():
+    """ "Should I use X instead of Y?" asks and "Maybe we should revert ..." guesses: neither is decided.
+    The agent's answer to its own question is."""
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "Should I use `np.divide` instead of `np.where` here?"),
+        Message("user", "ok"),
+        Message("assistant", "Maybe we should revert `rho12_s` to the old formula rather than patch it."),
+        Message("user", "ok"),
+        Message("assistant", "I'll use `np.divide` instead of `np.where`, because it avoids the warning."),
+        Message("user", "ok"),
+        _edit("f", "/r/iam.py", "rho12_p = c / d", "rho12_p = np.divide(c, d, where=d != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="f"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _decisions(messages)] == [5], _decisions(messages)
+
+
+def test_a_text_action_agents_last_words_are_its_report_not_the_plan_before_its_last_check():
+    """SWE-agent before function calling writes its command in the text: the reply with `submit`
+    is its last action, so the report is read there ("the assertions succeeded"), never from the
+    plan of an earlier step ("To be certain, I'll run main.py")."""
+    messages = [
+        Message("system", "You are an autonomous programmer."),
+        Message(
+            "user", "ISSUE:\nhas_close_elements gives wrong results for unsorted input\n\nINSTRUCTIONS:\nSolve it."
+        ),
+        Message(
+            "assistant", "The distance must be absolute.\n```\nedit 15:15\n    distance = abs(a - b)\nend_of_edit\n```"
+        ),
+        Message("user", "[File: /repo/main.py (23 lines total)]\nFile updated."),
+        Message(
+            "assistant",
+            "It looks like the edit succeeded. To be certain, I'll run the main.py file since it has tests.\n"
+            "```\npython main.py\n```",
+        ),
+        Message("user", "Your command ran successfully and did not produce any output."),
+        Message(
+            "assistant",
+            "It looks like the assertions succeeded! The fix should work and I will now submit.\n```\nsubmit\n```",
+        ),
+    ]
+    got = _outcomes(messages, {"format": "swe-agent"})
+    assert "It looks like the assertions succeeded!" in got, got
+    assert not any("To be certain" in a for a in got), got

@@ -60,14 +60,21 @@ def is_framework_message(content: str, boilerplate: Boilerplate) -> bool:
 
 
 def find_boilerplate(transcripts: Iterable[Transcript], share: float = 0.5) -> Boilerplate:
-    """Sentences of system and user messages found in at least two runs and in at least
-    ``share`` of the runs of the same framework (source format)."""
-    runs: Counter[str] = Counter()
-    seen: dict[str, Counter[str]] = defaultdict(Counter)
+    """Sentences of system and user messages found in at least two tasks and in at least
+    ``share`` of the tasks of the same framework (source format). Runs that open with the same
+    user message (a rerun, another model, trials of one task) count as one task: their issue text
+    recurs because the task does, while a framework's template recurs across different tasks."""
+    tasks: dict[tuple[str, str], set[str]] = defaultdict(set)
     for t in transcripts:
         fmt = str(t.source.get("format") or "")
+        first = next((m.content for m in t.messages if m.role == "user"), "")
+        tasks[(fmt, _norm(first))] |= {
+            s for m in t.messages if m.role in ("system", "user") for s in sentences(m.content)
+        }
+    runs: Counter[str] = Counter()
+    seen: dict[str, Counter[str]] = defaultdict(Counter)
+    for (fmt, _), found in tasks.items():
         runs[fmt] += 1
-        found = {s for m in t.messages if m.role in ("system", "user") for s in sentences(m.content)}
         seen[fmt].update(found)
     recurring = {
         s for fmt, counts in seen.items() for s, n in counts.items() if n >= 2 and n >= share * runs[fmt] and len(s) > 3

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxbench.probes.actions import Action, agent_actions, call_arguments, observation_indices, probe_text
-from ctxbench.probes.boilerplate import Boilerplate, is_framework_message, sentences
+from ctxbench.probes.boilerplate import FRAMEWORK_MESSAGE, Boilerplate, is_framework_message, sentences
 from ctxbench.probes.statements import conversation_decisions, final_report, later_requests
 from ctxbench.probes.work import Fact, WorkReader, api_facts, listed_ids
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
@@ -57,7 +57,12 @@ KINDS: dict[str, ProbeKind] = {
 }
 # Formats whose user-role messages after the first are the environment's observations, not a person.
 OBSERVATIONS_AS_USER = {"swe-agent"}
-TASK_TAGS = re.compile(r"<(issue_description|pr_description|issue|task)>\s*(.*?)\s*</\1>", re.DOTALL | re.IGNORECASE)
+TASK_TAGS = re.compile(
+    r"<(issue_description|pr_description|issue|task)>\s*(.*?)\s*</\1>"
+    # SWE-agent's template: "Here's the issue text:\nISSUE:\n...\n\nINSTRUCTIONS:"
+    r"|^(ISSUE):[ \t]*\n(.*?)\n\s*INSTRUCTIONS:",
+    re.DOTALL | re.IGNORECASE | re.MULTILINE,
+)
 # Wrapper blocks whose content is never the task (a path, a date, injected tips).
 WRAPPER_BLOCKS = re.compile(r"<(uploaded_files|EXTRA_INFO|RUNTIME_INFORMATION|system-reminder)>.*?</\1>", re.DOTALL)
 TAG = re.compile(r"</?[A-Za-z_][\w-]*>")
@@ -114,9 +119,16 @@ def _sentences(text: str) -> Iterator[tuple[str, int]]:
 
 def _first_user(messages: list[Message], boilerplate: Boilerplate) -> int | None:
     for i, m in enumerate(messages):
-        if m.role == "user" and m.content.strip() and not is_framework_message(m.content, boilerplate):
+        if m.role == "user" and m.content.strip() and _opens_task(m.content, boilerplate):
             return i
     return None
+
+
+def _opens_task(content: str, boilerplate: Boilerplate) -> bool:
+    """Not framework text; an issue in its delimiters is the task however much of it recurs in
+    other runs (a demonstration of another issue is the framework's, tags and all)."""
+    tagged = bool(TASK_TAGS.search(content)) and not FRAMEWORK_MESSAGE.match(content)
+    return tagged or not is_framework_message(content, boilerplate)
 
 
 # What an opening request is made of when it says only that help is wanted ("I need to make a few
@@ -176,8 +188,11 @@ def _task(messages: list[Message], boilerplate: Boilerplate) -> Candidate | None
     # Claude Code echoes shell-mode lines ("! ls", "  ⎿ output") before the prompt.
     text = re.sub(r"(?m)^\s*[!⎿].*$", lambda m: " " * len(m.group(0)), text)
     tagged = TASK_TAGS.search(text)
-    body, base = (tagged.group(2), tagged.start(2)) if tagged else (WRAPPER_BLOCKS.sub(_blank, text), 0)
-    lines = list(_task_sentences(TAG.sub(_blank, body), boilerplate))
+    group = 2 if tagged and tagged.group(2) is not None else 4
+    body, base = (tagged.group(group), tagged.start(group)) if tagged else (WRAPPER_BLOCKS.sub(_blank, text), 0)
+    # Inside the issue's own delimiters every sentence is the issue's, even one that recurs across
+    # runs (runs of one issue under another template, other issues quoting the same error).
+    lines = list(_task_sentences(TAG.sub(_blank, body), Boilerplate() if tagged else boilerplate))
     if not lines:
         return None
     # past an opener, the first sentence that asks for something or names it ("You are the most

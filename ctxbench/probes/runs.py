@@ -30,8 +30,9 @@ ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
 VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expected|got|actual|mismatch|fail\w*)\b|!=")
 # A verification script's verdict line ("All tests passed!", "SUCCESS: ...", "✅ fixed").
 VERDICT = re.compile(
-    r"\b(?:all (?:\w+ )?(?:tests?|checks?|cases?) (?:pass\w*|succeed\w*|ok)|tests? passed|PASS(?:ED)?|OK|"
-    r"SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|fix (?:works|is working)|"
+    r"\b(?:(?:all|the) (?:\w+ )?(?:tests?|checks?|cases?|assertions?) (?:pass\w*|succeed\w*|ok)|"
+    r"tests? passed|PASS(?:ED)?|OK|SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|"
+    r"fix (?:works|is working)|"
     r"(?:bug|issue|problem) (?:is |was |has been )?(?:now )?(?:fixed|resolved)|(?-i:FIXED|RESOLVED)|"
     r"no (?:error|exception)s? (?:was |were )?(?:raised|thrown))\b|✅",
     re.IGNORECASE,

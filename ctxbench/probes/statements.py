@@ -108,11 +108,16 @@ NOT_A_CAUSE = re.compile(
 )
 # A decision is the agent's: a modal, a plan or a choice word ("I should ... instead of"), not a result
 # ("returns `0.0` instead of `nan`").
+# The nouns "fix", "solution", "approach" after a determiner ("with the fix, `f` returns ...") say when
+# a result was seen, not what was chosen; "the fix is to ..." still states the choice.
 INTENT = re.compile(
     r"\b(?:let'?s|let me|should|will|'ll|shall|better|best|prefer\w*|decid\w*|choos\w*|chose|go(?:ing)? with|"
-    r"stick|approach|fix|solution|plan|safer|simplest|cleanest)\b",
+    r"stick|plan|safer|simplest|cleanest|(?:fix|solution|approach) (?:is|should be|would be|will be) to|"
+    r"(?<!\bthe )(?<!\bthis )(?<!\bthat )(?<!\bmy )(?<!\bour )(?<!\bits )(?:approach|fix|solution))\b",
     re.IGNORECASE,
 )
+# A question the agent asks itself, or a guess ("Should I ...?", "Maybe we should revert ..."): nothing decided.
+UNDECIDED = re.compile(r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|\?\s*$", re.IGNORECASE)
 # How many of its own decisions an agent working alone is asked: past the best two, they restate
 # them or are approaches it dropped (measured on the gold set); a conversation's rulings and a
 # person's choices are asked beside them.
@@ -192,7 +197,9 @@ class StatementReader:
                 sentence = joined if contrast else sentence
             if len(sentence) < 12 or not (contrast or pattern.search(sentence)) or RESOLVED.search(sentence):
                 continue
-            if label == "decision" and (TACTICAL.search(sentence) or not INTENT.search(sentence)):
+            if label == "decision" and (
+                TACTICAL.search(sentence) or not INTENT.search(sentence) or UNDECIDED.search(sentence)
+            ):
                 continue
             if label == "root_cause" and NOT_A_CAUSE.search(sentence):
                 continue
@@ -323,7 +330,9 @@ class StatementReader:
     def decisions(self) -> Iterator[Fact]:
         """Choices between two ways first (later ones first: they override), then the rest."""
         last = self.last_fix if self.last_fix is not None else len(self.messages)
-        facts = _distinct(f for f in self.statements("decision", DECISION, needs_code=False) if f.message_index <= last)
+        # a decision restated when carried out may come many messages later: compared over the whole run
+        stated = (f for f in self.statements("decision", DECISION, needs_code=False) if f.message_index <= last)
+        facts = _distinct(stated, window=None)
         facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
         yield from facts[:AGENT_DECISIONS]
 
@@ -630,11 +639,12 @@ def final_report(messages: list[Message], actions: list[Action]) -> Iterator[Fac
         said_at = [(last, value)]
     else:  # its last words; back over (a few) replies that only thank or offer more help, to its last action
         said_at = []
+        acted = {a.message_index for a in actions}  # tool calls, and commands written in the text
         for i in range(last, -1, -1):
             m = messages[i]
             if m.role == "assistant":
                 said_at.append((i, m.content))
-                if m.tool_calls or len(said_at) == REPLIES_BACK:
+                if m.tool_calls or i in acted or len(said_at) == REPLIES_BACK:
                     break
     new = _new_words(messages, last)
     for at, text in said_at:
@@ -798,21 +808,22 @@ def _prose(message: Message) -> list[str]:
     return out
 
 
-def _distinct(facts: Iterable[Fact]) -> list[Fact]:
-    """Facts that say something new: one restating a kept one (most of its words, within six
-    messages) is left out. Facts arrive in message order, so only the last few kept are compared."""
+def _distinct(facts: Iterable[Fact], window: int | None = 6) -> list[Fact]:
+    """Facts that say something new: one restating a kept one (most of its words, within ``window``
+    messages, or anywhere before with None) is left out. Facts arrive in message order, so only the
+    last few kept are compared."""
     kept: list[tuple[Fact, set[str]]] = []
     for fact in facts:
         words = set(re.findall(r"\w{3,}", fact.answer.lower()))
-        if _restates(fact, words, kept):
+        if _restates(fact, words, kept, window):
             continue
         kept.append((fact, words))
     return [f for f, _ in kept]
 
 
-def _restates(fact: Fact, words: set[str], kept: list[tuple[Fact, set[str]]]) -> bool:
+def _restates(fact: Fact, words: set[str], kept: list[tuple[Fact, set[str]]], window: int | None) -> bool:
     for earlier, seen in reversed(kept):
-        if fact.message_index - earlier.message_index > 6:
+        if window is not None and fact.message_index - earlier.message_index > window:
             return False
         if len(words & seen) >= 0.5 * max(1, len(words)):
             return True
