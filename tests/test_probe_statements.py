@@ -194,6 +194,30 @@ def test_a_cause_stated_in_an_openhands_think_action_is_read():
     assert any(at == 1 and "`make_pattern_type`" in answer for at, answer in _causes(messages)), _causes(messages)
 
 
+def test_a_cause_only_in_the_models_reasoning_is_not_asked():
+    """DeepSeek-reasoner (and other APIs with hidden reasoning) keep their words in the message's
+    reasoning (metadata["reasoning"]) and never resend them: no later context holds them, so no
+    strategy could retain a fact said only there. Probes are read from what the model is sent back
+    (text, tool calls, think-tool arguments), as the judges read the context; this pins that choice."""
+    cause = "The issue is that `make_bytes` calls `str(value)` for a `memoryview`, so it prints `<memory at>`."
+    messages = [
+        Message("user", "<pr_description>\nHttpResponse does not handle memoryview objects\n</pr_description>"),
+        Message(
+            "assistant",
+            "",
+            tool_calls=(ToolCall("g", "bash", json.dumps({"command": "grep -n make_bytes r/response.py"})),),
+            metadata={"reasoning": cause},
+        ),
+        _out("g", "230:    def make_bytes(self, value):"),
+        _edit("e", "/r/response.py", "return str(value).encode(self.charset)", "return bytes(value)"),
+        Message("tool", "The file /r/response.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert not any("memoryview" in answer for _, answer in _causes(messages)), _causes(messages)
+    messages[1] = Message("assistant", cause, tool_calls=messages[1].tool_calls)
+    assert any("memoryview" in answer for _, answer in _causes(messages)), _causes(messages)  # said: asked
+
+
 def test_a_name_the_task_only_contains_is_still_new():
     """`PersonName` is not named by a task about `PersonName3`: names compare whole, not as substrings."""
     messages = [
