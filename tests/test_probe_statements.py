@@ -1157,3 +1157,21 @@ def test_a_text_action_agents_last_words_are_its_report_not_the_plan_before_its_
     got = _outcomes(messages, {"format": "swe-agent"})
     assert "It looks like the assertions succeeded!" in got, got
     assert not any("To be certain" in a for a in got), got
+
+
+def test_the_task_quoted_or_a_deliberation_is_no_decision():
+    """ "The PR says the fix is to ..." restates the task (asked as the task already), and "let me think
+    about whether X is the right approach" weighs without choosing: the agent's own choice is the decision."""
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "The PR description says the fix is to use `np.divide` instead of `np.where` there."),
+        Message("user", "ok"),
+        Message("assistant", "Now I need to think about whether `np.divide` is the right approach for `rho12_s`."),
+        Message("user", "ok"),
+        Message("assistant", "I'll use `np.divide` instead of `np.where`, because it avoids the warning."),
+        Message("user", "ok"),
+        _edit("f", "/r/iam.py", "rho12_p = c / d", "rho12_p = np.divide(c, d, where=d != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="f"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _decisions(messages)] == [5], _decisions(messages)
