@@ -48,6 +48,12 @@ ERROR_LINE = re.compile(
     r"|^.*\bundefined reference to\b.*$",
     re.MULTILINE,
 )
+# The exception a Python traceback ends with, whatever its class is named (Django's ImproperlyConfigured, a bare
+# StopIteration): the first line at the margin under the header and its indented frames.
+TRACEBACK_TAIL = re.compile(
+    r"^Traceback \(most recent call last\):[ \t]*\n(?:(?:[ \t].*)?\n)*?([A-Za-z_][\w.]*(?::[ \t]*\S.*)?)[ \t]*$",
+    re.MULTILINE,
+)
 JVM_PREFIX = re.compile(r'^(?:Exception in thread "[^"]*"|Caused by:)\s+')
 GO_FAIL = re.compile(r"^--- FAIL: ")
 GO_TEST_LOG = re.compile(r"^\s+\S+_test\.go:\d+: \S.*$")
@@ -244,20 +250,23 @@ def errors(text: str) -> list[str]:
     compiler and tool errors."""
     seen: set[str] = set()
     out: list[str] = []
-    for match in ERROR_LINE.finditer(text):
-        if MAKE_RECIPE.match(match.group(0)) and out:
+    spans = {m.start(): (m.end(), m.group(0)) for m in ERROR_LINE.finditer(text)}
+    for m in TRACEBACK_TAIL.finditer(text):
+        spans.setdefault(m.start(1), (m.end(1), m.group(1)))
+    for start, (end, found) in sorted(spans.items()):
+        if MAKE_RECIPE.match(found) and out:
             continue  # make's "*** [target] Error 2" repeats that a recipe failed: the line above says why
-        line = match.group(0).strip()
+        line = found.strip()
         if REPEATED_FAILURE.match(line):
             continue
         if NPM_LINE.match(line):
-            if NPM_LINE.match(text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]):
+            if NPM_LINE.match(text[:start].rstrip("\n").rsplit("\n", 1)[-1]):
                 continue  # inside a block read at its first line
-            block = _npm_block(text[match.start() :])
-            if block is None or out and NPM_SCRIPT_FAILED.search(text[match.start() :]):
+            block = _npm_block(text[start:])
+            if block is None or out and NPM_SCRIPT_FAILED.search(text[start:]):
                 continue  # a script failed: the error above says why
             line = block
-        line = _joined(JVM_PREFIX.sub("", line), text[match.end() :])
+        line = _joined(JVM_PREFIX.sub("", line), text[end:])
         line = re.sub(r"^(?:E|-)\s+", "", line)  # pytest's "E   " and a linter's "- " list marker
         if len(line) < 8 or line in seen or line.startswith(("File ", "Traceback")):
             continue
@@ -268,12 +277,12 @@ def errors(text: str) -> list[str]:
             continue  # a script's own "Error: <message>" after the traceback that said it
         seen.add(line)
         if line.startswith("CMake Error"):  # its message is on the next line
-            rest = text[match.end() :].lstrip("\n").split("\n", 1)[0].strip()
+            rest = text[end:].lstrip("\n").split("\n", 1)[0].strip()
             line = f"{line} {rest}" if rest else line
         if MAKE_RECIPE.match(line):  # the first failure is make's: the recipe's last words say why
-            cause = _recipe_cause(text[: match.start()])
+            cause = _recipe_cause(text[:start])
             line = cause or line
-        out.append(_with_frame(text, match.start(), line))
+        out.append(_with_frame(text, start, line))
     return out
 
 
