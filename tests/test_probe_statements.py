@@ -194,6 +194,30 @@ def test_a_cause_stated_in_an_openhands_think_action_is_read():
     assert any(at == 1 and "`make_pattern_type`" in answer for at, answer in _causes(messages)), _causes(messages)
 
 
+def test_a_cause_only_in_the_models_reasoning_is_not_asked():
+    """DeepSeek-reasoner (and other APIs with hidden reasoning) keep their words in the message's
+    reasoning (metadata["reasoning"]) and never resend them: no later context holds them, so no
+    strategy could retain a fact said only there. Probes are read from what the model is sent back
+    (text, tool calls, think-tool arguments), as the judges read the context; this pins that choice."""
+    cause = "The issue is that `make_bytes` calls `str(value)` for a `memoryview`, so it prints `<memory at>`."
+    messages = [
+        Message("user", "<pr_description>\nHttpResponse does not handle memoryview objects\n</pr_description>"),
+        Message(
+            "assistant",
+            "",
+            tool_calls=(ToolCall("g", "bash", json.dumps({"command": "grep -n make_bytes r/response.py"})),),
+            metadata={"reasoning": cause},
+        ),
+        _out("g", "230:    def make_bytes(self, value):"),
+        _edit("e", "/r/response.py", "return str(value).encode(self.charset)", "return bytes(value)"),
+        Message("tool", "The file /r/response.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert not any("memoryview" in answer for _, answer in _causes(messages)), _causes(messages)
+    messages[1] = Message("assistant", cause, tool_calls=messages[1].tool_calls)
+    assert any("memoryview" in answer for _, answer in _causes(messages)), _causes(messages)  # said: asked
+
+
 def test_a_name_the_task_only_contains_is_still_new():
     """`PersonName` is not named by a task about `PersonName3`: names compare whole, not as substrings."""
     messages = [
@@ -1133,3 +1157,21 @@ def test_a_text_action_agents_last_words_are_its_report_not_the_plan_before_its_
     got = _outcomes(messages, {"format": "swe-agent"})
     assert "It looks like the assertions succeeded!" in got, got
     assert not any("To be certain" in a for a in got), got
+
+
+def test_the_task_quoted_or_a_deliberation_is_no_decision():
+    """ "The PR says the fix is to ..." restates the task (asked as the task already), and "let me think
+    about whether X is the right approach" weighs without choosing: the agent's own choice is the decision."""
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "The PR description says the fix is to use `np.divide` instead of `np.where` there."),
+        Message("user", "ok"),
+        Message("assistant", "Now I need to think about whether `np.divide` is the right approach for `rho12_s`."),
+        Message("user", "ok"),
+        Message("assistant", "I'll use `np.divide` instead of `np.where`, because it avoids the warning."),
+        Message("user", "ok"),
+        _edit("f", "/r/iam.py", "rho12_p = c / d", "rho12_p = np.divide(c, d, where=d != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="f"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _decisions(messages)] == [5], _decisions(messages)

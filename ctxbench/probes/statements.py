@@ -116,8 +116,15 @@ INTENT = re.compile(
     r"(?<!\bthe )(?<!\bthis )(?<!\bthat )(?<!\bmy )(?<!\bour )(?<!\bits )(?:approach|fix|solution))\b",
     re.IGNORECASE,
 )
-# A question the agent asks itself, or a guess ("Should I ...?", "Maybe we should revert ..."): nothing decided.
-UNDECIDED = re.compile(r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|\?\s*$", re.IGNORECASE)
+# A question the agent asks itself, a guess ("Should I ...?", "Maybe we should revert ..."), a
+# deliberation ("let me think about whether ..."), or the task's words reported ("The PR says the fix is
+# to ...", "the user also mentions ..."): nothing the agent decided.
+UNDECIDED = re.compile(
+    r"\b(?:maybe|perhaps|possibly|might|i wonder|think(?:ing)? about|whether)\b|\?\s*$|"
+    r"\b(?:pr|issue|task|ticket|user|description|report|docs?|documentation)(?: description)?,? (?:also )?"
+    r"(?:says|said|mentions|mentioned|suggests|suggested|states|asks|wants)\b|^it says\b",
+    re.IGNORECASE,
+)
 # How many of its own decisions an agent working alone is asked: past the best two, they restate
 # them or are approaches it dropped (measured on the gold set); a conversation's rulings and a
 # person's choices are asked beside them.
@@ -800,7 +807,11 @@ def _names(text: str) -> list[str]:
 
 
 def _prose(message: Message) -> list[str]:
-    """An assistant message's own words: its text, and the thoughts of its think-tool calls."""
+    """An assistant message's own words: its text, and the thoughts of its think-tool calls.
+    Never its hidden reasoning (``metadata["reasoning"]``, DeepSeek-reasoner's reasoning_content):
+    the API does not resend it, so no later context holds it and no strategy could retain a fact
+    said only there; the judges read the context the same way (a reasoner run whose text is empty
+    states its causes nowhere a probe may ask)."""
     out = [message.content] if message.content else []
     for call in message.tool_calls:
         if THINK_TOOL.search(call.name):
