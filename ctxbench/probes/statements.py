@@ -101,8 +101,13 @@ SHOULD_INSTEAD = re.compile(
 RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
 # A guess or a question ("Maybe the issue is that ...?"), or the problem's status ("the issue is still
 # there"): no statement of a cause.
+# What the agent goes to test next ("Let me check if the issue is that ...", "let's see if there's a simpler
+# fix"): a hypothesis, not a finding nor a choice (a check the code makes, "the fix is to check if", is neither).
+TO_CHECK = (
+    r"\b(?:let me|let'?s|i'll|i will|we'll) (?:first |now |also )?(?:check|see|verify|test|find out) (?:if|whether)\b"
+)
 NOT_A_CAUSE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|\?\s*$|"
+    r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|\?\s*$|" + TO_CHECK + "|"
     r"\b(?:issue|problem|bug|error)s? (?:is |are )?(?:still|persists?)\b",
     re.IGNORECASE,
 )
@@ -122,7 +127,7 @@ INTENT = re.compile(
 UNDECIDED = re.compile(
     r"\b(?:maybe|perhaps|possibly|might|i wonder|think(?:ing)? about|whether)\b|\?\s*$|"
     r"\b(?:pr|issue|task|ticket|user|description|report|docs?|documentation)(?: description)?,? (?:also )?"
-    r"(?:says|said|mentions|mentioned|suggests|suggested|states|asks|wants)\b|^it says\b",
+    r"(?:says|said|mentions|mentioned|suggests|suggested|states|asks|wants)\b|^it says\b|" + TO_CHECK,
     re.IGNORECASE,
 )
 # How many of its own decisions an agent working alone is asked: past the best two, they restate
