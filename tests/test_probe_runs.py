@@ -702,3 +702,35 @@ def test_a_suite_that_could_not_start_reports_the_exception_under_its_traceback(
     assert question == (
         "What did `cd /testbed && python -m django test auth_tests.test_validators 2>&1 | tail -50` report?"
     )
+
+
+def test_a_script_that_prints_a_bare_value_reproduces_with_it_and_checks_with_the_new_one():
+    # `print(field.serialize(...))` shows the bug as one short number; the fix changes it
+    edit = {"command": "str_replace", "path": "/r/src/fields.py", "old_str": "int(x)", "new_str": "round(x)"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce.py"),
+        _out("a", "344"),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/fields.py has been edited.", tool_call_id="b"),
+        _bash("c", "python reproduce.py"),
+        _out("c", "345"),
+        Message("assistant", "Done."),
+    ]
+    assert _facts(messages, "reproduction") == [("344", "What did `python reproduce.py` print before the fix?")]
+    assert ("345", "What did `python reproduce.py` print after the change?") in _facts(messages, "test_result")
+
+
+def test_a_short_word_is_no_value_to_quote():
+    edit = {"command": "str_replace", "path": "/r/src/fields.py", "old_str": "int(x)", "new_str": "round(x)"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce.py"),
+        _out("a", "done"),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/fields.py has been edited.", tool_call_id="b"),
+        _bash("c", "python reproduce.py"),
+        _out("c", "ok"),
+        Message("assistant", "Done."),
+    ]
+    assert _facts(messages, "reproduction") == []
