@@ -1201,3 +1201,27 @@ def test_a_hypothesis_the_agent_goes_to_check_is_no_cause_and_no_decision():
     ]
     assert [at for at, _ in _causes(messages)] == [5], _causes(messages)
     assert not {1, 3} & {at for at, _ in _decisions(messages)}, _decisions(messages)
+
+
+def test_a_finding_that_the_code_does_what_is_wanted_is_no_cause():
+    """ "Ah, I see! `x or ''` evaluates to `''`. That's actually what we want." explains a check that
+    came out right, between two edits: nothing is wrong there, so it is no cause of the problem."""
+    messages = [
+        Message(
+            "user", "<pr_description>\nChanging user's email could invalidate password reset tokens\n</pr_description>"
+        ),
+        Message("assistant", "The problem is that `_make_hash_value` does not include the user's email in the hash."),
+        Message("user", "ok"),
+        _edit("e", "/r/tokens.py", "return str(user.pk) + password", "return str(user.pk) + password + email"),
+        Message("tool", "The file /r/tokens.py has been edited.", tool_call_id="e"),
+        Message(
+            "assistant",
+            "Ah, I see! When `email = None`, the expression `getattr(user, email_field_name, '') or ''` evaluates "
+            "to `''`. That's actually what we want, not the string `'None'`.",
+        ),
+        Message("user", "ok"),
+        _edit("f", "/r/tokens.py", "+ email", "+ (email or '')"),
+        Message("tool", "The file /r/tokens.py has been edited.", tool_call_id="f"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [1], _causes(messages)

@@ -99,6 +99,13 @@ SHOULD_INSTEAD = re.compile(
 )
 # A statement that the problem is gone, or a step after it: not a cause.
 RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
+# A finding that the code does what is wanted ("That's actually what we want", "which is correct"): a check
+# that came out right, no cause of the problem.
+AS_WANTED = re.compile(
+    r"\b(?:(?:that|this|which)(?:'s| is) (?:actually |exactly )?(?:what we want|correct|expected|fine|the right \w+)|"
+    r"as expected)\b",
+    re.IGNORECASE,
+)
 # A guess or a question ("Maybe the issue is that ...?"), or the problem's status ("the issue is still
 # there"): no statement of a cause.
 # What the agent goes to test next ("Let me check if the issue is that ...", "let's see if there's a simpler
@@ -218,6 +225,8 @@ class StatementReader:
             if sentence.rstrip().endswith(":"):
                 continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
             sentence = _with_neighbour(text, sentence)
+            if label == "root_cause" and AS_WANTED.search(sentence):
+                continue
             entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
             if needs_code and all(set(_names(e)) <= task_names for e in entities):
                 continue  # names nothing the task did not already say (names compare whole)
