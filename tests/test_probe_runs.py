@@ -666,3 +666,71 @@ def test_a_reproductions_telling_line_is_no_section_header_or_installers_chatter
     ]  # fmt: skip
     assert _value_line([*chatter, "header -> None"], {"header", "parse"}, set()) == "header -> None"
     assert _value_line(chatter, {"header", "parse"}, set()) is None
+
+
+def test_a_tracebacks_last_line_is_its_error_whatever_the_exception_is_named():
+    # Django's ImproperlyConfigured, a StopIteration: the line under a traceback's frames is what it raised
+    django = (
+        "Traceback (most recent call last):\n"
+        '  File "/testbed/django/conf/__init__.py", line 190, in __init__\n'
+        '    raise ImproperlyConfigured("The SECRET_KEY setting must not be empty.")\n'
+        "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be empty.\n"
+    )
+    assert errors(django) == ["django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be empty."]
+    bare = 'Traceback (most recent call last):\n  File "t.py", line 3, in <module>\n    next(it)\nStopIteration\n'
+    assert errors(bare) == ['File "t.py", line 3, in <module> next(it) StopIteration']
+    # a log line shaped like one, with no traceback above it, is no error
+    assert errors("app.views.Index: rendered in 3ms\nINFO done") == []
+
+
+def test_a_suite_that_could_not_start_reports_the_exception_under_its_traceback():
+    messages = [
+        Message("user", TASK),
+        _bash("1", "cd /testbed && python -m django test auth_tests.test_validators 2>&1 | tail -50"),
+        _out(
+            "1",
+            "Traceback (most recent call last):\n"
+            '  File "/testbed/django/conf/__init__.py", line 57, in _setup\n    raise ImproperlyConfigured(\n'
+            "django.core.exceptions.ImproperlyConfigured: Requested setting TEST_RUNNER, but settings are not "
+            "configured.",
+        ),
+    ]
+    [(answer, question)] = _facts(messages, "test_result")
+    assert answer.endswith(
+        "django.core.exceptions.ImproperlyConfigured: Requested setting TEST_RUNNER, but settings are not configured."
+    )
+    assert question == (
+        "What did `cd /testbed && python -m django test auth_tests.test_validators 2>&1 | tail -50` report?"
+    )
+
+
+def test_a_script_that_prints_a_bare_value_reproduces_with_it_and_checks_with_the_new_one():
+    # `print(field.serialize(...))` shows the bug as one short number; the fix changes it
+    edit = {"command": "str_replace", "path": "/r/src/fields.py", "old_str": "int(x)", "new_str": "round(x)"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce.py"),
+        _out("a", "344"),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/fields.py has been edited.", tool_call_id="b"),
+        _bash("c", "python reproduce.py"),
+        _out("c", "345"),
+        Message("assistant", "Done."),
+    ]
+    assert _facts(messages, "reproduction") == [("344", "What did `python reproduce.py` print before the fix?")]
+    assert ("345", "What did `python reproduce.py` print after the change?") in _facts(messages, "test_result")
+
+
+def test_a_short_word_is_no_value_to_quote():
+    edit = {"command": "str_replace", "path": "/r/src/fields.py", "old_str": "int(x)", "new_str": "round(x)"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce.py"),
+        _out("a", "done"),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/fields.py has been edited.", tool_call_id="b"),
+        _bash("c", "python reproduce.py"),
+        _out("c", "ok"),
+        Message("assistant", "Done."),
+    ]
+    assert _facts(messages, "reproduction") == []

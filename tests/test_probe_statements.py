@@ -194,6 +194,30 @@ def test_a_cause_stated_in_an_openhands_think_action_is_read():
     assert any(at == 1 and "`make_pattern_type`" in answer for at, answer in _causes(messages)), _causes(messages)
 
 
+def test_a_cause_only_in_the_models_reasoning_is_not_asked():
+    """DeepSeek-reasoner (and other APIs with hidden reasoning) keep their words in the message's
+    reasoning (metadata["reasoning"]) and never resend them: no later context holds them, so no
+    strategy could retain a fact said only there. Probes are read from what the model is sent back
+    (text, tool calls, think-tool arguments), as the judges read the context; this pins that choice."""
+    cause = "The issue is that `make_bytes` calls `str(value)` for a `memoryview`, so it prints `<memory at>`."
+    messages = [
+        Message("user", "<pr_description>\nHttpResponse does not handle memoryview objects\n</pr_description>"),
+        Message(
+            "assistant",
+            "",
+            tool_calls=(ToolCall("g", "bash", json.dumps({"command": "grep -n make_bytes r/response.py"})),),
+            metadata={"reasoning": cause},
+        ),
+        _out("g", "230:    def make_bytes(self, value):"),
+        _edit("e", "/r/response.py", "return str(value).encode(self.charset)", "return bytes(value)"),
+        Message("tool", "The file /r/response.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert not any("memoryview" in answer for _, answer in _causes(messages)), _causes(messages)
+    messages[1] = Message("assistant", cause, tool_calls=messages[1].tool_calls)
+    assert any("memoryview" in answer for _, answer in _causes(messages)), _causes(messages)  # said: asked
+
+
 def test_a_name_the_task_only_contains_is_still_new():
     """`PersonName` is not named by a task about `PersonName3`: names compare whole, not as substrings."""
     messages = [
@@ -1048,6 +1072,64 @@ def test_a_decision_to_act_after_a_finding_is_a_decision_and_a_promise_waiting_o
     assert (6, "I will proceed with downgrading reservation ZFA04Y to economy.") in got, got
 
 
+def test_a_decision_restated_many_messages_later_does_not_take_the_second_slot():
+    """Agents restate a choice when they carry it out, often far past the six messages restatements are
+    compared within; the second slot goes to the other decision, not to the same one said again."""
+    filler = [m for _ in range(5) for m in (_bash("l", "ls"), _out("l", "a.py"))]
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "Instead of adding an early return, I should fix the division by zero in `rho12_s`."),
+        Message("user", "ok"),
+        Message("assistant", "I'll keep the `tau_0` term as it is, because it is already right."),
+        Message("user", "ok"),
+        *filler,
+        Message("assistant", "As planned, instead of adding an early return I should fix the division in `rho12_s`."),
+        Message("user", "ok"),
+        _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.divide(a, b, where=b != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    got = sorted(at for at, _ in _decisions(messages))
+    assert got in ([1, 3], [3, 15]), _decisions(messages)
+
+
+def test_a_run_result_naming_the_fix_is_no_decision():
+    """The noun "fix" ("after the fix", "with my fix") says when a result was seen, not what the agent
+    chose: "With the fix, `f` returns `0.0` instead of `nan`" is an observation; "the fix is to use X
+    rather than Y" still decides."""
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.divide(a, b, where=b != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
+        Message("assistant", "With the fix, `physical(100, n=1)` returns `0.0` instead of `nan` as expected."),
+        Message("user", "ok"),
+        Message("assistant", "The fix is to use `np.divide` rather than `np.where`, to avoid the warning."),
+        Message("user", "ok"),
+        _edit("f", "/r/iam.py", "rho12_p = c / d", "rho12_p = np.divide(c, d, where=d != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="f"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _decisions(messages)] == [5], _decisions(messages)
+
+
+def test_a_question_or_a_guess_is_no_decision():
+    """ "Should I use X instead of Y?" asks and "Maybe we should revert ..." guesses: neither is decided.
+    The agent's answer to its own question is."""
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "Should I use `np.divide` instead of `np.where` here?"),
+        Message("user", "ok"),
+        Message("assistant", "Maybe we should revert `rho12_s` to the old formula rather than patch it."),
+        Message("user", "ok"),
+        Message("assistant", "I'll use `np.divide` instead of `np.where`, because it avoids the warning."),
+        Message("user", "ok"),
+        _edit("f", "/r/iam.py", "rho12_p = c / d", "rho12_p = np.divide(c, d, where=d != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="f"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _decisions(messages)] == [5], _decisions(messages)
+
+
 def test_a_text_action_agents_last_words_are_its_report_not_the_plan_before_its_last_check():
     """SWE-agent before function calling writes its command in the text: the reply with `submit`
     is its last action, so the report is read there ("the assertions succeeded"), never from the
@@ -1075,3 +1157,47 @@ def test_a_text_action_agents_last_words_are_its_report_not_the_plan_before_its_
     got = _outcomes(messages, {"format": "swe-agent"})
     assert "It looks like the assertions succeeded!" in got, got
     assert not any("To be certain" in a for a in got), got
+
+
+def test_the_task_quoted_or_a_deliberation_is_no_decision():
+    """ "The PR says the fix is to ..." restates the task (asked as the task already), and "let me think
+    about whether X is the right approach" weighs without choosing: the agent's own choice is the decision."""
+    messages = [
+        Message("user", "<pr_description>\niam.physical returns nan for aoi > 90 when n = 1\n</pr_description>"),
+        Message("assistant", "The PR description says the fix is to use `np.divide` instead of `np.where` there."),
+        Message("user", "ok"),
+        Message("assistant", "Now I need to think about whether `np.divide` is the right approach for `rho12_s`."),
+        Message("user", "ok"),
+        Message("assistant", "I'll use `np.divide` instead of `np.where`, because it avoids the warning."),
+        Message("user", "ok"),
+        _edit("f", "/r/iam.py", "rho12_p = c / d", "rho12_p = np.divide(c, d, where=d != 0)"),
+        Message("tool", "The file /r/iam.py has been edited.", tool_call_id="f"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _decisions(messages)] == [5], _decisions(messages)
+
+
+def test_a_hypothesis_the_agent_goes_to_check_is_no_cause_and_no_decision():
+    """ "Let me check if the issue is that ..." and "let me see if there's a simpler fix" say what the agent
+    will test next, not what it found or chose; a check the code makes ("the fix should be to check if
+    `x` is empty") is still a statement."""
+    messages = [
+        Message("user", "<pr_description>\nL003 indents select targets in WITH statements wrongly\n</pr_description>"),
+        Message(
+            "assistant", "Actually, let me check if the issue is that `L036` creates the newline in the wrong place."
+        ),
+        Message("user", "ok"),
+        Message("assistant", "Instead of trying to fix `L036`, let me see if there's a simpler fix in `_make_indent`."),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "The issue is that `_make_indent` adds one space too many, so the fix should be to check if "
+            "`this_indent_num` is zero instead of subtracting it.",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/L003.py", "num=comp_indent_num - this_indent_num", "num=comp_indent_num"),
+        Message("tool", "The file /r/L003.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [5], _causes(messages)
+    assert not {1, 3} & {at for at, _ in _decisions(messages)}, _decisions(messages)

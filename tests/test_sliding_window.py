@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxbench.core import ModelSpec, StrategyContext
+from ctxbench.data import BUNDLED
+from ctxbench.replay.engine import replay
 from ctxbench.strategies.sliding_window import SlidingWindow
+from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.estimators import ExactEstimator
+from ctxbench.tokens.tokenizers import get_tokenizer
+from ctxbench.transcripts.canonical import read_transcripts
 from ctxbench.transcripts.model import Message
 from ctxbench.transcripts.rounds import group_rounds
 from tests.strategy_histories import histories
@@ -71,3 +77,32 @@ def test_the_window_keeps_what_walking_back_round_by_round_keeps(history, seed: 
         if expected is not messages:
             event = ctx.events[-1]
             assert (event["kept"], event["dropped"]) == (len(expected), len(messages) - len(expected))
+
+
+class _ReferenceWindow(SlidingWindow):
+    """The window deciding every call by walking back over every round (``reference_fit``)."""
+
+    def _fit(self, messages: list[Message], ctx: StrategyContext, budget: int) -> list[Message]:
+        kept = reference_fit(messages, ctx, budget, self.keep_first_user)
+        if kept is not messages:
+            ctx.mark_layer("sliding_window")
+            ctx.emit({"type": "sliding_window", "dropped": len(messages) - len(kept), "kept": len(kept)})
+        return kept
+
+
+@pytest.mark.parametrize("window", [6_000, 24_000])
+def test_a_replay_keeps_what_walking_back_every_call_keeps(window: int) -> None:
+    """Over a whole bundled transcript (the window overflowing call after call, and the overflow
+    retries keeping less), the same calls and events as the reference walk."""
+    transcript = next(iter(read_transcripts(BUNDLED / "sql_060k.jsonl")))
+    model = ModelSpec(context_window=window, reserved_output_tokens=1_000)
+
+    def run(strategy: SlidingWindow) -> tuple[list[dict], list[dict]]:
+        fresh = next(iter(read_transcripts(BUNDLED / "sql_060k.jsonl")))  # no counts cached from the other run
+        counter = TokenCounter(get_tokenizer(model.tokenizer))
+        result = replay(fresh, strategy, ExactEstimator(model.tokenizer), model, counter)
+        return result.calls, result.events
+
+    calls, events = run(SlidingWindow())
+    assert sum(1 for e in events if e["type"] == "sliding_window") > len(transcript.call_indices) // 4
+    assert (calls, events) == run(_ReferenceWindow())

@@ -37,9 +37,38 @@ ERROR_LINE = re.compile(
     r"|^[ \t]*(?:fatal|panic|FATAL|ERROR): \S.*$"
     r"|^[ \t]*CMake Error\b.*$|^.*\b(?:Wrong flag!|EXECUTION TIMED OUT\b|timed out after \d+\b).*$"
     r"|^.*\b(?:No replacement was performed|did not appear verbatim|Multiple occurrences of old_str)\b.*$"
-    r"|^.*\bE\d{3} \w+Error: .*$",
+    r"|^.*\bE\d{3} \w+Error: .*$"
+    # other languages: a JVM exception (uncaught, or its cause), a failed go test and a go compile error, tsc's two
+    # formats, npm's error block, a Rust panic, the linker's missing symbol
+    r'|^\s*(?:Exception in thread "[^"\n]*"|Caused by:)\s+[\w$.]+(?::[ \t]*\S.*)?$'
+    r"|^\s*--- FAIL: \S+.*$|^\s*\S+\.go:\d+:\d+: \S.*$"
+    r"|^\s*\S+(?:\(\d+,\d+\):|:\d+:\d+ -) error TS\d+: \S.*$"
+    r"|^npm (?:ERR!|error) .*$"
+    r"|^\s*thread '[^'\n]*' panicked at .*$"
+    r"|^.*\bundefined reference to\b.*$",
     re.MULTILINE,
 )
+# The exception a Python traceback ends with, whatever its class is named (Django's ImproperlyConfigured, a bare
+# StopIteration): the first line at the margin under the header and its indented frames.
+TRACEBACK_TAIL = re.compile(
+    r"^Traceback \(most recent call last\):[ \t]*\n(?:(?:[ \t].*)?\n)*?([A-Za-z_][\w.]*(?::[ \t]*\S.*)?)[ \t]*$",
+    re.MULTILINE,
+)
+JVM_PREFIX = re.compile(r'^(?:Exception in thread "[^"]*"|Caused by:)\s+')
+GO_FAIL = re.compile(r"^--- FAIL: ")
+GO_TEST_LOG = re.compile(r"^\s+\S+_test\.go:\d+: \S.*$")
+RUST_PANIC = re.compile(r"^thread '[^']*' panicked at \S+:$")  # Rust 1.73+: the message on the next line
+RUST_ERROR = re.compile(r"^error\[E\d+\]: ")
+RUST_PLACE = re.compile(r"^\s*--> \S+:\d+:\d+$")
+NPM_LINE = re.compile(r"^npm (?:ERR!|error) ?(.*)$")
+# npm's lines that name no failure: its fields (code, errno, path...), the log it wrote, its blank lines.
+NPM_FIELD = re.compile(
+    r"^(?:code|errno|syscall|path|dest|command|signal|cwd|\d{3})?\s*(?:\S+)?\s*$"
+    r"|^(?:A complete log of this run|Log files were not written|\s+/\S+\.log$|Exit status \d+)"
+)
+NPM_SCRIPT_FAILED = re.compile(r"\bELIFECYCLE\b|Lifecycle script `[^`]*` failed|\bcommand failed\b")
+# A tool's line that only repeats that what it printed above failed: rustc's and cargo's count, the linker's exit.
+REPEATED_FAILURE = re.compile(r"^error: (?:aborting due to|could not compile) ")
 # A frame in installed code (a library, the standard library, the interpreter's frozen modules) names no code of
 # the project.
 INSTALLED_CODE = re.compile(r'File "(?:<frozen [^>]*>|[^"]*/(?:(?:site|dist)-packages|lib/python\d[\d.]*)/[^"]*)"')
@@ -188,15 +217,56 @@ def _recipe_cause(before: str) -> str | None:
     return None
 
 
+def _npm_block(text: str) -> str | None:
+    """The line of an npm error block (consecutive ``npm ERR!`` lines) that says what failed, not its fields or the
+    log it wrote."""
+    for line in text.split("\n"):
+        m = NPM_LINE.match(line)
+        if m is None:
+            return None
+        if not NPM_FIELD.match(m.group(1)):
+            return line.strip()
+    return None
+
+
+def _joined(line: str, after: str) -> str:
+    """An error line with the line below that completes it: a failed go test's log line, a Rust panic's message
+    (since Rust 1.73 on its own line), rustc's place of the error."""
+    below = after.lstrip("\n").split("\n", 1)[0]
+    if (
+        GO_FAIL.match(line)
+        and GO_TEST_LOG.match(below)
+        or RUST_PANIC.match(line)
+        and below.strip()
+        or RUST_ERROR.match(line)
+        and RUST_PLACE.match(below)
+    ):
+        return f"{line} {below.strip()}"
+    return line
+
+
 def errors(text: str) -> list[str]:
     """Error lines, in order, without duplicates: exceptions (with the frame that raised them),
     compiler and tool errors."""
     seen: set[str] = set()
     out: list[str] = []
-    for match in ERROR_LINE.finditer(text):
-        if MAKE_RECIPE.match(match.group(0)) and out:
+    spans = {m.start(): (m.end(), m.group(0)) for m in ERROR_LINE.finditer(text)}
+    for m in TRACEBACK_TAIL.finditer(text):
+        spans.setdefault(m.start(1), (m.end(1), m.group(1)))
+    for start, (end, found) in sorted(spans.items()):
+        if MAKE_RECIPE.match(found) and out:
             continue  # make's "*** [target] Error 2" repeats that a recipe failed: the line above says why
-        line = match.group(0).strip()
+        line = found.strip()
+        if REPEATED_FAILURE.match(line):
+            continue
+        if NPM_LINE.match(line):
+            if NPM_LINE.match(text[:start].rstrip("\n").rsplit("\n", 1)[-1]):
+                continue  # inside a block read at its first line
+            block = _npm_block(text[start:])
+            if block is None or out and NPM_SCRIPT_FAILED.search(text[start:]):
+                continue  # a script failed: the error above says why
+            line = block
+        line = _joined(JVM_PREFIX.sub("", line), text[end:])
         line = re.sub(r"^(?:E|-)\s+", "", line)  # pytest's "E   " and a linter's "- " list marker
         if len(line) < 8 or line in seen or line.startswith(("File ", "Traceback")):
             continue
@@ -207,12 +277,12 @@ def errors(text: str) -> list[str]:
             continue  # a script's own "Error: <message>" after the traceback that said it
         seen.add(line)
         if line.startswith("CMake Error"):  # its message is on the next line
-            rest = text[match.end() :].lstrip("\n").split("\n", 1)[0].strip()
+            rest = text[end:].lstrip("\n").split("\n", 1)[0].strip()
             line = f"{line} {rest}" if rest else line
         if MAKE_RECIPE.match(line):  # the first failure is make's: the recipe's last words say why
-            cause = _recipe_cause(text[: match.start()])
+            cause = _recipe_cause(text[:start])
             line = cause or line
-        out.append(_with_frame(text, match.start(), line))
+        out.append(_with_frame(text, start, line))
     return out
 
 

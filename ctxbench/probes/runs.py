@@ -101,6 +101,8 @@ INSTALLER_CHATTER = re.compile(
     r"Setting up |Unpacking |Selecting previously|Need to get|After this operation|"
     r"Collecting package metadata|Solving environment|(?:Preparing|Verifying|Executing) transaction)"
 )
+# A value printed alone (`print(field.serialize(...))` -> 344, None, nan): short, yet all the script says.
+BARE_VALUE = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?|None|True|False|nan|NaN|-?inf|null|\[\]|\{\}|''|\"\"|\(\)")
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
@@ -110,7 +112,9 @@ def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_lin
     best, score = None, float("-inf") if any_line else 0.0
     for n, ln in enumerate(lines):
         s = ln.strip()
-        if len(s) < 6 or s in avoid or set(s) <= set("=-_*#~ .") or len(s) > 200 or CONTENT_FREE.match(s):
+        if len(s) < 6 and not BARE_VALUE.fullmatch(s) or s in avoid or len(s) > 200:
+            continue  # too short to tell, unless a value printed alone ("344", "None")
+        if set(s) <= set("=-_*#~ .") or CONTENT_FREE.match(s):
             continue
         if s.endswith(":") or INSTALLER_CHATTER.match(s):
             continue  # a title of what follows ("Testing X:"), or an installer's progress

@@ -101,16 +101,33 @@ SHOULD_INSTEAD = re.compile(
 RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
 # A guess or a question ("Maybe the issue is that ...?"), or the problem's status ("the issue is still
 # there"): no statement of a cause.
+# What the agent goes to test next ("Let me check if the issue is that ...", "let's see if there's a simpler
+# fix"): a hypothesis, not a finding nor a choice (a check the code makes, "the fix is to check if", is neither).
+TO_CHECK = (
+    r"\b(?:let me|let'?s|i'll|i will|we'll) (?:first |now |also )?(?:check|see|verify|test|find out) (?:if|whether)\b"
+)
 NOT_A_CAUSE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|\?\s*$|"
+    r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|\?\s*$|" + TO_CHECK + "|"
     r"\b(?:issue|problem|bug|error)s? (?:is |are )?(?:still|persists?)\b",
     re.IGNORECASE,
 )
 # A decision is the agent's: a modal, a plan or a choice word ("I should ... instead of"), not a result
 # ("returns `0.0` instead of `nan`").
+# The nouns "fix", "solution", "approach" after a determiner ("with the fix, `f` returns ...") say when
+# a result was seen, not what was chosen; "the fix is to ..." still states the choice.
 INTENT = re.compile(
     r"\b(?:let'?s|let me|should|will|'ll|shall|better|best|prefer\w*|decid\w*|choos\w*|chose|go(?:ing)? with|"
-    r"stick|approach|fix|solution|plan|safer|simplest|cleanest)\b",
+    r"stick|plan|safer|simplest|cleanest|(?:fix|solution|approach) (?:is|should be|would be|will be) to|"
+    r"(?<!\bthe )(?<!\bthis )(?<!\bthat )(?<!\bmy )(?<!\bour )(?<!\bits )(?:approach|fix|solution))\b",
+    re.IGNORECASE,
+)
+# A question the agent asks itself, a guess ("Should I ...?", "Maybe we should revert ..."), a
+# deliberation ("let me think about whether ..."), or the task's words reported ("The PR says the fix is
+# to ...", "the user also mentions ..."): nothing the agent decided.
+UNDECIDED = re.compile(
+    r"\b(?:maybe|perhaps|possibly|might|i wonder|think(?:ing)? about|whether)\b|\?\s*$|"
+    r"\b(?:pr|issue|task|ticket|user|description|report|docs?|documentation)(?: description)?,? (?:also )?"
+    r"(?:says|said|mentions|mentioned|suggests|suggested|states|asks|wants)\b|^it says\b|" + TO_CHECK,
     re.IGNORECASE,
 )
 # How many of its own decisions an agent working alone is asked: past the best two, they restate
@@ -192,7 +209,9 @@ class StatementReader:
                 sentence = joined if contrast else sentence
             if len(sentence) < 12 or not (contrast or pattern.search(sentence)) or RESOLVED.search(sentence):
                 continue
-            if label == "decision" and (TACTICAL.search(sentence) or not INTENT.search(sentence)):
+            if label == "decision" and (
+                TACTICAL.search(sentence) or not INTENT.search(sentence) or UNDECIDED.search(sentence)
+            ):
                 continue
             if label == "root_cause" and NOT_A_CAUSE.search(sentence):
                 continue
@@ -323,7 +342,9 @@ class StatementReader:
     def decisions(self) -> Iterator[Fact]:
         """Choices between two ways first (later ones first: they override), then the rest."""
         last = self.last_fix if self.last_fix is not None else len(self.messages)
-        facts = _distinct(f for f in self.statements("decision", DECISION, needs_code=False) if f.message_index <= last)
+        # a decision restated when carried out may come many messages later: compared over the whole run
+        stated = (f for f in self.statements("decision", DECISION, needs_code=False) if f.message_index <= last)
+        facts = _distinct(stated, window=None)
         facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
         yield from facts[:AGENT_DECISIONS]
 
@@ -791,7 +812,11 @@ def _names(text: str) -> list[str]:
 
 
 def _prose(message: Message) -> list[str]:
-    """An assistant message's own words: its text, and the thoughts of its think-tool calls."""
+    """An assistant message's own words: its text, and the thoughts of its think-tool calls.
+    Never its hidden reasoning (``metadata["reasoning"]``, DeepSeek-reasoner's reasoning_content):
+    the API does not resend it, so no later context holds it and no strategy could retain a fact
+    said only there; the judges read the context the same way (a reasoner run whose text is empty
+    states its causes nowhere a probe may ask)."""
     out = [message.content] if message.content else []
     for call in message.tool_calls:
         if THINK_TOOL.search(call.name):
@@ -799,21 +824,22 @@ def _prose(message: Message) -> list[str]:
     return out
 
 
-def _distinct(facts: Iterable[Fact]) -> list[Fact]:
-    """Facts that say something new: one restating a kept one (most of its words, within six
-    messages) is left out. Facts arrive in message order, so only the last few kept are compared."""
+def _distinct(facts: Iterable[Fact], window: int | None = 6) -> list[Fact]:
+    """Facts that say something new: one restating a kept one (most of its words, within ``window``
+    messages, or anywhere before with None) is left out. Facts arrive in message order, so only the
+    last few kept are compared."""
     kept: list[tuple[Fact, set[str]]] = []
     for fact in facts:
         words = set(re.findall(r"\w{3,}", fact.answer.lower()))
-        if _restates(fact, words, kept):
+        if _restates(fact, words, kept, window):
             continue
         kept.append((fact, words))
     return [f for f, _ in kept]
 
 
-def _restates(fact: Fact, words: set[str], kept: list[tuple[Fact, set[str]]]) -> bool:
+def _restates(fact: Fact, words: set[str], kept: list[tuple[Fact, set[str]]], window: int | None) -> bool:
     for earlier, seen in reversed(kept):
-        if fact.message_index - earlier.message_index > 6:
+        if window is not None and fact.message_index - earlier.message_index > window:
             return False
         if len(words & seen) >= 0.5 * max(1, len(words)):
             return True

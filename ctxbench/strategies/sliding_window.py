@@ -3,8 +3,6 @@ rounds that fit in a share of the prompt budget; on overflow, shrink the share a
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from itertools import accumulate
 from typing import Annotated
 
 from ctxbench.core import ContextOverflowError, Param, Strategy, StrategyContext
@@ -45,34 +43,46 @@ class SlidingWindow(Strategy):
         estimate = ctx.estimator
         if estimate.prompt(messages) <= budget:
             return messages
-        head = [i for i, m in enumerate(messages) if m.role == "system" or m.pinned]
-        if self.keep_first_user:
-            first_user = next((i for i, m in enumerate(messages) if m.role == "user"), None)
-            if first_user is not None and first_user not in head:
-                head.append(first_user)
-        head.sort()
-        sizes = estimate.sizes(messages)
-        running = list(accumulate(sizes, initial=0))  # running[i]: the first i messages' estimate
-        used = sum(sizes[i] for i in head)
-        # Walk back over whole rounds (``group_rounds``: each assistant message after the first
-        # starts one) so no tool call is separated from its result; the last round is always kept.
-        starts = [i for i, m in enumerate(messages) if m.role == "assistant"][1:]
+        # The head (the system prompt, the task, pinned messages) is always kept; the kept rounds
+        # (``group_rounds``: each assistant message after the first starts one, so no tool call is
+        # separated from its result) are the longest run of whole rounds at the end that fits
+        # beside it, and the last round with a message besides the head's is always kept.
+        # Round costs are >= 0, so that run is found from the front: drop the oldest rounds until
+        # the rest fits. A window that overflows drops a few rounds a call, so this walks those
+        # few instead of every kept round (tests/test_sliding_window.py: the same messages as
+        # walking back over every round).
+        first_user = (
+            next((i for i, m in enumerate(messages) if m.role == "user"), None) if self.keep_first_user else None
+        )
+
+        def in_head(i: int) -> bool:
+            message = messages[i]
+            return message.role == "system" or message.pinned or i == first_user
+
         first = next((i for i, m in enumerate(messages) if m.role != "system"), None)
         kept_from = len(messages)  # where the kept rounds start: all that follows is kept
-        kept_any = False  # whether a kept round held a message besides the head's
         if first is not None:
-            starts.insert(0, first)
-            end = len(messages)
-            for start in reversed(starts):
-                # The round's messages less the head's among them (the system prompt, the task, pinned ones).
-                inside = head[bisect_left(head, start) : bisect_left(head, end)]
-                cost = running[end] - running[start] - sum(sizes[i] for i in inside)
-                if kept_any and used + cost > budget:
+            kept_from = first
+            # The last message besides the head's: the round holding it is always kept.
+            last = next((i for i in range(len(messages) - 1, first - 1, -1) if not in_head(i)), None)
+            sizes = estimate.sizes(messages)
+            used = sum(sizes)  # the head and every round: what precedes ``first`` is system prompts
+            first_assistant = next((i for i in range(first, len(messages)) if messages[i].role == "assistant"), None)
+            while last is not None and used > budget:
+                # The round starting at ``kept_from`` ends where the next assistant message (not the first) is.
+                end = next(
+                    (
+                        i
+                        for i in range(kept_from + 1, last + 1)
+                        if messages[i].role == "assistant" and i != first_assistant
+                    ),
+                    None,
+                )
+                if end is None:  # the round holds ``last``
                     break
-                kept_any = kept_any or end - start > len(inside)
-                kept_from, end = start, start
-                used += cost
-        kept = [messages[i] for i in head if i < kept_from]
+                used -= sum(sizes[i] for i in range(kept_from, end) if not in_head(i))
+                kept_from = end
+        kept = [m for i, m in enumerate(messages[:kept_from]) if in_head(i)]
         kept += messages[kept_from:]
         ctx.mark_layer("sliding_window")
         ctx.emit({"type": "sliding_window", "dropped": len(messages) - len(kept), "kept": len(kept)})
