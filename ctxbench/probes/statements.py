@@ -811,7 +811,7 @@ def _code_names(text: str) -> set[str]:
     ``extra_tags``), a file by its name and stem (``iam.py``, ``iam``); lowercase, three characters
     or more, keywords and builtins left out."""
     names = {n.lower() for n in re.findall(r"[A-Za-z_]\w*", text)}
-    names |= {f.lower() for f in re.findall(r"[\w-]+\.[A-Za-z]{1,4}\b", text)}
+    names |= {f.lower() for f in re.findall(r"(?<![\w-])[\w-]+\.[A-Za-z]{1,4}\b", text)}
     return {n for n in names if len(n) >= 3 and n not in COMMON_CODE}
 
 
