@@ -3,6 +3,13 @@ runs of N rounds (a shell action that fails with a traceback, an agent sentence 
 every third round), CPU seconds and peak traced memory per size.
 
     python scripts/bench_probe_extraction.py [ROUNDS ...]      # default 5000 20000 40000
+    python scripts/bench_probe_extraction.py --hostile          # shapes that made lazy regexes quadratic
+
+--hostile puts each shape (a run of unclosed tags, of `::`, deep JSON...) at 50k and 100k characters in the
+message where it bit (a tool's output, a command and the edit's old text, the task) and prints CPU seconds
+and the growth from 50k to 100k (2 is linear, 4 quadratic); it exits 1 when a shape grows faster than 3x
+or takes over 2 s at 100k. Before the fix of 2026-12-06, 50,000 `<issue>` tags took 302 s, `ISSUE:` lines 90 s,
+50,000 `::` over 15 s, and deep JSON in a tool's output raised RecursionError.
 """
 
 from __future__ import annotations
@@ -35,6 +42,57 @@ def synthetic_run(rounds: int) -> Transcript:
     return Transcript("synthetic", messages)
 
 
+HOSTILE = [
+    ("<issue>", "user"), ("ISSUE:\n", "user"), ("<uploaded_files>", "user"), ("<system-reminder>", "tool"),
+    ("<environment_details>", "tool"), ("::", "tool"), ('{"a": ', "tool"), ("[", "tool"), ("\n\n ", "tool"),
+    ("Ran 1 test in 0.1s\n", "tool"), ("1 passed", "tool"), ("----", "command"), ("old_str", "command"),
+    ("=== ", "command"), ("sed -i 's/a/b/' f.py && ", "command"), ("<write_to_file>", "assistant"),
+    ("<a>", "assistant"), ("<<<<<<< SEARCH\n", "assistant"), ("Traceback (most recent call last):\n", "tool"),
+]  # fmt: skip
+
+
+def hostile_run(shape: str, where: str, chars: int) -> Transcript:
+    text = shape * (chars // len(shape))
+    command = text if where == "command" else "python -m pytest tests/x.py"
+    edit = {"command": "str_replace", "path": "/a.py", "old_str": text if where == "command" else "x", "new_str": "y"}
+    task = text if where == "user" else "<pr_description>Fix the parser</pr_description>"
+    return Transcript(
+        "hostile",
+        [
+            Message("system", "s"),
+            Message("user", task),
+            Message(
+                "assistant",
+                text if where == "assistant" else "The issue is that x fails.",
+                tool_calls=(ToolCall("a", "bash", json.dumps({"command": command})),),
+            ),
+            Message("tool", text if where == "tool" else "1 passed", tool_call_id="a"),
+            Message("assistant", "Fix.", tool_calls=(ToolCall("b", "str_replace_based_edit_tool", json.dumps(edit)),)),
+            Message("tool", "The file /a.py has been edited.", tool_call_id="b"),
+            Message("assistant", "All done."),
+        ],
+    )
+
+
+def hostile() -> int:
+    print("| shape | in | CPU s at 50k chars | at 100k | growth |\n|---|---|---|---|---|")
+    bad = 0
+    for shape, where in HOSTILE:
+        seconds = []
+        for chars in (50_000, 100_000):
+            run = hostile_run(shape, where, chars)
+            start = time.process_time()
+            extract_probes(run)
+            seconds.append(time.process_time() - start)
+        growth = seconds[1] / max(seconds[0], 0.01)
+        slow = seconds[1] > 2 or (seconds[1] > 0.2 and growth > 3)
+        bad += slow
+        print(
+            f"| `{shape!r}` | {where} | {seconds[0]:.2f} | {seconds[1]:.2f} | {growth:.1f}{' SLOW' if slow else ''} |"
+        )
+    return 1 if bad else 0
+
+
 def main(sizes: list[int]) -> None:
     print("| messages | CPU s | s per 10k messages | peak MB |\n|---|---|---|---|")
     for rounds in sizes:
@@ -50,4 +108,6 @@ def main(sizes: list[int]) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--hostile"]:
+        sys.exit(hostile())
     main([int(a) for a in sys.argv[1:]] or [5000, 20000, 40000])

@@ -1175,3 +1175,53 @@ def test_the_task_quoted_or_a_deliberation_is_no_decision():
         Message("assistant", "Done."),
     ]
     assert [at for at, _ in _decisions(messages)] == [5], _decisions(messages)
+
+
+def test_a_hypothesis_the_agent_goes_to_check_is_no_cause_and_no_decision():
+    """ "Let me check if the issue is that ..." and "let me see if there's a simpler fix" say what the agent
+    will test next, not what it found or chose; a check the code makes ("the fix should be to check if
+    `x` is empty") is still a statement."""
+    messages = [
+        Message("user", "<pr_description>\nL003 indents select targets in WITH statements wrongly\n</pr_description>"),
+        Message(
+            "assistant", "Actually, let me check if the issue is that `L036` creates the newline in the wrong place."
+        ),
+        Message("user", "ok"),
+        Message("assistant", "Instead of trying to fix `L036`, let me see if there's a simpler fix in `_make_indent`."),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "The issue is that `_make_indent` adds one space too many, so the fix should be to check if "
+            "`this_indent_num` is zero instead of subtracting it.",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/L003.py", "num=comp_indent_num - this_indent_num", "num=comp_indent_num"),
+        Message("tool", "The file /r/L003.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [5], _causes(messages)
+    assert not {1, 3} & {at for at, _ in _decisions(messages)}, _decisions(messages)
+
+
+def test_a_finding_that_the_code_does_what_is_wanted_is_no_cause():
+    """ "Ah, I see! `x or ''` evaluates to `''`. That's actually what we want." explains a check that
+    came out right, between two edits: nothing is wrong there, so it is no cause of the problem."""
+    messages = [
+        Message(
+            "user", "<pr_description>\nChanging user's email could invalidate password reset tokens\n</pr_description>"
+        ),
+        Message("assistant", "The problem is that `_make_hash_value` does not include the user's email in the hash."),
+        Message("user", "ok"),
+        _edit("e", "/r/tokens.py", "return str(user.pk) + password", "return str(user.pk) + password + email"),
+        Message("tool", "The file /r/tokens.py has been edited.", tool_call_id="e"),
+        Message(
+            "assistant",
+            "Ah, I see! When `email = None`, the expression `getattr(user, email_field_name, '') or ''` evaluates "
+            "to `''`. That's actually what we want, not the string `'None'`.",
+        ),
+        Message("user", "ok"),
+        _edit("f", "/r/tokens.py", "+ email", "+ (email or '')"),
+        Message("tool", "The file /r/tokens.py has been edited.", tool_call_id="f"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [1], _causes(messages)

@@ -404,5 +404,5 @@ def _decoded(arguments: str) -> str:
     """Tool-call arguments as the agent meant them: JSON string values without escapes."""
     try:
         return " ".join(json_strings(json.loads(arguments)))
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than a parser goes
         return ""

@@ -21,6 +21,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from ctxbench.probes.delimited import bodies, closing_tag, delimited
 from ctxbench.probes.shell import heredoc_bodies, strip_heredocs
 from ctxbench.transcripts.model import Message, Transcript, json_strings
 
@@ -34,9 +35,9 @@ WRITE_TOOLS = {
 }  # fmt: skip
 # Cline's replace_in_file and Roo Code's apply_diff: the edit is a diff of SEARCH/REPLACE blocks.
 DIFF_TOOLS = {"replace_in_file", "apply_diff"}
-SEARCH_REPLACE = re.compile(
-    r"^(?:<{7}|-{7}) SEARCH[^\n]*\n(.*?)^={7}[^\n]*\n(.*?)^(?:>{7}|\+{7}) REPLACE", re.DOTALL | re.MULTILINE
-)
+SEARCH_OPEN = re.compile(r"^(?:<{7}|-{7}) SEARCH[^\n]*\n", re.MULTILINE)
+SEARCH_END = re.compile(r"^={7}[^\n]*\n", re.MULTILINE)
+REPLACE_END = re.compile(r"^(?:>{7}|\+{7}) REPLACE", re.MULTILINE)
 # Roo Code's block starts its search text with where it is: ":start_line:12" (":end_line:"), then "-------".
 BLOCK_PLACE = re.compile(r"\A(?::(?:start|end)_line:\s*\d+\s*\n)+(?:-{7}\s*\n)?")
 PATH_KEYS = ("file_path", "path", "target_file", "absolute_path", "notebook_path", "filename")
@@ -67,8 +68,8 @@ XML_TOOLS = (
     "execute_command", "write_to_file", "replace_in_file", "apply_diff", "read_file", "insert_content",
     "search_and_replace", "attempt_completion",
 )  # fmt: skip
-XML_TOOL = re.compile(rf"<({'|'.join(XML_TOOLS)})>(.*?)</\1>", re.DOTALL)
-XML_PARAM = re.compile(r"<(\w+)>\n?(.*?)\n?</\1>", re.DOTALL)
+XML_TOOL = re.compile(rf"<({'|'.join(XML_TOOLS)})>")
+XML_PARAM = re.compile(r"<(\w+)>")
 REDIRECT = re.compile(r"(?<![<>&\d])>{1,2}\s*([^\s;&|<>()]+)")
 SEGMENT = re.compile(r"&&|\|\||[;|\n]")
 
@@ -97,7 +98,7 @@ def decoded_arguments(arguments: str) -> str:
     """Tool-call arguments as the agent meant them: JSON string values, unescaped."""
     try:
         data = json.loads(arguments)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than a parser goes
         return arguments
     return "\n".join(json_strings(data)) if isinstance(data, dict | list) else str(data)
 
@@ -112,7 +113,7 @@ def call_arguments(arguments: str) -> dict[str, Any]:
     """A tool call's arguments as an object ({} when they are not a JSON object)."""
     try:
         data = json.loads(arguments)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than a parser goes
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -186,7 +187,7 @@ def _shell(i: int, tool: str, command: str, result: str) -> list[Action]:
         bodies = heredoc_bodies(command)
         ok = not FAILED_EDIT.search(result)
         return actions + _patch_edits(i, tool, bodies[0] if bodies else command, ok, result)
-    paths = shell_edits(command)
+    paths = list(dict.fromkeys(shell_edits(command)))  # a file written twice by one command is one edit
     if paths:
         old, new = _shell_edit_texts(command)
         ok = not FAILED_EDIT.search(result)
@@ -221,7 +222,7 @@ def _tool_call(i: int, name: str, args: dict[str, Any], result: str, open_file: 
             old = "\n".join(str(e.get("old_string") or "") for e in pairs)
         return [Action(i, name, "edit", path=path, ok=ok, new_text=text, old_text=old, result=result)]
     if name in DIFF_TOOLS:
-        blocks = SEARCH_REPLACE.findall(str(args.get("diff") or ""))
+        blocks = search_replace_blocks(str(args.get("diff") or ""))
         old = "\n".join(BLOCK_PLACE.sub("", search).rstrip("\n") for search, _ in blocks)
         text = "\n".join(replace.rstrip("\n") for _, replace in blocks)
         path = next((args[k] for k in PATH_KEYS if args.get(k)), None)
@@ -301,9 +302,25 @@ def _text_action(i: int, block: str, result: str, open_file: str | None) -> list
     return _shell(i, "shell", block, result)
 
 
+def search_replace_blocks(diff: str) -> list[tuple[str, str]]:
+    """``(search, replace)`` of each SEARCH/REPLACE block of a diff, in order (linear time: an
+    unclosed block makes no later one close either)."""
+    out = []
+    for block in delimited(diff, SEARCH_OPEN, lambda _: REPLACE_END):
+        inner = diff[block.body_start : block.body_end]
+        split = SEARCH_END.search(inner)
+        if split is not None:
+            out.append((inner[: split.start()], inner[split.end() :]))
+    return out
+
+
 def xml_tool_calls(text: str) -> list[tuple[str, dict[str, Any]]]:
     """The tools an assistant message calls as XML, with their parameters, in order."""
-    return [(m.group(1), dict(XML_PARAM.findall(m.group(2)))) for m in XML_TOOL.finditer(text)]
+    calls = []
+    for name, body in bodies(text, XML_TOOL, closing_tag()):
+        params = bodies(body, XML_PARAM, closing_tag())
+        calls.append((name, {k: v.removeprefix("\n").removesuffix("\n") for k, v in params}))
+    return calls
 
 
 def observation_indices(transcript: Transcript) -> set[int]:
@@ -316,7 +333,7 @@ def observation_indices(transcript: Transcript) -> set[int]:
         i + 1
         for i, m in enumerate(messages[:-1])
         if m.role == "assistant"
-        and (FENCE.search(m.content) or XML_TOOL.search(m.content))
+        and (FENCE.search(m.content) or next(delimited(m.content, XML_TOOL, closing_tag()), None))
         and messages[i + 1].role == "user"
     }
 

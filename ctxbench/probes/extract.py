@@ -20,6 +20,7 @@ from typing import Any
 
 from ctxbench.probes.actions import Action, agent_actions, call_arguments, observation_indices, probe_text
 from ctxbench.probes.boilerplate import FRAMEWORK_MESSAGE, Boilerplate, is_framework_message, sentences
+from ctxbench.probes.delimited import closing_tag, cut, first_body
 from ctxbench.probes.statements import conversation_decisions, final_report, later_requests
 from ctxbench.probes.work import Fact, WorkReader, api_facts, listed_ids
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
@@ -57,14 +58,21 @@ KINDS: dict[str, ProbeKind] = {
 }
 # Formats whose user-role messages after the first are the environment's observations, not a person.
 OBSERVATIONS_AS_USER = {"swe-agent"}
-TASK_TAGS = re.compile(
-    r"<(issue_description|pr_description|issue|task)>\s*(.*?)\s*</\1>"
-    # SWE-agent's template: "Here's the issue text:\nISSUE:\n...\n\nINSTRUCTIONS:"
-    r"|^(ISSUE):[ \t]*\n(.*?)\n\s*INSTRUCTIONS:",
-    re.DOTALL | re.IGNORECASE | re.MULTILINE,
+# Where a framework puts the issue: in tags, or SWE-agent's "ISSUE:\n...\n\nINSTRUCTIONS:" template.
+TASK_DELIMITERS = (
+    (re.compile(r"<(issue_description|pr_description|issue|task)>", re.I), closing_tag(re.I), True),
+    (re.compile(r"^ISSUE:[ \t]*\n", re.M), lambda _: re.compile(r"^[ \t]*INSTRUCTIONS:", re.M), False),
 )
+
+
+def task_body(text: str) -> tuple[int, int] | None:
+    """Where the issue's text is inside its delimiters, when the message has them (linear time:
+    ``ctxbench.probes.delimited``)."""
+    return first_body(text, *TASK_DELIMITERS)
+
+
 # Wrapper blocks whose content is never the task (a path, a date, injected tips).
-WRAPPER_BLOCKS = re.compile(r"<(uploaded_files|EXTRA_INFO|RUNTIME_INFORMATION|system-reminder)>.*?</\1>", re.DOTALL)
+WRAPPER_BLOCKS = re.compile(r"<(uploaded_files|EXTRA_INFO|RUNTIME_INFORMATION|system-reminder)>")
 TAG = re.compile(r"</?[A-Za-z_][\w-]*>")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # A rule for the agent: a negated or required action, a preference, a bound, a superlative choice.
@@ -127,7 +135,7 @@ def _first_user(messages: list[Message], boilerplate: Boilerplate) -> int | None
 def _opens_task(content: str, boilerplate: Boilerplate) -> bool:
     """Not framework text; an issue in its delimiters is the task however much of it recurs in
     other runs (a demonstration of another issue is the framework's, tags and all)."""
-    tagged = bool(TASK_TAGS.search(content)) and not FRAMEWORK_MESSAGE.match(content)
+    tagged = task_body(content) is not None and not FRAMEWORK_MESSAGE.match(content)
     return tagged or not is_framework_message(content, boilerplate)
 
 
@@ -186,10 +194,11 @@ def _task(messages: list[Message], boilerplate: Boilerplate) -> Candidate | None
         return None
     text = messages[index].content
     # Claude Code echoes shell-mode lines ("! ls", "  ⎿ output") before the prompt.
-    text = re.sub(r"(?m)^\s*[!⎿].*$", lambda m: " " * len(m.group(0)), text)
-    tagged = TASK_TAGS.search(text)
-    group = 2 if tagged and tagged.group(2) is not None else 4
-    body, base = (tagged.group(group), tagged.start(group)) if tagged else (WRAPPER_BLOCKS.sub(_blank, text), 0)
+    text = re.sub(r"(?m)^[ \t]*[!⎿].*$", lambda m: " " * len(m.group(0)), text)
+    tagged = task_body(text)
+    body, base = (
+        (text[tagged[0] : tagged[1]], tagged[0]) if tagged else (cut(text, WRAPPER_BLOCKS, closing_tag(), fill=True), 0)
+    )
     # Inside the issue's own delimiters every sentence is the issue's, even one that recurs across
     # runs (runs of one issue under another template, other issues quoting the same error).
     lines = list(_task_sentences(TAG.sub(_blank, body), Boilerplate() if tagged else boilerplate))
@@ -242,7 +251,7 @@ def _user_written(transcript: Transcript, boilerplate: Boilerplate, first_user: 
         if observations and i != first_user:
             continue
         if i == first_user and (
-            TASK_TAGS.search(m.content) or any(map(boilerplate.is_boilerplate, sentences(m.content)))
+            task_body(m.content) is not None or any(map(boilerplate.is_boilerplate, sentences(m.content)))
         ):
             continue  # a framework template around an issue: the issue states the problem, the template its rules
         yield i

@@ -10,14 +10,14 @@ import json
 import re
 from dataclasses import dataclass
 
+from ctxbench.probes.delimited import closing_tag, cut
+
 RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 # The exit code heading an output: Claude Code's "Exit code 1", Cursor's and Codex's "Exit code: 1", AutoGen's
 # "exitcode: 1 (execution failed)".
 EXIT_HEADER = re.compile(r"\s*(?:Exit code:? |exitcode: )(-?\d+)(?: \(execution \w+\))?[ \t]*(?:\n|$)")
 # Claude Code's reminders, Cline's environment details (open tabs, time): the harness speaking, not the command.
-REMINDER = re.compile(
-    r"<system-reminder>.*?</system-reminder>|<environment_details>.*?</environment_details>", re.DOTALL
-)
+REMINDER = re.compile(r"<(system-reminder|environment_details)>")
 EXIT_FOOTER = re.compile(r"\[(?:The command completed|Command finished) with exit code (-?\d+)\.?\]")
 WRAPPER_LINE = re.compile(
     r"^\s*(?:</?output>|</?returncode>.*|\[The command completed.*\]|\[Command finished.*\]|"
@@ -28,14 +28,14 @@ WRAPPER_LINE = re.compile(
 )
 # The last line of a Python traceback, a compiler or tool error, a failing shell.
 ERROR_LINE = re.compile(
-    r"^\s*(?:E\s+)?(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)\b(?::\s*\S.*)?$"
-    r"|^\s*(?:\S+:\d+(?::\d+)?:\s*)?(?:fatal )?error(?:\[\w+\])?:\s*\S.*$"
-    r"|^\s*Error:\s*\S.*$"
+    r"^[ \t]*(?:E\s+)?(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)\b(?::\s*\S.*)?$"
+    r"|^[ \t]*(?:\S+:\d+(?::\d+)?:\s*)?(?:fatal )?error(?:\[\w+\])?:\s*\S.*$"
+    r"|^[ \t]*Error:\s*\S.*$"
     r"|^.*\b(?:command not found|No such file(?: or directory)?|Segmentation fault|core dumped|Permission denied|"
     r"No module named \S+)\b.*$"
-    r"|^\s*make(?:\[\d+\])?: \*\*\* .*Error \d+.*$"
-    r"|^\s*(?:fatal|panic|FATAL|ERROR): \S.*$"
-    r"|^\s*CMake Error\b.*$|^.*\b(?:Wrong flag!|EXECUTION TIMED OUT\b|timed out after \d+\b).*$"
+    r"|^[ \t]*make(?:\[\d+\])?: \*\*\* .*Error \d+.*$"
+    r"|^[ \t]*(?:fatal|panic|FATAL|ERROR): \S.*$"
+    r"|^[ \t]*CMake Error\b.*$|^.*\b(?:Wrong flag!|EXECUTION TIMED OUT\b|timed out after \d+\b).*$"
     r"|^.*\b(?:No replacement was performed|did not appear verbatim|Multiple occurrences of old_str)\b.*$"
     r"|^.*\bE\d{3} \w+Error: .*$"
     # other languages: a JVM exception (uncaught, or its cause), a failed go test and a go compile error, tsc's two
@@ -80,12 +80,12 @@ MAKE_RECIPE = re.compile(r"^\s*make(?:\[\d+\])?: \*\*\*")
 MAKE_LINE = re.compile(r"^\s*g?make(?:\[\d+\])?: ")
 WARNING = re.compile(r"Warning\b|DeprecationWarning|warning:", re.IGNORECASE)
 PYTEST_SUMMARY = re.compile(
-    r"^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+"
-    r"(?: in [\d.]+s)?).*?=*\s*$",
+    r"^=*[ \t]*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+"
+    r"(?: in [\d.]+s)?).*$",
     re.MULTILINE,
 )
 UNITTEST_RAN = re.compile(
-    r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n?\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\)|NO TESTS RAN)", re.M
+    r"^Ran (\d+) tests? in [\d.]+s[ \t\r\f\v]*\n\s*(OK(?: \([^)]*\))?|FAILED \([^)]*\)|NO TESTS RAN)", re.M
 )
 # cargo's "test result: ...", go's "ok  pkg 0.01s" / "FAIL pkg 0.01s" / "FAIL pkg [build failed]", jest's "Tests: ..."
 GO_CARGO = re.compile(
@@ -97,7 +97,7 @@ GO_CARGO = re.compile(
 # out of 12"), maven/surefire ("Tests run: 12, Failures: 0, Errors: 0, Skipped: 0"), sympy ("tests finished: 5
 # passed, in 0.34 seconds"), a pytest run that selected nothing ("no tests ran in 0.01s").
 OTHER_SUMMARY = re.compile(
-    r"^[\s=]*(\d+ passing \([^)\n]*\)(?:\s*\n\s*\d+ pending)?(?:\s*\n\s*\d+ failing)?"
+    r"^[ \t=]*(\d+ passing \([^)\n]*\)(?:\s*\n\s*\d+ pending)?(?:\s*\n\s*\d+ failing)?"
     r"|Tests\s+\d+ (?:failed|passed)\b[^\n]*"
     r"|\d+ examples?, \d+ failures?(?:, \d+ pending)?"
     r"|OK \(\d+ tests?, \d+ assertions?\)"
@@ -115,11 +115,11 @@ OTHER_SUMMARY = re.compile(
 # A failing test's id: pytest's "FAILED path::test", unittest's "FAIL: test_x (mod.Class)", go's "--- FAIL: TestX",
 # cargo's "test x ... FAILED", jest's "✕ name".
 FAILING_TEST = re.compile(
-    r"^(?:FAILED|ERROR) (\S+::\S+)|^(?:FAIL|ERROR): (\w+ \([\w.]+\))|^\s*--- FAIL: (\S+)"
-    r"|^test (\S+) \.\.\. FAILED$|^\s*[✕×] (\S.*?)(?: \(\d+ ?m?s\))?$"
+    r"^(?:FAILED|ERROR) (?=\S+::\S)(\S++)|^(?:FAIL|ERROR): (\w+ \([\w.]+\))|^[ \t]*--- FAIL: (\S+)"
+    r"|^test (\S+) \.\.\. FAILED$|^[ \t]*[✕×] (\S.*?)(?: \(\d+ ?m?s\))?$"
     # verbose runs, whose summary a `| head` may cut: pytest -v's "path::test FAILED [ 40%]", unittest's and
     # Django's -v 2 "test_x (mod.Class) ... FAIL"
-    r"|^(\S+::\S+) (?:FAILED|ERROR)\b|^(\w+ \([\w.]+\)) \.\.\. (?:FAIL|ERROR)$",
+    r"|^(?=\S+::\S)(\S++) (?:FAILED|ERROR)\b|^(\w+ \([\w.]+\)) \.\.\. (?:FAIL|ERROR)$",
     re.MULTILINE,
 )
 
@@ -141,7 +141,7 @@ def _json_wrapped(observation: str) -> tuple[str, int | None] | None:
         return None
     try:
         data = json.loads(observation)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than a parser goes
         return None
     if not isinstance(data, dict) or not isinstance(data.get("output"), str):
         return None
@@ -177,7 +177,7 @@ def read_output(observation: str) -> Output:
         return Output(inner.text, wrapped[1] if wrapped[1] is not None else inner.exit_code)
     code = RETURNCODE.search(observation) or EXIT_FOOTER.search(observation) or EXIT_HEADER.match(observation)
     if "<system-reminder>" in observation or "<environment_details>" in observation:
-        observation = REMINDER.sub("", observation)
+        observation = cut(observation, REMINDER, closing_tag())
     kept = [ln for ln in observation.splitlines() if not WRAPPER_LINE.match(ln)]
     if code is not None and code.re is EXIT_HEADER:  # drop the "Exit code 1" line heading the output
         first = next((i for i, ln in enumerate(kept) if ln.strip()), None)

@@ -71,7 +71,7 @@ STATED_VERDICT = re.compile(
 )
 # The words of an overall verdict, not of one case's line.
 VERDICT_WORD = re.compile(r"\b(?:pass(?:ed|es)?|success\w*|fixed|works?|working|ok)\b", re.IGNORECASE)
-FRAME_FILE = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
+FRAME_FILE = re.compile(r'^[ \t]*File "([^"]+)", line \d+', re.MULTILINE)
 # A one-liner that only imports a module, to see whether the environment has it.
 ASKS_MODULE = re.compile(
     r"""-c\s+["']\s*(?:import|from)\s+[\w.]+(?:\s+import\s+[\w., ]+)?\s*(?:;\s*print\([^)]*\)\s*)?["']"""
@@ -80,7 +80,7 @@ TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
 CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
 # Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
 EXPLORATION_SCRIPT = re.compile(r"(?:^|[/_.-])(?:debug|explore|exploration|inspect|examine|investigate)\w*\.\w+$", re.I)
-PROJECT_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.MULTILINE)
+PROJECT_FRAME = re.compile(r'^[ \t]*File "([^"]+)", line (\d+), in (\S+)', re.MULTILINE)
 # What follows a frame line that is no code it ran (the next frame, the markers, the error), or says no more than
 # the message (`raise FieldError(`).
 CODE_FREE = re.compile(r"^(?:File |Traceback|raise |[~^\s]+$|[\w.]*(?:Error|Exception)\b)")

@@ -5,6 +5,7 @@ whether it runs tests or a script the agent wrote."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # `<<EOF`, `<< 'EOF'`, `<<-"PY"`: the body runs to a line holding only the delimiter.
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_]\w*)\1")
@@ -80,10 +81,7 @@ def program_words(command: str) -> list[str]:
     out = []
     for segment in SEGMENT.split(strip_heredocs(command)):
         words = [w for w in words_of(segment) if "=" not in w or w.startswith("-")]  # VAR=x prefixes
-        while (
-            words and words[0] in ("sudo", "time", "timeout", "nohup", "env", "exec") or (words and words[0].isdigit())
-        ):
-            words = words[1:]
+        words = _drop_while(words, lambda w: w in ("sudo", "time", "timeout", "nohup", "env", "exec") or w.isdigit())
         if words:
             out.append(words[0].rsplit("/", 1)[-1])
     return out
@@ -125,6 +123,20 @@ INLINE_SUITE = re.compile(
 )
 
 
+DURATION = re.compile(r"\d+\w?")  # timeout's first argument: 60, 5m
+
+
+def _wrapper_option(timeout: bool) -> Callable[[str], bool]:
+    """A wrapper's option (``nice -n``), or timeout's duration."""
+    return lambda w: w.startswith("-") or timeout and bool(DURATION.fullmatch(w))
+
+
+def _drop_while(words: list[str], keep_going: Callable[[str], bool]) -> list[str]:
+    """The words from the first one ``keep_going`` refuses (one slice: slicing off a word at a time is
+    quadratic on a command of thousands of ``A=1`` words)."""
+    return words[next((n for n, w in enumerate(words) if not keep_going(w)), len(words)) :]
+
+
 def _run_words(segment: str) -> list[str]:
     """The words of what a segment runs, wrappers and interpreter left out: ``timeout 60 python -m
     pytest -x t.py`` -> pytest -x t.py; ``bash -c 'cd w && go test'``'s second segment -> go test.
@@ -134,11 +146,9 @@ def _run_words(segment: str) -> list[str]:
     while words:
         head = words[0].rsplit("/", 1)[-1]
         if "=" in words[0] and not words[0].startswith("-"):
-            words = words[1:]  # VAR=x
+            words = _drop_while(words, lambda w: "=" in w and not w.startswith("-"))  # VAR=x
         elif head in WRAPPERS:
-            words = words[1:]
-            while words and (words[0].startswith("-") or head == "timeout" and re.fullmatch(r"\d+\w?", words[0])):
-                words = words[1:]
+            words = _drop_while(words[1:], _wrapper_option(head == "timeout"))
         elif words[1:2] == ["run"] and head in RUN_WRAPPERS or words[1:2] == ["exec"] and head in EXEC_WRAPPERS:
             words = words[2:]
             while words and words[0].startswith("-"):
@@ -149,11 +159,11 @@ def _run_words(segment: str) -> list[str]:
             words = words[2:]
         elif re.fullmatch(r"python[\d.]*", head):
             options = []
-            words = words[1:]
-            while words and words[0].startswith("-") and words[0] != "-m":
-                options.append(words.pop(0))
-                if options[-1] in ("-W", "-X") and words:
-                    words = words[1:]  # the option's value
+            at = 1
+            while at < len(words) and words[at].startswith("-") and words[at] != "-m":
+                options.append(words[at])
+                at += 2 if words[at] in ("-W", "-X") else 1  # and the option's value
+            words = words[at:]
             if "-c" in options or any(o.startswith("-") and not o.startswith("--") and "c" in o for o in options):
                 return []
             if words[:1] == ["-m"]:
@@ -251,8 +261,7 @@ def tool_run(command: str, made: set[str]) -> str | None:
     unquoted = QUOTED.sub(lambda m: "Q" * len(m.group(0)), strip_heredocs(command))  # a `|` in a grep pattern
     for segment in SEGMENT.split(unquoted):
         words = [w for w in words_of(segment) if not re.match(r"^\d?[<>]", w)]
-        while words and ("=" in words[0] or words[0] in ("sudo", "time", "timeout", "env", "nohup")):
-            words = words[1:]
+        words = _drop_while(words, lambda w: "=" in w or w in ("sudo", "time", "timeout", "env", "nohup"))
         if len(words) < 2 or TEST_RUNNER.search(segment):
             continue
         program = words[0].rsplit("/", 1)[-1]
@@ -274,8 +283,7 @@ def script_run(command: str) -> str | None:
     "-" for an inline script (``python -c``, ``python - << 'PY'``)."""
     for segment in SEGMENT.split(strip_heredocs(command)):
         words = words_of(segment)
-        while words and ("=" in words[0] or words[0] in ("sudo", "time", "timeout", "env")):
-            words = words[1:]
+        words = _drop_while(words, lambda w: "=" in w or w in ("sudo", "time", "timeout", "env"))
         if not words:
             continue
         program = words[0].rsplit("/", 1)[-1]

@@ -99,10 +99,22 @@ SHOULD_INSTEAD = re.compile(
 )
 # A statement that the problem is gone, or a step after it: not a cause.
 RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
+# A finding that the code does what is wanted ("That's actually what we want", "which is correct"): a check
+# that came out right, no cause of the problem.
+AS_WANTED = re.compile(
+    r"\b(?:(?:that|this|which)(?:'s| is) (?:actually |exactly )?(?:what we want|correct|expected|fine|the right \w+)|"
+    r"as expected)\b",
+    re.IGNORECASE,
+)
 # A guess or a question ("Maybe the issue is that ...?"), or the problem's status ("the issue is still
 # there"): no statement of a cause.
+# What the agent goes to test next ("Let me check if the issue is that ...", "let's see if there's a simpler
+# fix"): a hypothesis, not a finding nor a choice (a check the code makes, "the fix is to check if", is neither).
+TO_CHECK = (
+    r"\b(?:let me|let'?s|i'll|i will|we'll) (?:first |now |also )?(?:check|see|verify|test|find out) (?:if|whether)\b"
+)
 NOT_A_CAUSE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|\?\s*$|"
+    r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|\?\s*$|" + TO_CHECK + "|"
     r"\b(?:issue|problem|bug|error)s? (?:is |are )?(?:still|persists?)\b",
     re.IGNORECASE,
 )
@@ -122,7 +134,7 @@ INTENT = re.compile(
 UNDECIDED = re.compile(
     r"\b(?:maybe|perhaps|possibly|might|i wonder|think(?:ing)? about|whether)\b|\?\s*$|"
     r"\b(?:pr|issue|task|ticket|user|description|report|docs?|documentation)(?: description)?,? (?:also )?"
-    r"(?:says|said|mentions|mentioned|suggests|suggested|states|asks|wants)\b|^it says\b",
+    r"(?:says|said|mentions|mentioned|suggests|suggested|states|asks|wants)\b|^it says\b|" + TO_CHECK,
     re.IGNORECASE,
 )
 # How many of its own decisions an agent working alone is asked: past the best two, they restate
@@ -213,6 +225,8 @@ class StatementReader:
             if sentence.rstrip().endswith(":"):
                 continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
             sentence = _with_neighbour(text, sentence)
+            if label == "root_cause" and AS_WANTED.search(sentence):
+                continue
             entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
             if needs_code and all(set(_names(e)) <= task_names for e in entities):
                 continue  # names nothing the task did not already say (names compare whole)
@@ -797,7 +811,7 @@ def _code_names(text: str) -> set[str]:
     ``extra_tags``), a file by its name and stem (``iam.py``, ``iam``); lowercase, three characters
     or more, keywords and builtins left out."""
     names = {n.lower() for n in re.findall(r"[A-Za-z_]\w*", text)}
-    names |= {f.lower() for f in re.findall(r"[\w-]+\.[A-Za-z]{1,4}\b", text)}
+    names |= {f.lower() for f in re.findall(r"(?<![\w-])[\w-]+\.[A-Za-z]{1,4}\b", text)}
     return {n for n in names if len(n) >= 3 and n not in COMMON_CODE}
 
 

@@ -25,7 +25,7 @@ CODE_MARK = re.compile(r"[()=\[\]{};]|\w\.\w|^(?:def|class|return|if|for|while|i
 HUNK = re.compile(r"^@@ [^@]* @@ ?(.*)$")
 # Lines that carry nothing on their own: brackets, keywords, comment markers.
 HOLLOW = re.compile(
-    r"^[\s{}()\[\];,:.'\"`#/*\\-]*(?:else|end|try|finally|return|pass|break|continue|fi|done)?[\s{}()\[\];,:.'\"`]*$"
+    r"^[\s{}()\[\];,:.'\"`#/*\\-]*(?:(?:else|end|try|finally|return|pass|break|continue|fi|done)[\s{}()\[\];,:.'\"`]*)?$"
 )
 STATE_CHANGE = re.compile(
     r"^(?:book|cancel|update|modify|create|delete|send|transfer|add|remove|set|exchange|return|upgrade|change|"
@@ -211,15 +211,18 @@ class WorkReader:
                 by_file.setdefault(next((k for k in by_file if same_file(k, a.path or "")), a.path or ""), []).append(a)
             # A rejected edit's reply previews the proposed text: that is not the file as it was.
             rejected = {a.result for a in self.actions if a.op == "edit" and not a.ok and a.result}
+            seen: dict[int, str] = {}  # what the agent had seen before a message (asked only for new files)
             for path, edits in by_file.items():
                 # the last edit that carries a line: a later re-indent or removal of a stray line carries none
                 for a in reversed(edits):
-                    seen = "\n".join(
-                        m.content
-                        for m in self.messages[: a.message_index]
-                        if m.role != "assistant" and m.content not in rejected
-                    )
-                    key = _key_line(a.new_text.splitlines(), a.old_text.splitlines(), seen if not a.old_text else "")
+                    if not a.old_text and a.message_index not in seen:
+                        seen[a.message_index] = "\n".join(
+                            m.content
+                            for m in self.messages[: a.message_index]
+                            if m.role != "assistant" and m.content not in rejected
+                        )
+                    before = "" if a.old_text else seen[a.message_index]
+                    key = _key_line(a.new_text.splitlines(), a.old_text.splitlines(), before)
                     if key:
                         found.append(self._change(path, key, a.message_index, ""))
                         break
@@ -349,7 +352,7 @@ def _record(result: str | dict[str, Any]) -> dict[str, Any] | None:
         return result
     try:
         record = json.loads(result)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than a parser goes
         return None
     return record if isinstance(record, dict) else None
 

@@ -78,7 +78,7 @@ def parse_written(text: str, transcript: Transcript, span: tuple[int, int]) -> t
     try:
         start = text.index("{")
         data = json.loads(text[start : text.rindex("}") + 1])
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than a parser goes
         return [], 1
     items = data.get("probes") if isinstance(data, dict) else None
     if not isinstance(items, list):
