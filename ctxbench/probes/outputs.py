@@ -40,11 +40,11 @@ ERROR_LINE = re.compile(
     r"|^.*\bE\d{3} \w+Error: .*$"
     # other languages: a JVM exception (uncaught, or its cause), a failed go test and a go compile error, tsc's two
     # formats, npm's error block, a Rust panic, the linker's missing symbol
-    r'|^\s*(?:Exception in thread "[^"\n]*"|Caused by:)\s+[\w$.]+(?::[ \t]*\S.*)?$'
-    r"|^\s*--- FAIL: \S+.*$|^\s*\S+\.go:\d+:\d+: \S.*$"
-    r"|^\s*\S+(?:\(\d+,\d+\):|:\d+:\d+ -) error TS\d+: \S.*$"
+    r'|^[ \t]*(?:Exception in thread "[^"\n]*"|Caused by:)\s+[\w$.]+(?::[ \t]*\S.*)?$'
+    r"|^[ \t]*--- FAIL: \S+.*$|^[ \t]*\S+\.go:\d+:\d+: \S.*$"
+    r"|^[ \t]*\S+(?:\(\d+,\d+\):|:\d+:\d+ -) error TS\d+: \S.*$"
     r"|^npm (?:ERR!|error) .*$"
-    r"|^\s*thread '[^'\n]*' panicked at .*$"
+    r"|^[ \t]*thread '[^'\n]*' panicked at .*$"
     r"|^.*\bundefined reference to\b.*$",
     re.MULTILINE,
 )
