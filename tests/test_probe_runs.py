@@ -734,3 +734,83 @@ def test_a_short_word_is_no_value_to_quote():
         Message("assistant", "Done."),
     ]
     assert _facts(messages, "reproduction") == []
+
+
+def test_each_check_script_run_after_the_fix_reports_what_it_printed():
+    # the agent checks edge cases with scripts of its own that state no verdict: their values are the result
+    edit = {"command": "str_replace", "path": "/r/src/options.py", "old_str": "a = 1", "new_str": "a = 2"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce.py"),
+        _out("a", "PK auto_created: True"),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/options.py has been edited.", tool_call_id="b"),
+        _bash("c", "python reproduce.py"),
+        _out("c", "PK auto_created: False"),
+        _bash("d", "python test_multilevel.py"),
+        _out("d", "Testing models...\nB._meta.pk.auto_created: False\nC._meta.pk.auto_created: False"),
+        _bash("e", "python test_no_pk_parent.py"),
+        _out("e", "ChildOfNoPK._meta.pk.auto_created: True"),
+        Message("assistant", "Done."),
+    ]
+    results = _facts(messages, "test_result")
+    assert results[0] == ("PK auto_created: False", "What did `python reproduce.py` print after the change?")
+    assert (
+        "ChildOfNoPK._meta.pk.auto_created: True",
+        "What did `python test_no_pk_parent.py` print after the change?",
+    ) in results
+    assert any(q == "What did `python test_multilevel.py` print after the change?" for _, q in results)
+
+
+def test_a_check_mark_states_a_verdict_at_either_end_of_its_line():
+    assert verdict_lines(["✓ GROUP BY is correct (only email)", "Message 2: ✓", "a.query: SELECT 1"]) == [
+        "✓ GROUP BY is correct (only email)",
+        "Message 2: ✓",
+    ]
+
+
+def test_a_socket_librarys_progress_is_no_telling_line():
+    # pwntools' "[x] Opening connection ..." around what the script printed
+    edit = {"command": "str_replace", "path": "/r/src/fields.py", "old_str": "int(x)", "new_str": "round(x)"}
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/fields.py has been edited.", tool_call_id="b"),
+        _bash("c", "python exploit.py"),
+        _out(
+            "c",
+            "Warning: _curses.error: setupterm: could not find terminfo database\n\n"
+            "Terminal features will not be available.  Consider setting TERM variable to your current terminal name.\n"
+            "[x] Opening connection to pwn.chal.csaw.io on port 8000: Trying 172.18.0.2\n"
+            "[+] Opening connection to pwn.chal.csaw.io on port 8000: Done\n"
+            "Flag: FLAG{LET_US_BEGIN}\n[*] Closed connection to pwn.chal.csaw.io port 8000",
+        ),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")] == ["Flag: FLAG{LET_US_BEGIN}"]
+
+
+def test_a_numbered_tests_title_is_no_telling_line():
+    edit = {"command": "str_replace", "path": "/r/src/fields.py", "old_str": "int(x)", "new_str": "round(x)"}
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/fields.py has been edited.", tool_call_id="b"),
+        _bash("c", "python test_grid.py"),
+        _out("c", "Test 4: Numpy arrays (should still work)\n  grid dimensions (3, 4, 1)"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")] == ["grid dimensions (3, 4, 1)"]
+
+
+def test_per_case_lines_and_python_warnings_are_no_telling_line():
+    from ctxbench.probes.runs import _value_line, per_case
+
+    printed = ["Test: empty", "  Pass: True", "Test: None", "  Pass: True", "Message 1: ✓", "Message 2: ✓", "Done: 2/2"]
+    assert per_case(printed) == {"Pass: True", "Message 1: ✓"}  # the last of a numbered series counts how far
+    warned = [
+        "/w/get.py:4: BytesWarning: Text is not bytes; assuming ASCII",
+        '  r.recvuntil("Press ENTER")',
+        "seed: 42",
+    ]
+    assert _value_line(warned, set(), set()) == "seed: 42"

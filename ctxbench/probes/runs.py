@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Iterator
 from functools import cached_property
 
@@ -34,7 +35,7 @@ VERDICT = re.compile(
     r"tests? passed|PASS(?:ED)?|OK|SUCCESS\w*|successfully|works? (?:correctly|as expected)|(?:is|was|been) fixed|"
     r"fix (?:works|is working)|"
     r"(?:bug|issue|problem) (?:is |was |has been )?(?:now )?(?:fixed|resolved)|(?-i:FIXED|RESOLVED)|"
-    r"no (?:error|exception)s? (?:was |were )?(?:raised|thrown))\b|✅",
+    r"no (?:error|exception)s? (?:was |were )?(?:raised|thrown))\b|✅|✓",
     re.IGNORECASE,
 )
 # Lines that say nothing about the bug: a traceback's header or frame, a version, a source listing's line.
@@ -65,7 +66,7 @@ STATED_VERDICT = re.compile(
     r"(?:pass\w*|succeed\w*|ok)|(?:tests?|checks?) passed|(?:is|are|was|been) (?:now )?fixed|"
     r"fix(?:es)? (?:works|is working)|works? (?:correctly|as expected)|completed successfully|"
     r"(?:bug|issue|problem) (?:is |was |has been )?(?:now )?(?:fixed|resolved)|no (?:error|exception)s? "
-    r"(?:was |were )?(?:raised|thrown))\b|\bpassed\b\W*$|^\W*(?-i:FIXED|RESOLVED)\b",
+    r"(?:was |were )?(?:raised|thrown))\b|\bpassed\b\W*$|^\W*(?-i:FIXED|RESOLVED)\b|[✓✅]\W*$",
     re.IGNORECASE,
 )
 # The words of an overall verdict, not of one case's line.
@@ -99,10 +100,18 @@ INSTALLER_CHATTER = re.compile(
     r"npm (?:WARN|notice|warn)|added \d+ packages?|up to date, audited|found \d+ vulnerabilit|"
     r"Reading (?:package lists|state information)|Building dependency tree|(?:Get|Hit|Ign):\d+ |Fetched \d|"
     r"Setting up |Unpacking |Selecting previously|Need to get|After this operation|"
+    # a socket library's progress (pwntools): the connection, not what came over it
+    r"\[[x+*-]\] (?:Opening connection|Closed connection|Starting (?:local )?process|Stopped process|"
+    r"Receiving all data|Switching to interactive mode)|"
+    r"Terminal features will not be available|Warning: _curses\.error|"
     r"Collecting package metadata|Solving environment|(?:Preparing|Verifying|Executing) transaction)"
 )
 # A value printed alone (`print(field.serialize(...))` -> 344, None, nan): short, yet all the script says.
 BARE_VALUE = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?|None|True|False|nan|NaN|-?inf|null|\[\]|\{\}|''|\"\"|\(\)")
+# A numbered check's title ("Test 4: Numpy arrays (should still work)"): what follows it is the result.
+CHECK_TITLE = re.compile(r"^(?:Test(?:ing)?|Case|Example|Scenario|Check)(?: case)? ?#?\d+\w?\b", re.IGNORECASE)
+# Python's warnings module: "path.py:4: BytesWarning: ...", the code line indented below it.
+PY_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
@@ -110,6 +119,7 @@ def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_lin
     """The output line that says most: values and task words count, separators and echoes do not
     (``any_line``: the best of lines that all tell something, such as the lines a fix changed)."""
     best, score = None, float("-inf") if any_line else 0.0
+    title: str | None = None
     for n, ln in enumerate(lines):
         s = ln.strip()
         if len(s) < 6 and not BARE_VALUE.fullmatch(s) or s in avoid or len(s) > 200:
@@ -118,6 +128,11 @@ def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_lin
             continue
         if s.endswith(":") or INSTALLER_CHATTER.match(s):
             continue  # a title of what follows ("Testing X:"), or an installer's progress
+        if CHECK_TITLE.match(s) and not VALUE_WORDS.search(s) and not re.search(r"->|=|:", s.split(":", 1)[-1]):
+            title = title or s  # a numbered check's title, no value of its own: quoted only when nothing else is
+            continue
+        if PY_WARNING.match(s) or n and ln[:1].isspace() and PY_WARNING.match(lines[n - 1].strip()):
+            continue  # a Python warning and the code line it quotes below it
         if BANNER.match(s) or n and ln[:1].isspace() and FRAME_LINE.match(lines[n - 1].strip()):
             continue  # a section title, or the code line indented under a traceback's frame: no value printed
         words = set(re.findall(r"\w+", s.lower()))
@@ -126,6 +141,7 @@ def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_lin
         points -= 6 if ADDRESS.search(s) else 0
         if points > score:
             best, score = s, points
+    best = best or title
     return clip(best, 160) if best else None
 
 
@@ -146,6 +162,21 @@ def verdict_lines(lines: list[str]) -> list[str]:
     "test_x passed!"), not a value that happens to be "success", nor a patch script's report that
     it wrote a file."""
     return [ln.strip() for ln in lines if VERDICT.search(ln) and STATED_VERDICT.search(ln) and not WROTE.search(ln)]
+
+
+def per_case(lines: list[str]) -> set[str]:
+    """The lines printed once per case: the same line again ("Pass: True" three times), or the same
+    words with other numbers, but for the series' last ("Message 1: ✓" ... "Message 3: ✓"; "Pass 29",
+    the last of "Pass 0" ... "Pass 29", tells how far it got). Each says nothing of the whole run."""
+    stripped = [ln.strip() for ln in lines]
+    same = Counter(stripped)
+    last = {re.sub(r"\d+", "#", ln): ln for ln in stripped}
+    shapes = Counter(re.sub(r"\d+", "#", ln) for ln in stripped)
+    return {
+        ln
+        for ln in stripped
+        if same[ln] > 1 or shapes[re.sub(r"\d+", "#", ln)] > 1 and last[re.sub(r"\d+", "#", ln)] != ln
+    }
 
 
 def changed_line(lines: list[str], other: list[str], task_words: set[str]) -> str | None:
@@ -239,6 +270,8 @@ class RunReader:
         self._outputs: dict[int, Output] = {}
         self._errors: dict[int, list[str]] = {}
         self._script_runs: dict[int, bool] = {}
+        # checks whose fact is a value they printed, no verdict: the agent's reading of them still says what it shows
+        self.values_only: set[str] = set()
         # the files the agent wrote that its change does not keep: inputs it made (test.sql), scripts
         fixed = {f.rstrip("/").rsplit("/", 1)[-1] for f in files}
         self.made = {(a.path or "").rsplit("/", 1)[-1] for a in actions if a.op == "edit" and a.path} - fixed
@@ -388,6 +421,7 @@ class RunReader:
         facts += self._failing(suites, summaries, fix)
         facts += self._suite_not_run(suites, summaries)
         facts += [suite_facts[a.message_index] for a in ranked[1:]]
+        facts += self._checks(exclude={f.message_index - 1 for f in facts})
         if not facts and fix >= 0:  # no suite, no verdict: what the last script run after the fix printed
             runs = [a for a in self._runs_after_fix() if not self._errs(a)]
             line = _value_line(self._out(runs[-1]).lines, self.task_words, set()) if runs else None
@@ -456,11 +490,44 @@ class RunReader:
             out = self._out(a)
             if self._errs(a) or contradicted(out.lines) or out.exit_code:
                 continue  # it reported a failure, or exited with one
-            verdicts = verdict_lines(out.lines)
+            cases = per_case(out.lines)
+            verdicts = [v for v in verdict_lines(out.lines) if v not in cases]
             if verdicts:
                 question = f"What did `{named(a.command)}` print after the change?"
                 return [Fact("test_result", clip(self._best_verdict(verdicts), 160), a.message_index + 1, question)]
         return []
+
+    def _checks(self, exclude: set[int]) -> list[Fact]:
+        """What each other script of the agent's printed when last run after the fix, latest first:
+        its verdict, else its telling line (edge cases checked by scripts that state no verdict);
+        not the reproduction's reruns, scripts for looking around, or runs that raised an error."""
+        repro = self._run_name(self._reproduction[0]) if self._reproduction is not None else None
+        last: dict[str, Action] = {}
+        for a in self._runs_after_fix():
+            name = self._run_name(a)
+            if name and name not in ("-", repro) and not EXPLORATION_SCRIPT.search(name):
+                last[name] = a
+        out = []
+        for a in sorted(last.values(), key=lambda a: -a.message_index):
+            printed = self._out(a)
+            if a.message_index in exclude or self._errs(a) or not printed.lines:
+                continue
+            failed = contradicted(printed.lines) or printed.exit_code
+            cases = per_case(printed.lines)
+            verdicts = [] if failed else [v for v in verdict_lines(printed.lines) if v not in cases]
+            line = (
+                self._best_verdict(verdicts)
+                if verdicts
+                else _value_line(printed.lines, self.task_words, cases)
+                if len(printed.lines) <= 3
+                else None
+            )
+            if line:
+                question = f"What did `{named(a.command)}` print after the change?"
+                out.append(Fact("test_result", clip(line, 160), a.message_index + 1, question))
+                if not verdicts:
+                    self.values_only.add(question)
+        return out
 
     def _failing(self, suites: list[Action], summaries: dict[int, str | None], fix: int) -> list[Fact]:
         """Which test failed: in the first run before the fix that reports failures, and in the

@@ -265,8 +265,9 @@ class WorkReader:
 
     def checks_read(self) -> Iterator[Fact]:
         """The agent's reading of a check after the fix, for a command none of the runs' results
-        asks about (where one does, the output says it: the reading would ask it twice)."""
-        asked = [f.question for f in self.test_results()]
+        asks about (where one does, the output says it: the reading would ask it twice), unless
+        that result is only a value the check printed (the reading says what it shows)."""
+        asked = [f.question for f in self.test_results() if f.question not in self.runs.values_only]
         for fact in self.said.checks_read():
             command = re.search(r"`(.+)` showed", fact.question)
             if command is None or not any(f"`{command.group(1)}`" in q for q in asked):
