@@ -1225,3 +1225,46 @@ def test_a_finding_that_the_code_does_what_is_wanted_is_no_cause():
         Message("assistant", "Done."),
     ]
     assert [at for at, _ in _causes(messages)] == [1], _causes(messages)
+
+
+def test_the_real_issue_and_an_explanation_by_because_are_causes():
+    """Agents of every framework revise a finding with "the real issue is that ..." (or "the underlying
+    problem", "the actual bug") and explain a behaviour with "That's because ...": both state a cause."""
+    for said in (
+        "Actually, I think the real issue is that `Delimited` drops segments when it returns `from_unmatched`.",
+        "That's because `modpath_from_file` checks for `__init__.py` files along the path.",
+    ):
+        messages = [
+            Message("user", "<pr_description>\nlint fails on a namespace package\n</pr_description>"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            Message("assistant", "Let me apply the change now."),
+            Message("user", "ok"),
+            _edit("e", "/r/grammar.py", "return MatchResult.from_unmatched(s)", "return MatchResult(s)"),
+            Message("tool", "The file /r/grammar.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        assert [at for at, _ in _causes(messages)] == [1], (said, _causes(messages))
+
+
+def test_an_explanation_of_the_agents_own_test_or_attempt_is_no_cause():
+    """ "That's because I was creating the `IsNull` instance directly" or "the issue is that my monkey patch
+    affects all `WhereNode` instances" explains the agent's own scaffolding, not the problem's cause."""
+    for said in (
+        "But wait, my test showed that `IsNull(None)` was accepted. That's because I was creating the `IsNull` "
+        "instance directly, not through `build_lookup`.",
+        "Actually, the issue is that my monkey patch is affecting all `WhereNode` instances of the query.",
+    ):
+        messages = [
+            Message(
+                "user", "<pr_description>\nPrevent using __isnull lookup with non-boolean value\n</pr_description>"
+            ),
+            Message("assistant", said),
+            Message("user", "ok"),
+            Message("assistant", "Let me apply the change now."),
+            Message("user", "ok"),
+            _edit("e", "/r/lookups.py", "prepare_rhs = False", "prepare_rhs = False\n    def check(self): pass"),
+            Message("tool", "The file /r/lookups.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        assert _causes(messages) == [], (said, _causes(messages))

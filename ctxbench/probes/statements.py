@@ -16,8 +16,10 @@ from ctxbench.probes.facts import Fact, clip, named
 from ctxbench.probes.runs import VALUE_WORDS, VERDICT
 from ctxbench.transcripts.model import Message
 
+# "the real issue is that ..." revises a finding; "That's because ..." explains a behaviour (every framework's models).
 ROOT_CAUSE = re.compile(
-    r"\b(?:the (?:root )?(?:cause|problem|issue|bug) (?:is|was|lies|seems to be|appears to be|here is)|"
+    r"\b(?:the (?:(?:root|real|actual|underlying|core|fundamental) )?(?:cause|problem|issue|bug) "
+    r"(?:is|was|lies|seems to be|appears to be|here is)|(?:this|that)(?:'s| is) because|"
     r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
     r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|"
     r"i (?:can |now |finally )?(?:found|see|understand) the (?:issue|problem|bug)|"
@@ -97,6 +99,15 @@ SHOULD_INSTEAD = re.compile(
     r"(?:is|are) (?:supposed|expected|meant) to)\s+(?:be|have|return|raise|include|contain|accept|work|give|produce)\b",
     re.IGNORECASE,
 )
+# The agent's own scaffolding ("That's because I was creating it directly", "my monkey patch affects ..."):
+# why its test or attempt behaved so, not the cause of the problem.
+OWN_WORK = re.compile(
+    r"\b(?:my|our) (?:own )?(?:test|script|check|patch|monkey ?patch|fix|change|implementation|code|reproduction)s?\b|"
+    r"\bi(?:'m| am| was)\b",
+    re.IGNORECASE,
+)
+# An explanation of the sentence before ("`str(node)` returns `'X'`. That's because ..."): asked with it.
+BECAUSE = re.compile(r"(?:this|that)(?:'s| is) because\b", re.IGNORECASE)
 # A statement that the problem is gone, or a step after it: not a cause.
 RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
 # A finding that the code does what is wanted ("That's actually what we want", "which is correct"): a check
@@ -207,10 +218,12 @@ class StatementReader:
     ) -> Iterator[Fact]:
         said = list(sentences_of(text))
         for k, sentence in enumerate(said):
-            contrast = label == "root_cause" and k > 0 and bool(SHOULD_INSTEAD.match(sentence))
+            contrast = (
+                label == "root_cause" and k > 0 and bool(SHOULD_INSTEAD.match(sentence) or BECAUSE.match(sentence))
+            )
             if DISCOVERY.match(sentence) and k + 1 < len(said):
                 sentence = _with_next(text, sentence, said[k + 1])  # "That's it! <the cause>"
-            elif contrast:  # "X does A. However, A should not ...", within one paragraph
+            elif contrast:  # "X does A. However, A should not ..." or "That's because ...", within one paragraph
                 joined = _with_next(text, said[k - 1], sentence)
                 contrast = joined != said[k - 1]
                 sentence = joined if contrast else sentence
@@ -225,7 +238,7 @@ class StatementReader:
             if sentence.rstrip().endswith(":"):
                 continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
             sentence = _with_neighbour(text, sentence)
-            if label == "root_cause" and AS_WANTED.search(sentence):
+            if label == "root_cause" and (AS_WANTED.search(sentence) or OWN_WORK.search(sentence)):
                 continue
             entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
             if needs_code and all(set(_names(e)) <= task_names for e in entities):
