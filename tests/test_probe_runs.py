@@ -814,3 +814,12 @@ def test_per_case_lines_and_python_warnings_are_no_telling_line():
         "seed: 42",
     ]
     assert _value_line(warned, set(), set()) == "seed: 42"
+
+
+def test_a_progress_line_ending_in_an_ellipsis_is_no_telling_line():
+    """ "Examining Collector.delete() method..." says what the script is about to do, not what it found."""
+    from ctxbench.probes.runs import _value_line
+
+    lines = ["Examining Collector.delete() method...", "collector.data = defaultdict(<class 'set'>, {})"]
+    assert _value_line(lines, {"collector", "delete"}, set()) == "collector.data = defaultdict(<class 'set'>, {})"
+    assert _value_line(["Reversing DICOM dictionary so can look up tag from a keyword…"], set(), set()) is None

@@ -126,8 +126,8 @@ def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_lin
             continue  # too short to tell, unless a value printed alone ("344", "None")
         if set(s) <= set("=-_*#~ .") or CONTENT_FREE.match(s):
             continue
-        if s.endswith(":") or INSTALLER_CHATTER.match(s):
-            continue  # a title of what follows ("Testing X:"), or an installer's progress
+        if s.endswith((":", "...", "…")) or INSTALLER_CHATTER.match(s):
+            continue  # a title of what follows ("Testing X:", "Examining delete()..."), or an installer's progress
         if CHECK_TITLE.match(s) and not VALUE_WORDS.search(s) and not re.search(r"->|=|:", s.split(":", 1)[-1]):
             title = title or s  # a numbered check's title, no value of its own: quoted only when nothing else is
             continue
