@@ -823,3 +823,19 @@ def test_a_progress_line_ending_in_an_ellipsis_is_no_telling_line():
     lines = ["Examining Collector.delete() method...", "collector.data = defaultdict(<class 'set'>, {})"]
     assert _value_line(lines, {"collector", "delete"}, set()) == "collector.data = defaultdict(<class 'set'>, {})"
     assert _value_line(["Reversing DICOM dictionary so can look up tag from a keyword…"], set(), set()) is None
+
+
+def test_a_pytest_run_that_ran_nothing_reports_the_id_it_did_not_find():
+    # `pytest x.py::Cls::test_gone -xvs`: the summary counts only warnings; the error says why
+    printed = (
+        "collecting ... ERROR: not found: /testbed/tests/test_w.py::TestWrite::test_gone\n"
+        "(no match in any of [<Class TestWrite>])\n\ncollected 0 items\n\n"
+        "=============================== warnings summary ===============================\n"
+        "  /opt/conda/lib/python3.11/site-packages/pkg_resources/__init__.py:2871: DeprecationWarning: x\n"
+        "======================== 2 warnings in 0.04s ========================"
+    )
+    assert suite_summary(printed) == "ERROR: not found: /testbed/tests/test_w.py::TestWrite::test_gone"
+    assert suite_summary("ERROR: file or directory not found: tests/t.py\n\nno tests ran in 0.01s") == (
+        "ERROR: file or directory not found: tests/t.py"
+    )
+    assert suite_summary("==== 3 passed, 2 warnings in 0.1s ====") == "3 passed, 2 warnings in 0.1s"
