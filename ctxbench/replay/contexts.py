@@ -29,7 +29,7 @@ from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import Message, Transcript
 
 FORMAT = "ctxbench.contexts/1"
-FILE = "contexts.jsonl.gz"  # gzip (level 1): the main job's contexts shrink 4.4x
+FILE = "contexts.jsonl.gz"  # gzip, two members (results/store.py: gzip_lines)
 METADATA_KEPT = ("compacted_by", "snapshot", "summarised_messages")  # what the viewer shows of metadata
 # An entry's values are encoded once each and put together (``ContextRecorder._ref``): the text is
 # escaped once, not for its reference and again for the file. Values that hold objects are
