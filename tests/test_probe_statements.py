@@ -1268,3 +1268,25 @@ def test_an_explanation_of_the_agents_own_test_or_attempt_is_no_cause():
             Message("assistant", "Done."),
         ]
         assert _causes(messages) == [], (said, _causes(messages))
+
+
+def test_a_cause_said_of_a_named_thing_or_as_what_is_wrong_is_a_stated_cause():
+    """Agents name the thing before the verb ("The issue with `DurationField` is that ...", "The bug
+    in `_cstack` is ...") or say what is wrong and why ("`_check` is wrong because ..."): causes
+    stated as plainly as "the issue is that ..." (mini-swe-agent, SWE-agent and OpenHands runs alike)."""
+    for cause in (
+        "The issue with `DurationField` is that `[HH:[MM:]]` suggests minutes are optional, but `_parse` needs them.",
+        "The bug in `_cstack` is that `cright` is filled with ones instead of the values of `right`.",
+        "The current check in `_cstack` is wrong because `cright` is filled with ones, not with `right`.",
+    ):
+        messages = [
+            Message("user", "<pr_description>\nSeparability is wrong for nested models\n</pr_description>"),
+            _bash("g", "grep -n cright r/separable.py", "Let me look at the code."),
+            _out("g", "245:        cright[-right.shape[0]:, -right.shape[1]:] = 1"),
+            Message("assistant", cause),
+            Message("user", "ok"),
+            _edit("e", "/r/separable.py", "cright[-right.shape[0]:, -right.shape[1]:] = 1", "cright[...] = right"),
+            Message("tool", "The file /r/separable.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        assert [at for at, _ in _causes(messages)] == [3], (cause, _causes(messages))

@@ -22,6 +22,8 @@ ROOT_CAUSE = re.compile(
     r"(?:is|was|lies|seems to be|appears to be|here is)|(?:this|that)(?:'s| is) because|"
     r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
     r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|"
+    r"the (?:problem|issue|bug) (?:with|in) [^.!?]{1,60}? (?:is|was) (?:that|in|because)|"
+    r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
     r"i (?:can |now |finally )?(?:found|see|understand) the (?:issue|problem|bug)|"
     r"i(?:'ve| have) (?:found|identified|located|spotted|pinpointed) the (?:issue|problem|bug|cause|root cause)|"
     r"(?:issue|problem|bug) (?:occurs|happens|arises) because|that'?s (?:why|the (?:bug|problem|issue))|"
@@ -43,6 +45,8 @@ FIX_PLACE = re.compile(
 EXPLICIT_CAUSE = re.compile(
     r"\b(?:root cause|this is (?:the|a) (?:bug|problem|issue)|that'?s (?:the (?:bug|problem|issue|key\w*)|why)|"
     r"here'?s the (?:bug|problem|issue)|the (?:bug|problem|issue) (?:is|was) (?:in|that|with)|"
+    r"the (?:problem|issue|bug) (?:with|in) [^.!?]{1,60}? (?:is|was) (?:that|in|because)|"
+    r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
     r"(?:found|see|understand|identified|located|pinpointed) the (?:bug|issue|problem)|"
     r"the reason (?:is|was)|(?:happens|occurs|fails) because|"
     r"(?:is|are) caused by|found it)\b",
