@@ -36,7 +36,6 @@ METADATA_KEPT = ("compacted_by", "snapshot", "summarised_messages")  # what the 
 # encoded apart with sorted keys for the reference, as ``json.dumps(entry, sort_keys=True)`` does.
 _ENCODE = compact
 _ENCODE_SORTED = compact_sorted
-_NESTED = frozenset(("tool_calls", "meta"))
 
 
 def strategy_thresholds(strategy: Any, model: ModelSpec) -> list[dict[str, Any]]:
@@ -224,51 +223,67 @@ class ContextRecorder:
         ref = self._refs.get(id(message))
         if ref is not None:  # the message is kept alive in _kept: its id is not reused
             return ref
-        entry = self._entry(message)
-        # The entry's JSON, each value encoded once (the text is most of it), put together twice:
-        # with sorted keys for its reference (``json.dumps(entry, sort_keys=True)``'s text) and in
-        # the entry's own order for the file (``json.dumps(entry)``'s), which ``text`` writes.
-        fields = [(key, _ENCODE(value) if key not in _NESTED else None) for key, value in entry.items()]
-        by_key = {key: code if code is not None else _ENCODE_SORTED(entry[key]) for key, code in fields}
-        hashed = "{" + ", ".join([f'"{key}": {by_key[key]}' for key in sorted(by_key)]) + "}"
+        entry, plain, hashed = self._entry(message)
         ref = hashlib.sha256(hashed.encode()).hexdigest()[:16]
         self._refs[id(message)] = ref
         self._kept.append(message)
         if ref not in self._stored:
             self._stored.add(ref)
             new[ref] = entry
-            self._encoded[ref] = (
-                "{"
-                + ", ".join([f'"{key}": {code if code is not None else _ENCODE(entry[key])}' for key, code in fields])
-                + "}"
-            )
+            self._encoded[ref] = plain
         return ref
 
-    def _entry(self, message: Message) -> dict[str, Any]:
-        entry: dict[str, Any] = {"role": message.role}
+    def _entry(self, message: Message) -> tuple[dict[str, Any], str, str]:
+        """The message's entry, its JSON (``json.dumps(entry)``'s text: what ``text`` writes) and
+        its JSON with sorted keys (``json.dumps(entry, sort_keys=True)``'s: what its reference is
+        the hash of), each value encoded once and the two put together piece by piece (a generic
+        walk over the entry's keys, twice, was most of the recorder's time on a growing prompt)."""
+        role, content = message.role, message.content
+        entry: dict[str, Any] = {"role": role}
         index = self._index.get(id(message))
+        text: str = content
         if index is not None and self.transcript.messages[index] is message:
             entry["index"] = index
-            entry["text"] = message.content
+            where = f'"index": {_ENCODE(index)}, '
+            first, before, after = where, "", ""  # the keys sorting first, before "role", between it and "text"
         else:
             origin = message.origin
             at = self._index.get(id(origin)) if origin is not None else None
             if origin is not None and at is not None and self.transcript.messages[at] is origin:
-                same = shared_start(origin.content, message.content)
-                entry.update(origin=at, same=same, text=message.content[same:])
+                same = shared_start(origin.content, content)
+                text = content[same:]
+                entry.update(origin=at, same=same)
+                first, before, after = "", f'"origin": {_ENCODE(at)}, ', f'"same": {_ENCODE(same)}, '
+                where = before + after
             else:
-                entry["text"] = message.content
+                where = first = before = after = ""
+        entry["text"] = text
+        code_role, code_text = _ENCODE(role), _ENCODE(text)
+        plain = f'{{"role": {code_role}, {where}"text": {code_text}'
+        hashed_end = ""  # the keys that sort after "tokens"
         if message.tool_calls:
-            entry["tool_calls"] = [c.to_dict() for c in message.tool_calls]
+            calls = entry["tool_calls"] = [c.to_dict() for c in message.tool_calls]
+            plain += f', "tool_calls": {_ENCODE(calls)}'
+            hashed_end = f', "tool_calls": {_ENCODE_SORTED(calls)}'
         if message.tool_call_id:
-            entry["tool_call_id"] = message.tool_call_id
+            code = _ENCODE(entry.setdefault("tool_call_id", message.tool_call_id))
+            plain += f', "tool_call_id": {code}'
+            hashed_end = f', "tool_call_id": {code}{hashed_end}'
         if message.name:
-            entry["name"] = message.name
-        meta = {k: message.metadata[k] for k in METADATA_KEPT if k in message.metadata}
+            code = _ENCODE(entry.setdefault("name", message.name))
+            plain += f', "name": {code}'
+            before = f'"name": {code}, {before}'
+        meta = {k: message.metadata[k] for k in METADATA_KEPT if k in message.metadata} if message.metadata else None
         if meta:
             entry["meta"] = meta
-        entry["tokens"] = self.counter.message(message)
-        return entry
+            plain += f', "meta": {_ENCODE(meta)}'
+            before = f'"meta": {_ENCODE_SORTED(meta)}, {before}'
+        tokens = entry["tokens"] = self.counter.message(message)
+        code_tokens = _ENCODE(tokens)
+        plain += f', "tokens": {code_tokens}}}'
+        tail = f'"text": {code_text}, "tokens": {code_tokens}{hashed_end}}}'
+        hashed = f'{{{first}{before}"role": {code_role}, {after}{tail}'
+        return entry, plain, hashed
 
     def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, dict[str, Any]] = {}
