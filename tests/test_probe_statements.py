@@ -1290,3 +1290,31 @@ def test_a_cause_said_of_a_named_thing_or_as_what_is_wrong_is_a_stated_cause():
             Message("assistant", "Done."),
         ]
         assert [at for at, _ in _causes(messages)] == [3], (cause, _causes(messages))
+
+
+def test_a_weakness_or_a_named_bug_class_is_the_cause_of_a_challenge():
+    """Security agents (SWE-agent's CTF demonstrations, EnIGMA) find a weakness, not "the issue": "the
+    weakness ... lies within the small exponent (`e = 5`)", "`gets` offers a buffer overflow"; a
+    short code entity the task does not spell (`e = 5`) is new, though it has no name of three letters."""
+    for cause in (
+        "RSA-1024 is not factorizable, so the weakness likely lies within the small exponent (`e = 5`).",
+        "The main function reads into a stack buffer using `gets`, which gives us a buffer overflow.",
+    ):
+        messages = [
+            Message(
+                "user", "We're solving this CTF challenge: Baby Time Capsule. Connect to the server and get the flag."
+            ),
+            _bash("c", "cat server.py", "We will start by examining the server code.\n```\ncat server.py\n```"),
+            _out("c", "e = 5\nn = p * q"),
+            Message("assistant", f"{cause} Let us collect some ciphertexts."),
+            Message("user", "ok"),
+            Message("assistant", "Flag found."),
+        ]
+        assert [at for at, _ in _causes(messages)] == [3], (cause, _causes(messages))
+    # a plan to test for a weakness, or a guess at one, finds none
+    for guess in (
+        "To test for command injection vulnerabilities, I will submit the form with `; id` appended.",
+        "This input could be exploitable, which gives us a command injection if it is not sanitized.",
+    ):
+        messages[3] = Message("assistant", guess)
+        assert _causes(messages) == [], (guess, _causes(messages))

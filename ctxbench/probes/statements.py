@@ -31,7 +31,12 @@ ROOT_CAUSE = re.compile(
     r"(?:so|now) (?:the (?:issue|problem|bug)|i see)|that'?s it|found it|this (?:leads|led) to|which (?:leads|led) to|"
     r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through|the culprit|"
     r"(?:error|exception|crash|failure|segfault) (?:occurs|happens|is raised|arises) (?:because|when)|"
-    r"(?:is|was) the reason|(?:does ?n[o']t|never|fails to) (?:handle|account for|check for|consider))\b",
+    r"(?:is|was) the reason|(?:does ?n[o']t|never|fails to) (?:handle|account for|check for|consider)|"
+    # a weakness found (security agents' causes) and the classic bug classes named
+    r"(?:weakness|vulnerabilit(?:y|ies)|flaw)\b[^.!?]{0,40}?\b(?:is|lies|comes|in)|"
+    r"(?:offers|gives|allows|has|contains|introduces|causes|leads to|results in) (?:us )?(?:an? )?(?:classic )?"
+    r"(?:buffer[- ]overflow|format[- ]string|(?:sql|command|code) injection|integer overflow|use[- ]after[- ]free|"
+    r"race condition|off[- ]by[- ]one))\b",
     re.IGNORECASE,
 )
 # Where the fix goes, stated as the agent's plan ("we need to modify the `make_pattern_type` function"):
@@ -129,7 +134,8 @@ TO_CHECK = (
     r"\b(?:let me|let'?s|i'll|i will|we'll) (?:first |now |also )?(?:check|see|verify|test|find out) (?:if|whether)\b"
 )
 NOT_A_CAUSE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|\?\s*$|" + TO_CHECK + "|"
+    r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|(?<!which )\b(?:could|may) be\b|"
+    r"\bit(?:'s| is) (?:also )?possible\b|\?\s*$|" + TO_CHECK + r"|^to (?:further )?(?:test|check|look|probe) for\b|"
     r"\b(?:issue|problem|bug|error)s? (?:is |are )?(?:still|persists?)\b",
     re.IGNORECASE,
 )
@@ -245,13 +251,27 @@ class StatementReader:
             if label == "root_cause" and (AS_WANTED.search(sentence) or OWN_WORK.search(sentence)):
                 continue
             entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
-            if needs_code and all(set(_names(e)) <= task_names for e in entities):
-                continue  # names nothing the task did not already say (names compare whole)
+            # names nothing the task did not already say (names compare whole); a short quoted
+            # value the task does not spell (`e = 5`) is said of a cause, though it has no name
+            if (
+                needs_code
+                and all(set(_names(e)) <= task_names for e in entities)
+                and (label != "root_cause" or not self._new_short_code(sentence))
+            ):
+                continue
             question = {
                 "root_cause": ROOT_CAUSE_QUESTION,
                 "decision": "What did the agent decide, and why?",
             }[label]
             yield Fact(label, clip(sentence, 300), i, question)
+
+    def _new_short_code(self, sentence: str) -> bool:
+        """A backquoted bit of code with no name of three letters (`e = 5`, `x[0]`) the task does not hold."""
+        task = self.task.lower()
+        return any(
+            not _names(q) and re.search(r"\d|[=<>\[\]()+*/%$^]", q) and q.lower() not in task
+            for q in re.findall(r"`([^`\n]{1,20})`", sentence)
+        )
 
     def root_causes(self) -> Iterator[Fact]:
         """Statements of the cause, and of where the fix goes, before the last fix (after it the
