@@ -51,8 +51,8 @@ def _compact(sort_keys: bool) -> Encode:
     escape = _escape
     if make is None:
         return reference.encode
-    try:
-        one = make(None, reference.default, escape, None, ": ", ", ", sort_keys, False, True)
+    try:  # json's C escape inside values: a Python function there would be called once per string
+        one = make(None, reference.default, _std.encode_basestring, None, ": ", ", ", sort_keys, False, True)
         same = "".join(one(_SAMPLE, 0)) == reference.encode(_SAMPLE)
     except TypeError:  # another signature: the standard encoder
         return reference.encode
