@@ -1318,3 +1318,27 @@ def test_a_weakness_or_a_named_bug_class_is_the_cause_of_a_challenge():
     ):
         messages[3] = Message("assistant", guess)
         assert _causes(messages) == [], (guess, _causes(messages))
+
+
+def test_in_a_run_with_no_fix_the_reading_of_code_just_shown_is_the_cause():
+    """A challenge or an analysis has no source fix to explain: what the agent read off the code it
+    was just shown (SWE-agent's CTF thoughts after `decompile`, observations in user messages) is what
+    the run found. A lead-in ("... gives the following algorithm:1.") and a plan are not the finding."""
+    messages = [
+        Message("user", "We're solving this CTF challenge: Katy. Connect to the server and get the flag."),
+        Message("assistant", "We will decompile the binary.\n```\ndecompile release --function_name _hash\n```"),
+        Message("user", "ulong _hash(char *s) {\n  for (i = 0; s[i]; i++) local_10 += s[i] << i;\n  return local_10;"),
+        Message(
+            "assistant",
+            "Decompilation of `_hash` gives the following algorithm:1. Go over the string.2. For each character "
+            "add to `local_10` the character shifted left by its position.So the seed leaks the flag.We will "
+            "continue with the next function.\n```\ndecompile release --function_name next_cypher\n```",
+        ),
+        Message("user", "ulong next_cypher(void) {\n  seed = seed * 0x5deece66d + 0xb & 0xffffffffffff;\n}"),
+        Message("assistant", "Let me write a script that uses `pwn` to talk to the server.\n```\ncreate a.py\n```"),
+        Message("user", "[File: a.py (1 lines total)]"),
+        Message("assistant", "Flag found."),
+    ]
+    causes = _causes(messages)
+    assert [at for at, _ in causes] == [3], causes
+    assert "shifted left by its position" in causes[0][1], causes

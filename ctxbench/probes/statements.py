@@ -115,6 +115,29 @@ OWN_WORK = re.compile(
     r"\bi(?:'m| am| was)\b",
     re.IGNORECASE,
 )
+# A line of code: an assignment, a call, a block or a definition (not a file listing or a table).
+CODE_LINE = re.compile(r"^.*(?:\w\s*=\s*\S|\w\(.*\)|[{};]\s*$|^\s*(?:def|return|if|for|while)\b).*$", re.MULTILINE)
+# What code does, as an agent reads it off ("encrypts ... by multiplying", "seeds the generator", "calls").
+WORKINGS = re.compile(
+    r"\b(?:calculat|comput|encrypt|decrypt|encod|decod|multipl|add(?:s|ed|ing)?\b|subtract|xor|shift|hash|seed|"
+    r"call(?:s|ed|ing)?\b|reads?\b|writes?\b|generat|produc|check|compar|convert|pass(?:es|ed)?\b|loop|iterat|"
+    r"overflow|execut|runs?\b|prints?\b|leaks?\b)",
+    re.IGNORECASE,
+)
+# Exploring, not reading code ("It looks like there is a main.py file", "Look at line 245", "Good, so ...").
+LOOKING = re.compile(r"(?:it (?:looks|seems) like|look at|good|great|ok(?:ay)?|now)\b", re.IGNORECASE)
+# A sentence in words: starts with a word or quoted code and runs five words or more.
+PROSE = re.compile(r"[A-Za-z`][^\s]*(?:\s+\S+){4,}")
+# A lead-in to a list ("... gives the following algorithm:", "...:1." where the list is run together).
+LEAD_IN = re.compile(r":\s*(?:\d+\.)?\s*$")
+# Sentences run together where line breaks were lost ("...hex dump.In order to ...", "...string.2. For").
+GLUED = re.compile(r"(?<=[a-z)`'\"][.!?])(?=[A-Z])|(?<=[a-z)`'\"][.:])(?=\d+\.\s)")
+
+
+def _glued(sentence: str) -> list[str]:
+    return [p.strip() for p in GLUED.split(sentence) if p.strip()]
+
+
 # An explanation of the sentence before ("`str(node)` returns `'X'`. That's because ..."): asked with it.
 BECAUSE = re.compile(r"(?:this|that)(?:'s| is) because\b", re.IGNORECASE)
 # A statement that the problem is gone, or a step after it: not a cause.
@@ -199,9 +222,16 @@ class StatementReader:
     ``fix_text``: the code the final fix touches (its changed lines, hunk headers and paths)."""
 
     def __init__(
-        self, messages: list[Message], task: str, first_fix: int | None, last_fix: int | None, fix_text: str = ""
+        self,
+        messages: list[Message],
+        task: str,
+        first_fix: int | None,
+        last_fix: int | None,
+        fix_text: str = "",
+        patched: bool = False,
     ) -> None:
         self.messages = messages
+        self.patched = patched
         self.task = task
         self.first_fix = first_fix
         self.last_fix = last_fix
@@ -311,7 +341,43 @@ class StatementReader:
                 seen.add(fact.message_index)
                 yield fact
         if not seen:  # no statement of a cause: the explanation before the first edit of the fixed file
-            yield from self.explained()
+            explained = list(self.explained())
+            yield from explained or self.readings()
+
+    def readings(self) -> Iterator[Fact]:
+        """What the agent read off code it was just shown, up to its first fix (a CTF challenge's
+        exploit, an analysis): in a message right after an observation, the first sentence naming
+        code that observation holds, mostly in words the task does not use; not a lead-in to a list,
+        a plan, a guess or a question. Where no cause is stated, this is what the run found."""
+        if self.patched:  # a submitted patch: the fix is what the run found, explained before it
+            return
+        end = self.first_fix if self.first_fix is not None else len(self.messages) - 1
+        task_words = set(re.findall(r"[a-z]{4,}", self.task.lower()))
+        first_user = next((i for i, m in enumerate(self.messages) if m.role == "user"), 0)
+        for i in range(first_user + 2, min(end, len(self.messages) - 1) + 1):
+            m, shown = self.messages[i], self.messages[i - 1]
+            if m.role != "assistant" or shown.role not in ("tool", "user") or len(CODE_LINE.findall(shown.content)) < 2:
+                continue  # code was shown, not a listing or a table
+            shown_names = _code_names(shown.content)
+            for sentence in (part for text in _prose(m) for s in sentences_of(text) for part in _glued(s)):
+                if self._reads(sentence, shown_names, task_words):
+                    yield Fact("root_cause", clip(sentence, 300), i, ROOT_CAUSE_QUESTION)
+                    break
+
+    @staticmethod
+    def _reads(sentence: str, shown_names: set[str], task_words: set[str]) -> bool:
+        if len(sentence) < 30 or LEAD_IN.search(sentence) or PLAN.search(sentence) or LOOKING.match(sentence):
+            return False
+        if not PROSE.match(sentence) or "|" in sentence:
+            return False  # a table row or a fragment of markup, no reading in words
+        if not (BEHAVIOUR.search(sentence) or WORKINGS.search(sentence)):
+            return False
+        if NOT_A_CAUSE.search(sentence) or RESOLVED.search(sentence):
+            return False
+        if not any(_code_names(e) & shown_names for e in CODE_ENTITY.findall(sentence)):
+            return False
+        words = re.findall(r"[a-z]{4,}", sentence.lower())
+        return sum(w not in task_words for w in words) * 2 > len(words)  # mostly not the task's words
 
     def explained(self) -> Iterator[Fact]:
         """How the agent said the code behaves in the message of its first edit of a file the fix

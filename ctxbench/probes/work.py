@@ -166,7 +166,9 @@ class WorkReader:
         self.runs = RunReader(actions, issue, self.source_edits, [p for p in changed if not self._scratch(p)])
         # the fix as the runs' reader finds it: also written by a script of the agent's (python fix.py)
         self._test_results: list[Fact] | None = None
-        self.said = StatementReader(messages, task, self.runs.fix_at, self.runs.last_fix, self._fix_text())
+        self.said = StatementReader(
+            messages, task, self.runs.fix_at, self.runs.last_fix, self._fix_text(), patched=self.diff is not None
+        )
 
     def _scratch(self, path: str) -> bool:
         """A throwaway file by its name, unless the submitted diff shows it was in the repository."""
