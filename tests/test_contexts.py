@@ -163,6 +163,8 @@ def test_runs_are_the_simple_forms(refs, before, edits):
     grown += refs[:3]
     assert runs(grown, before) == reference_runs(grown, before)
     assert expand(runs(grown, before), before) == grown
+    absent = set(grown) - set(before)  # the recorder's new references: said without a look-up
+    assert runs(grown, before, absent) == reference_runs(grown, before)
 
 
 @pytest.mark.parametrize("strategy", ["dbgpt", "observation_masking", "five_layer", "sliding_window", "none"])

@@ -18,7 +18,7 @@ dictionary look-up per message sent; the text of each message is hashed once.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from itertools import compress, count
 from operator import is_not
 from typing import Any
@@ -26,7 +26,7 @@ from typing import Any
 from ctxbench.core import ModelSpec, StrategyContext
 from ctxbench.json_text import compact, compact_sorted, string_bytes
 from ctxbench.tokens.counting import TokenCounter
-from ctxbench.transcripts.model import Message, Transcript
+from ctxbench.transcripts.model import ROLES, Message, Transcript
 
 FORMAT = "ctxbench.contexts/1"
 FILE = "contexts.jsonl.gz"  # gzip, two members (results/store.py: gzip_lines)
@@ -41,6 +41,14 @@ _ENCODE_SORTED = compact_sorted
 def _encode(value: Any) -> bytes:
     """``json.dumps(value, ensure_ascii=False)`` in UTF-8."""
     return _ENCODE(value).encode()
+
+
+def _string(value: Any) -> bytes:
+    """``_encode(value)``, through orjson's bytes for a text."""
+    return string_bytes(value) if type(value) is str else _encode(value)
+
+
+_ROLES = {role: _encode(role) for role in ROLES}
 
 
 def strategy_thresholds(strategy: Any, model: ModelSpec) -> list[dict[str, Any]]:
@@ -74,7 +82,10 @@ def shared_start(a: str, b: str) -> int:
     return low
 
 
-def runs(refs: list[str], before: list[str]) -> list[str | list[int]]:
+_SCANS = 4  # look-ups of a call's references in the list before by scanning it, before indexing it
+
+
+def runs(refs: list[str], before: list[str], absent: Container[str] = ()) -> list[str | list[int]]:
     """``refs`` said against the call before's list: ``[start, length]`` for a run of references
     at consecutive places in ``before``, a reference for one that is not there. A prompt that only
     grew, or changed its system message and cut a message in the middle, is a few items.
@@ -82,15 +93,27 @@ def runs(refs: list[str], before: list[str]) -> list[str | list[int]]:
     Greedy, as read from the left: a reference starts a run at its first place in ``before``, and
     the run goes on as far as both lists agree. How far is found by comparing slices (in C,
     doubling then halving), so a call costs about a C-level pass over its list, not a Python step
-    per message (that step was most of the recorder's time)."""
+    per message (that step was most of the recorder's time).
+
+    ``absent``: references known not to be in ``before`` (the recorder's new ones): said as they are
+    without a look-up, so a prompt whose only changes are new messages (a masked observation, the
+    history's new turns) costs no index of ``before``'s places."""
     out: list[str | list[int]] = []
     total, known = len(refs), len(before)
     where: dict[str, int] | None = None
-    i = 0
+    i = scans = 0
     while i < total:
         ref = refs[i]
+        if ref in absent:
+            out.append(ref)
+            i += 1
+            continue
         if i == 0 and known and before[0] == ref:
             start: int | None = 0  # the first place of before[0]
+        elif where is None and scans < _SCANS:  # a few look-ups: a scan in C, cheaper than an index
+            scans += 1
+            found = _find(before, ref, 0)
+            start = found if found >= 0 else None
         else:
             if where is None:  # the first place of each reference (reversed: the first one wins)
                 where = dict(zip(reversed(before), range(known - 1, -1, -1)))
@@ -191,7 +214,7 @@ class ContextRecorder:
         if start:
             refs = self._last[:start] + refs
         if said is None:
-            said = runs(refs, self._last)
+            said = runs(refs, self._last, new)  # new: stored by this call, so not in the prompt before
             self._where = None
         self._row({"call": record["call"], "refs": said, "new": new})
         self._last = refs
@@ -256,7 +279,7 @@ class ContextRecorder:
         text: str = content
         if index is not None and self.transcript.messages[index] is message:
             entry["index"] = index
-            where = b'"index": %s, ' % _encode(index)
+            where = b'"index": %d, ' % index  # an int of enumerate's: its text is its repr
             first, before, after = where, b"", b""  # the keys sorting first, before "role", between it and "text"
         else:
             origin = message.origin
@@ -265,13 +288,13 @@ class ContextRecorder:
                 same = shared_start(origin.content, content)
                 text = content[same:]
                 entry.update(origin=at, same=same)
-                first, before, after = b"", b'"origin": %s, ' % _encode(at), b'"same": %s, ' % _encode(same)
+                first, before, after = b"", b'"origin": %d, ' % at, b'"same": %d, ' % same
                 where = before + after
             else:
                 where = first = before = after = b""
         entry["text"] = text
-        code_role = _encode(role)
-        code_text = string_bytes(text) if type(text) is str else _encode(text)
+        code_role = _ROLES.get(role) or _encode(role)
+        code_text = _string(text)
         plain = [b'{"role": ', code_role, b", ", where, b'"text": ', code_text]
         hashed_end = b""  # the keys that sort after "tokens"
         if message.tool_calls:
@@ -279,11 +302,11 @@ class ContextRecorder:
             plain += (b', "tool_calls": ', _encode(calls))
             hashed_end = b', "tool_calls": ' + _ENCODE_SORTED(calls).encode()
         if message.tool_call_id:
-            code = _encode(entry.setdefault("tool_call_id", message.tool_call_id))
+            code = _string(entry.setdefault("tool_call_id", message.tool_call_id))
             plain += (b', "tool_call_id": ', code)
             hashed_end = b', "tool_call_id": ' + code + hashed_end
         if message.name:
-            code = _encode(entry.setdefault("name", message.name))
+            code = _string(entry.setdefault("name", message.name))
             plain += (b', "name": ', code)
             before = b'"name": ' + code + b", " + before
         meta = {k: message.metadata[k] for k in METADATA_KEPT if k in message.metadata} if message.metadata else None
@@ -292,7 +315,7 @@ class ContextRecorder:
             plain += (b', "meta": ', _encode(meta))
             before = b'"meta": ' + _ENCODE_SORTED(meta).encode() + b", " + before
         tokens = entry["tokens"] = self.counter.message(message)
-        code_tokens = _encode(tokens)
+        code_tokens = b"%d" % tokens if type(tokens) is int else _encode(tokens)
         plain += (b', "tokens": ', code_tokens, b"}")
         hashed = [b"{", first, before, b'"role": ', code_role, b", ", after, b'"text": ', code_text]
         hashed += (b', "tokens": ', code_tokens, hashed_end, b"}")
