@@ -45,6 +45,17 @@ def _string_escape() -> Callable[[str], str]:
 _escape = _string_escape()
 
 
+def string_bytes(value: str) -> bytes:
+    """``json.dumps(value, ensure_ascii=False).encode()``: orjson's bytes as they are, without the
+    text made of them and encoded again (a lone surrogate: json's text, which UTF-8 refuses)."""
+    if _escape is _orjson_escape:
+        try:
+            return orjson.dumps(value)
+        except orjson.JSONEncodeError:
+            pass
+    return _std.encode_basestring(value).encode()  # type: ignore[no-any-return]
+
+
 def _compact(sort_keys: bool) -> Encode:
     reference = json.JSONEncoder(ensure_ascii=False, check_circular=False, sort_keys=sort_keys)
     make = getattr(_std, "c_make_encoder", None)

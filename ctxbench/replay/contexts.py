@@ -24,7 +24,7 @@ from operator import is_not
 from typing import Any
 
 from ctxbench.core import ModelSpec, StrategyContext
-from ctxbench.json_text import compact, compact_sorted
+from ctxbench.json_text import compact, compact_sorted, string_bytes
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import Message, Transcript
 
@@ -36,6 +36,11 @@ METADATA_KEPT = ("compacted_by", "snapshot", "summarised_messages")  # what the 
 # encoded apart with sorted keys for the reference, as ``json.dumps(entry, sort_keys=True)`` does.
 _ENCODE = compact
 _ENCODE_SORTED = compact_sorted
+
+
+def _encode(value: Any) -> bytes:
+    """``json.dumps(value, ensure_ascii=False)`` in UTF-8."""
+    return _ENCODE(value).encode()
 
 
 def strategy_thresholds(strategy: Any, model: ModelSpec) -> list[dict[str, Any]]:
@@ -152,7 +157,7 @@ class ContextRecorder:
         self._sent: list[Message] = []  # that prompt
         self._where: dict[str, int] | None = None  # the first place of each reference in _last, if known
         self._arrived = 0  # transcript messages stored so far
-        self._encoded: dict[str, str] = {}  # a new entry's JSON, until its row is written
+        self._encoded: dict[str, bytes] = {}  # a new entry's JSON (UTF-8), until its row is written
         self.rows: list[dict[str, Any]] = [
             {
                 "format": FORMAT,
@@ -163,7 +168,7 @@ class ContextRecorder:
                 "window": model.context_window,
             }
         ]
-        self._lines = [_ENCODE(self.rows[0]) + "\n"]
+        self._lines = [_ENCODE(self.rows[0]).encode() + b"\n"]  # the file's lines, UTF-8
 
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, dict[str, Any]] = {}
@@ -211,20 +216,26 @@ class ContextRecorder:
     def _row(self, row: dict[str, Any]) -> None:
         """``row`` into ``rows`` and its line into the file's text, its new entries as encoded."""
         self.rows.append(row)
-        entries = ", ".join([f'"{ref}": {self._encoded.pop(ref)}' for ref in row["new"]])
-        call, refs = _ENCODE(row["call"]), _ENCODE(row["refs"])
-        self._lines.append(f'{{"call": {call}, "refs": {refs}, "new": {{{entries}}}}}\n')
+        pop = self._encoded.pop
+        entries = b", ".join([b'"%s": %s' % (ref.encode(), pop(ref)) for ref in row["new"]])
+        call, refs = _ENCODE(row["call"]).encode(), _ENCODE(row["refs"]).encode()
+        self._lines.append(b'{"call": %s, "refs": %s, "new": {%s}}\n' % (call, refs, entries))
+
+    def data(self) -> bytes:
+        """The file's text in UTF-8: each row as ``json.dumps(row, ensure_ascii=False)`` writes it, a
+        line each. Kept as bytes from the encoding of each text on: nothing is encoded twice."""
+        return b"".join(self._lines)
 
     def text(self) -> str:
-        """The file's text: each row as ``json.dumps(row, ensure_ascii=False)`` writes it, a line each."""
-        return "".join(self._lines)
+        """``data()`` as text."""
+        return self.data().decode("utf-8")
 
     def _ref(self, message: Message, new: dict[str, dict[str, Any]]) -> str:
         ref = self._refs.get(id(message))
         if ref is not None:  # the message is kept alive in _kept: its id is not reused
             return ref
         entry, plain, hashed = self._entry(message)
-        ref = hashlib.sha256(hashed.encode()).hexdigest()[:16]
+        ref = hashlib.sha256(hashed).hexdigest()[:16]
         self._refs[id(message)] = ref
         self._kept.append(message)
         if ref not in self._stored:
@@ -233,19 +244,20 @@ class ContextRecorder:
             self._encoded[ref] = plain
         return ref
 
-    def _entry(self, message: Message) -> tuple[dict[str, Any], str, str]:
-        """The message's entry, its JSON (``json.dumps(entry)``'s text: what ``text`` writes) and
+    def _entry(self, message: Message) -> tuple[dict[str, Any], bytes, bytes]:
+        """The message's entry, its JSON (``json.dumps(entry)``'s text: what ``data`` writes) and
         its JSON with sorted keys (``json.dumps(entry, sort_keys=True)``'s: what its reference is
-        the hash of), each value encoded once and the two put together piece by piece (a generic
-        walk over the entry's keys, twice, was most of the recorder's time on a growing prompt)."""
+        the hash of), in UTF-8, each value encoded once and the two put together piece by piece
+        (a generic walk over the entry's keys, twice, was most of the recorder's time on a growing
+        prompt; the text's bytes are orjson's, used as they are for the hash and the file)."""
         role, content = message.role, message.content
         entry: dict[str, Any] = {"role": role}
         index = self._index.get(id(message))
         text: str = content
         if index is not None and self.transcript.messages[index] is message:
             entry["index"] = index
-            where = f'"index": {_ENCODE(index)}, '
-            first, before, after = where, "", ""  # the keys sorting first, before "role", between it and "text"
+            where = b'"index": %s, ' % _encode(index)
+            first, before, after = where, b"", b""  # the keys sorting first, before "role", between it and "text"
         else:
             origin = message.origin
             at = self._index.get(id(origin)) if origin is not None else None
@@ -253,37 +265,38 @@ class ContextRecorder:
                 same = shared_start(origin.content, content)
                 text = content[same:]
                 entry.update(origin=at, same=same)
-                first, before, after = "", f'"origin": {_ENCODE(at)}, ', f'"same": {_ENCODE(same)}, '
+                first, before, after = b"", b'"origin": %s, ' % _encode(at), b'"same": %s, ' % _encode(same)
                 where = before + after
             else:
-                where = first = before = after = ""
+                where = first = before = after = b""
         entry["text"] = text
-        code_role, code_text = _ENCODE(role), _ENCODE(text)
-        plain = f'{{"role": {code_role}, {where}"text": {code_text}'
-        hashed_end = ""  # the keys that sort after "tokens"
+        code_role = _encode(role)
+        code_text = string_bytes(text) if type(text) is str else _encode(text)
+        plain = [b'{"role": ', code_role, b", ", where, b'"text": ', code_text]
+        hashed_end = b""  # the keys that sort after "tokens"
         if message.tool_calls:
             calls = entry["tool_calls"] = [c.to_dict() for c in message.tool_calls]
-            plain += f', "tool_calls": {_ENCODE(calls)}'
-            hashed_end = f', "tool_calls": {_ENCODE_SORTED(calls)}'
+            plain += (b', "tool_calls": ', _encode(calls))
+            hashed_end = b', "tool_calls": ' + _ENCODE_SORTED(calls).encode()
         if message.tool_call_id:
-            code = _ENCODE(entry.setdefault("tool_call_id", message.tool_call_id))
-            plain += f', "tool_call_id": {code}'
-            hashed_end = f', "tool_call_id": {code}{hashed_end}'
+            code = _encode(entry.setdefault("tool_call_id", message.tool_call_id))
+            plain += (b', "tool_call_id": ', code)
+            hashed_end = b', "tool_call_id": ' + code + hashed_end
         if message.name:
-            code = _ENCODE(entry.setdefault("name", message.name))
-            plain += f', "name": {code}'
-            before = f'"name": {code}, {before}'
+            code = _encode(entry.setdefault("name", message.name))
+            plain += (b', "name": ', code)
+            before = b'"name": ' + code + b", " + before
         meta = {k: message.metadata[k] for k in METADATA_KEPT if k in message.metadata} if message.metadata else None
         if meta:
             entry["meta"] = meta
-            plain += f', "meta": {_ENCODE(meta)}'
-            before = f'"meta": {_ENCODE_SORTED(meta)}, {before}'
+            plain += (b', "meta": ', _encode(meta))
+            before = b'"meta": ' + _ENCODE_SORTED(meta).encode() + b", " + before
         tokens = entry["tokens"] = self.counter.message(message)
-        code_tokens = _ENCODE(tokens)
-        plain += f', "tokens": {code_tokens}}}'
-        tail = f'"text": {code_text}, "tokens": {code_tokens}{hashed_end}}}'
-        hashed = f'{{{first}{before}"role": {code_role}, {after}{tail}'
-        return entry, plain, hashed
+        code_tokens = _encode(tokens)
+        plain += (b', "tokens": ', code_tokens, b"}")
+        hashed = [b"{", first, before, b'"role": ', code_role, b", ", after, b'"text": ', code_text]
+        hashed += (b', "tokens": ', code_tokens, hashed_end, b"}")
+        return entry, b"".join(plain), b"".join(hashed)
 
     def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, dict[str, Any]] = {}

@@ -71,13 +71,14 @@ def gzip_member(data: bytes) -> bytes:
     return _member(data)
 
 
-def gzip_lines(text: str) -> bytes:
-    """A ``.gz`` file of lines: its first line (a contexts file's header, which names the setting's
-    token levels) a gzip member of its own, the rest a second. gzip readers (``gzip.decompress``,
-    ``gzip.open``) read the members as one text; a copied cell rewrites only the first member
-    (``with_first_line``)."""
-    head, newline, rest = text.partition("\n")
-    return gzip_member((head + newline).encode("utf-8")) + gzip_member(rest.encode("utf-8"))
+def gzip_lines(text: str | bytes) -> bytes:
+    """A ``.gz`` file of lines (a text, or its UTF-8): its first line (a contexts file's header,
+    which names the setting's token levels) a gzip member of its own, the rest a second. gzip
+    readers (``gzip.decompress``, ``gzip.open``) read the members as one text; a copied cell
+    rewrites only the first member (``with_first_line``)."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    cut = data.find(b"\n") + 1 or len(data)
+    return gzip_member(data[:cut]) + gzip_member(data[cut:])
 
 
 def with_first_line(data: bytes, line: str) -> bytes:
@@ -217,7 +218,7 @@ class Cell:
         events: list[dict[str, Any]],
         metrics: dict[str, Any],
         info: dict[str, Any],
-        extra_files: dict[str, list[dict[str, Any]] | str] | None = None,
+        extra_files: dict[str, list[dict[str, Any]] | str | bytes] | None = None,
         workspace: Path | None = None,
         config: dict[str, Any] | None = None,
     ) -> Path:
@@ -229,11 +230,12 @@ class Cell:
         write_text_atomic(folder / "calls.jsonl", jsonl_text(calls))
         write_text_atomic(folder / "events.jsonl", jsonl_text(events))
         for name, rows in (extra_files or {}).items():
-            text = rows if isinstance(rows, str) else jsonl_text(rows)  # a text: the rows already encoded
+            # A text or its UTF-8: the rows already encoded.
+            text = rows if isinstance(rows, str | bytes) else jsonl_text(rows)
             if name.endswith(".gz"):  # mtime 0: the same rows make the same bytes
                 write_bytes_atomic(folder / name, gzip_lines(text))
             else:
-                write_text_atomic(folder / name, text)
+                write_bytes_atomic(folder / name, text if isinstance(text, bytes) else text.encode("utf-8"))
         return self.finish(folder, metrics=metrics, info=info, config=config, publish=workspace is not None)
 
     def finish(
