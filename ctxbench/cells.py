@@ -168,9 +168,9 @@ def run_cell(
     )
     judge_cfg = to_plain(cfg.get("judge")) or {}
     metrics = {**result.summary, **llm_cell_metrics(summariser, observer, result, judge_cfg)}
-    extra: dict[str, list[dict[str, Any]] | str] = {}
+    extra: dict[str, list[dict[str, Any]] | str | bytes] = {}
     if recorder is not None:
-        extra[CONTEXTS_FILE] = recorder.text()  # its rows' lines, encoded as they were recorded
+        extra[CONTEXTS_FILE] = recorder.data()  # its rows' lines, encoded as they were recorded
     if observer is not None:
         answers = {p.id: p.answer for p in observer.probes}
         metrics.update(retention_metrics(observer.rows, answers))

@@ -149,7 +149,7 @@ def test_only_a_strategy_declaring_its_comparisons_is_shared() -> None:
 
 
 def test_a_contexts_file_rewrites_its_header_member_only() -> None:
-    from ctxbench.results.store import gzip_lines, with_first_line
+    from ctxbench.results.store import gzip_lines, gzip_member, with_first_line
 
     rows = "".join(f'{{"call": {i}, "refs": [[0, {i}]], "new": {{}}}}\n' for i in range(300))
     text = '{"format": "ctxbench.contexts/1", "thresholds": [1]}\n' + rows
@@ -160,12 +160,31 @@ def test_a_contexts_file_rewrites_its_header_member_only() -> None:
     header = '{"format": "ctxbench.contexts/1", "thresholds": [2]}'
     new = with_first_line(data, header)
     assert new == gzip_lines(header + "\n" + rows)  # the bytes a fresh cell of that setting writes
-    rows_member = gzip.compress(rows.encode(), compresslevel=1, mtime=0)
+    rows_member = gzip_member(rows.encode())
     assert data.endswith(rows_member) and new.endswith(rows_member)  # the rows' member kept as it was
     assert gzip.decompress(new) == (header + "\n" + rows).encode()
     # A file in one member (older code): rewritten whole, into the same layout.
     assert with_first_line(gzip.compress(text.encode(), mtime=0), header) == new
     assert gzip.decompress(with_first_line(gzip_lines("{}\n"), header)) == (header + "\n").encode()
+
+
+def test_contexts_written_by_zlib_and_by_isal_read_alike() -> None:
+    """A cell written where ISA-L is not installed (zlib) and one written where it is hold the same
+    text for every reader, and a copied cell's header rewrite keeps the other's rows member."""
+    from ctxbench.results import store
+
+    rows = "".join(f'{{"call": {i}, "refs": [[0, {i}]], "new": {{"x{i}": "é"}}}}\n' for i in range(500))
+    text = '{"format": "ctxbench.contexts/1", "thresholds": [1]}\n' + rows
+    by_zlib = store._zlib_member(text.partition("\n")[0].encode() + b"\n") + store._zlib_member(rows.encode())
+    by_ours = store.gzip_lines(text)
+    for data in (by_zlib, by_ours):
+        assert gzip.decompress(data) == text.encode()
+        with gzip.open(io.BytesIO(data), "rt", encoding="utf-8") as handle:
+            assert handle.read() == text
+    header = '{"format": "ctxbench.contexts/1", "thresholds": [2]}'
+    new = store.with_first_line(by_zlib, header)  # a zlib-written cell copied where ISA-L writes
+    assert new.endswith(store._zlib_member(rows.encode()))
+    assert gzip.decompress(new) == (header + "\n" + rows).encode()
 
 
 def test_a_cell_left_for_later_waits_for_another_live_process_replaying_its_transcript(tmp_path: Path) -> None:

@@ -43,3 +43,11 @@ def test_an_unserialisable_value_is_refused_as_json_refuses_it():
         assert "not JSON serializable" in str(exc)
     else:
         raise AssertionError("encoded an object")
+
+
+def test_every_code_point_and_a_lone_surrogate_are_escaped_as_json_escapes_them():
+    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
+    assert json_text._orjson_escape(every) == std.encode_basestring(every)
+    for text in (every, "a\ud800b", "\udfff", 'x"\\\n\x00\x1f\x7f\u2028'):
+        assert json_text.compact(text) == json.dumps(text, ensure_ascii=False)
+        assert json_text.compact([text, {"k": text}]) == json.dumps([text, {"k": text}], ensure_ascii=False)

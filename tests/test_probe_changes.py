@@ -264,3 +264,75 @@ def test_other_agents_shell_tools_are_commands_run():
     ):
         messages = [TASK, _call("s", name, args), Message("tool", "", tool_call_id="s"), Message("assistant", "Done.")]
         assert ("change", "if obj.tags is not None:") in _files_and_changes(messages), name
+
+
+def _files_changed(messages: list[Message]) -> list[str]:
+    return [c.answer for c in extract_candidates(Transcript("t", messages)) if c.label == "file_changed"]
+
+
+def test_a_project_file_named_like_a_scratch_word_is_still_the_change():
+    """`template` starts with `temp` and Django's own `views/debug.py` is named `debug`: a file the
+    submitted diff shows as modified was in the repository before the run, so it is the fix, not a
+    throwaway script, and the scripts the agent wrote beside it are not the change."""
+    diff = _diff(
+        "django/template/autoreload.py",
+        "@@ -51,4 +51,4 @@ def template_changed(sender, file_path, **kwargs):\n"
+        "         if template_dir in file_path.parents:\n"
+        "             reset_loaders()\n"
+        "-            return True\n"
+        "+            pass\n",
+    ) + _diff(
+        "django/views/debug.py",
+        "@@ -90,3 +90,5 @@ class SafeExceptionReporterFilter:\n"
+        "         if isinstance(value, dict):\n"
+        "             cleansed = {k: self.cleanse_setting(k, v) for k, v in value.items()}\n"
+        "+        elif isinstance(value, (list, tuple)):\n"
+        "+            cleansed = type(value)(self.cleanse_setting(key, v) for v in value)\n",
+    )
+    messages = [
+        TASK,
+        _call("w", "bash", {"command": "cat > run_real_test.py << 'EOF'\nprint('checking the autoreloader')\nEOF"}),
+        Message("tool", "<returncode>0</returncode>\n<output>\n</output>", tool_call_id="w"),
+        *_shown(diff),
+        Message("assistant", "Done."),
+    ]
+    assert _files_changed(messages) == ["django/template/autoreload.py", "django/views/debug.py"]
+    answers = [answer for _, answer in _changes(messages)]
+    assert "pass" in answers[0] or any("cleanse_setting" in a for a in answers), answers
+    assert all("checking the autoreloader" not in a for a in answers)
+
+
+def test_a_new_file_in_the_diff_named_as_scratch_is_still_scratch():
+    """A reproduction script the agent added to the diff is new there, and named as one: not the change."""
+    new = (
+        "diff --git a/reproduce_issue.py b/reproduce_issue.py\nnew file mode 100644\n--- /dev/null\n"
+        "+++ b/reproduce_issue.py\n@@ -0,0 +1,2 @@\n+from pkg import valuerep\n+print(valuerep.PersonName('A^B'))\n"
+    )
+    fix = _diff(
+        "pkg/valuerep.py",
+        "@@ -10,2 +10,3 @@ class PersonName:\n     def __str__(self):\n+        return self.original_string\n",
+    )
+    assert _files_changed([TASK, *_shown(fix + new), Message("assistant", "Done.")]) == ["pkg/valuerep.py"]
+
+
+def test_a_template_folder_is_not_a_temp_file():
+    """No diff shown: the editor's edit of `django/template/loader.py` is the change (`temp` names a
+    throwaway file only as a word of its own: temp.py, temp_check.py)."""
+    messages = [
+        TASK,
+        _call(
+            "e",
+            "str_replace_editor",
+            {
+                "command": "str_replace",
+                "path": "/testbed/django/template/loader.py",
+                "old_str": "    return engine.from_string(template_code)",
+                "new_str": "    return engine.from_string(str(template_code))",
+            },
+        ),  # fmt: skip
+        Message("tool", "The file /testbed/django/template/loader.py has been edited.", tool_call_id="e"),
+        _call("s", "str_replace_editor", {"command": "create", "path": "/testbed/temp_check.py", "file_text": "1\n"}),
+        Message("tool", "File created successfully at: /testbed/temp_check.py", tool_call_id="s"),
+        Message("assistant", "Done."),
+    ]
+    assert _files_changed(messages) == ["/testbed/django/template/loader.py"]

@@ -1268,3 +1268,102 @@ def test_an_explanation_of_the_agents_own_test_or_attempt_is_no_cause():
             Message("assistant", "Done."),
         ]
         assert _causes(messages) == [], (said, _causes(messages))
+
+
+def test_a_cause_said_of_a_named_thing_or_as_what_is_wrong_is_a_stated_cause():
+    """Agents name the thing before the verb ("The issue with `DurationField` is that ...", "The bug
+    in `_cstack` is ...") or say what is wrong and why ("`_check` is wrong because ..."): causes
+    stated as plainly as "the issue is that ..." (mini-swe-agent, SWE-agent and OpenHands runs alike)."""
+    for cause in (
+        "The issue with `DurationField` is that `[HH:[MM:]]` suggests minutes are optional, but `_parse` needs them.",
+        "The bug in `_cstack` is that `cright` is filled with ones instead of the values of `right`.",
+        "The current check in `_cstack` is wrong because `cright` is filled with ones, not with `right`.",
+    ):
+        messages = [
+            Message("user", "<pr_description>\nSeparability is wrong for nested models\n</pr_description>"),
+            _bash("g", "grep -n cright r/separable.py", "Let me look at the code."),
+            _out("g", "245:        cright[-right.shape[0]:, -right.shape[1]:] = 1"),
+            Message("assistant", cause),
+            Message("user", "ok"),
+            _edit("e", "/r/separable.py", "cright[-right.shape[0]:, -right.shape[1]:] = 1", "cright[...] = right"),
+            Message("tool", "The file /r/separable.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        assert [at for at, _ in _causes(messages)] == [3], (cause, _causes(messages))
+
+
+def test_a_weakness_or_a_named_bug_class_is_the_cause_of_a_challenge():
+    """Security agents (SWE-agent's CTF demonstrations, EnIGMA) find a weakness, not "the issue": "the
+    weakness ... lies within the small exponent (`e = 5`)", "`gets` offers a buffer overflow"; a
+    short code entity the task does not spell (`e = 5`) is new, though it has no name of three letters."""
+    for cause in (
+        "RSA-1024 is not factorizable, so the weakness likely lies within the small exponent (`e = 5`).",
+        "The main function reads into a stack buffer using `gets`, which gives us a buffer overflow.",
+    ):
+        messages = [
+            Message(
+                "user", "We're solving this CTF challenge: Baby Time Capsule. Connect to the server and get the flag."
+            ),
+            _bash("c", "cat server.py", "We will start by examining the server code.\n```\ncat server.py\n```"),
+            _out("c", "e = 5\nn = p * q"),
+            Message("assistant", f"{cause} Let us collect some ciphertexts."),
+            Message("user", "ok"),
+            Message("assistant", "Flag found."),
+        ]
+        assert [at for at, _ in _causes(messages)] == [3], (cause, _causes(messages))
+    # a plan to test for a weakness, or a guess at one, finds none
+    for guess in (
+        "To test for command injection vulnerabilities, I will submit the form with `; id` appended.",
+        "This input could be exploitable, which gives us a command injection if it is not sanitized.",
+    ):
+        messages[3] = Message("assistant", guess)
+        assert _causes(messages) == [], (guess, _causes(messages))
+
+
+def test_in_a_run_with_no_fix_the_reading_of_code_just_shown_is_the_cause():
+    """A challenge or an analysis has no source fix to explain: what the agent read off the code it
+    was just shown (SWE-agent's CTF thoughts after `decompile`, observations in user messages) is what
+    the run found. A lead-in ("... gives the following algorithm:1.") and a plan are not the finding."""
+    messages = [
+        Message("user", "We're solving this CTF challenge: Katy. Connect to the server and get the flag."),
+        Message("assistant", "We will decompile the binary.\n```\ndecompile release --function_name _hash\n```"),
+        Message("user", "ulong _hash(char *s) {\n  for (i = 0; s[i]; i++) local_10 += s[i] << i;\n  return local_10;"),
+        Message(
+            "assistant",
+            "Decompilation of `_hash` gives the following algorithm:1. Go over the string.2. For each character "
+            "add to `local_10` the character shifted left by its position.So the seed leaks the flag.We will "
+            "continue with the next function.\n```\ndecompile release --function_name next_cypher\n```",
+        ),
+        Message("user", "ulong next_cypher(void) {\n  seed = seed * 0x5deece66d + 0xb & 0xffffffffffff;\n}"),
+        Message("assistant", "Let me write a script that uses `pwn` to talk to the server.\n```\ncreate a.py\n```"),
+        Message("user", "[File: a.py (1 lines total)]"),
+        Message("assistant", "Flag found."),
+    ]
+    causes = _causes(messages)
+    assert [at for at, _ in causes] == [3], causes
+    assert "shifted left by its position" in causes[0][1], causes
+
+
+def test_a_slip_in_the_agents_own_edit_is_no_cause_of_the_problem():
+    """After its first edit an agent often finds what its edit broke ("The `try:` line should be
+    indented", "We added the operators after the function, not inside the class", "I accidentally
+    removed the `def` line"): its own slip, not the cause of the problem, which was stated before."""
+    cause = "The issue is that `data_element = self[key]` is outside the `try` block in `to_json_dict`."
+    for slip in (
+        "I see the problem. The `try:` line should be indented, and `data_element = self[key]` too.",
+        "I see the problem! We added the `__radd__` method after the `unpickle` function, not inside `LazyObject`.",
+        "I see the issue! It seems that when replacing lines 206-220, I accidentally removed `def contents(self):`.",
+    ):
+        messages = [
+            Message("user", "<pr_description>\nto_json_dict raises with suppress_invalid_tags=True\n</pr_description>"),
+            _bash("g", "grep -n 'self\\[key\\]' pydicom/dataset.py", cause),
+            _out("g", "2495:            data_element = self[key]"),
+            _edit("e", "/r/pydicom/dataset.py", "data_element = self[key]", "try:\ndata_element = self[key]"),
+            Message("tool", "The file /r/pydicom/dataset.py has been edited.", tool_call_id="e"),
+            _bash("p", "python -c 'import pydicom'", slip),
+            _out("p", "IndentationError: expected an indented block"),
+            _edit("f", "/r/pydicom/dataset.py", "try:\ndata_element = self[key]", "try:\n    data_element = self[key]"),
+            Message("tool", "The file /r/pydicom/dataset.py has been edited.", tool_call_id="f"),
+            Message("assistant", "Done."),
+        ]
+        assert [at for at, _ in _causes(messages)] == [1], (slip, _causes(messages))

@@ -29,8 +29,9 @@ INSTALLS = re.compile(
 )
 QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 # Names agents give throwaway scripts (reproductions, checks, debugging).
+# `temp` only as a word of its own (temp.py, temp_check.py), not `template` or `temperature`.
 SCRATCH_NAME = re.compile(
-    r"(?:^|[/_.-])(?:repro\w*|reproduc\w*|debug\w*|scratch\w*|temp\w*|tmp\w*|check_\w+|verify\w*|demo\w*|try\w*|"
+    r"(?:^|[/_.-])(?:repro\w*|reproduc\w*|debug\w*|scratch\w*|temp(?:orary)?(?![a-z])\w*|tmp\w*|check_\w+|verify\w*|demo\w*|try\w*|"
     r"test_(?:issue|fix|bug|repro\w*|pr|simple\w*|comprehensive\w*|edge\w*|standalone|final\w*|my\w*|script\w*|"
     r"direct\w*|minimal\w*|original\w*|quick\w*|manual\w*|basic)\b\w*|issue\w*|example\w*|sanity\w*|patch\.txt)"
     r"|^/tmp/|(?:^|/)test\.\w+$",

@@ -22,6 +22,8 @@ ROOT_CAUSE = re.compile(
     r"(?:is|was|lies|seems to be|appears to be|here is)|(?:this|that)(?:'s| is) because|"
     r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
     r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|"
+    r"the (?:problem|issue|bug) (?:with|in) [^.!?]{1,60}? (?:is|was) (?:that|in|because)|"
+    r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
     r"i (?:can |now |finally )?(?:found|see|understand) the (?:issue|problem|bug)|"
     r"i(?:'ve| have) (?:found|identified|located|spotted|pinpointed) the (?:issue|problem|bug|cause|root cause)|"
     r"(?:issue|problem|bug) (?:occurs|happens|arises) because|that'?s (?:why|the (?:bug|problem|issue))|"
@@ -29,7 +31,12 @@ ROOT_CAUSE = re.compile(
     r"(?:so|now) (?:the (?:issue|problem|bug)|i see)|that'?s it|found it|this (?:leads|led) to|which (?:leads|led) to|"
     r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through|the culprit|"
     r"(?:error|exception|crash|failure|segfault) (?:occurs|happens|is raised|arises) (?:because|when)|"
-    r"(?:is|was) the reason|(?:does ?n[o']t|never|fails to) (?:handle|account for|check for|consider))\b",
+    r"(?:is|was) the reason|(?:does ?n[o']t|never|fails to) (?:handle|account for|check for|consider)|"
+    # a weakness found (security agents' causes) and the classic bug classes named
+    r"(?:weakness|vulnerabilit(?:y|ies)|flaw)\b[^.!?]{0,40}?\b(?:is|lies|comes|in)|"
+    r"(?:offers|gives|allows|has|contains|introduces|causes|leads to|results in) (?:us )?(?:an? )?(?:classic )?"
+    r"(?:buffer[- ]overflow|format[- ]string|(?:sql|command|code) injection|integer overflow|use[- ]after[- ]free|"
+    r"race condition|off[- ]by[- ]one))\b",
     re.IGNORECASE,
 )
 # Where the fix goes, stated as the agent's plan ("we need to modify the `make_pattern_type` function"):
@@ -43,6 +50,8 @@ FIX_PLACE = re.compile(
 EXPLICIT_CAUSE = re.compile(
     r"\b(?:root cause|this is (?:the|a) (?:bug|problem|issue)|that'?s (?:the (?:bug|problem|issue|key\w*)|why)|"
     r"here'?s the (?:bug|problem|issue)|the (?:bug|problem|issue) (?:is|was) (?:in|that|with)|"
+    r"the (?:problem|issue|bug) (?:with|in) [^.!?]{1,60}? (?:is|was) (?:that|in|because)|"
+    r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
     r"(?:found|see|understand|identified|located|pinpointed) the (?:bug|issue|problem)|"
     r"the reason (?:is|was)|(?:happens|occurs|fails) because|"
     r"(?:is|are) caused by|found it)\b",
@@ -103,9 +112,40 @@ SHOULD_INSTEAD = re.compile(
 # why its test or attempt behaved so, not the cause of the problem.
 OWN_WORK = re.compile(
     r"\b(?:my|our) (?:own )?(?:test|script|check|patch|monkey ?patch|fix|change|implementation|code|reproduction)s?\b|"
-    r"\bi(?:'m| am| was)\b",
+    r"\bi(?:'m| am| was)\b|\baccidentally\b|\b(?:i|we) (?:added|inserted|put|placed|removed|deleted|replaced)\b",
     re.IGNORECASE,
 )
+# What the agent's own edit broke, found after it ("The `try:` line should be indented"): a slip, not the
+# problem's cause (before the first edit, indentation may be what the task is about).
+SLIP = re.compile(
+    r"\bshould (?:also )?be indented\b|"
+    r"\b(?:do ?n[o']t|does ?n[o']t|lacks?|without) (?:have )?(?:proper|correct|the right) indentation\b|"
+    r"\bindentation (?:issue|error|problem)\b|\bindented (?:wrong|incorrectly)\b",
+    re.IGNORECASE,
+)
+# A line of code: an assignment, a call, a block or a definition (not a file listing or a table).
+CODE_LINE = re.compile(r"^.*(?:\w\s*=\s*\S|\w\(.*\)|[{};]\s*$|^\s*(?:def|return|if|for|while)\b).*$", re.MULTILINE)
+# What code does, as an agent reads it off ("encrypts ... by multiplying", "seeds the generator", "calls").
+WORKINGS = re.compile(
+    r"\b(?:calculat|comput|encrypt|decrypt|encod|decod|multipl|add(?:s|ed|ing)?\b|subtract|xor|shift|hash|seed|"
+    r"call(?:s|ed|ing)?\b|reads?\b|writes?\b|generat|produc|check|compar|convert|pass(?:es|ed)?\b|loop|iterat|"
+    r"overflow|execut|runs?\b|prints?\b|leaks?\b)",
+    re.IGNORECASE,
+)
+# Exploring, not reading code ("It looks like there is a main.py file", "Look at line 245", "Good, so ...").
+LOOKING = re.compile(r"(?:it (?:looks|seems) like|look at|good|great|ok(?:ay)?|now)\b", re.IGNORECASE)
+# A sentence in words: starts with a word or quoted code and runs five words or more.
+PROSE = re.compile(r"[A-Za-z`][^\s]*(?:\s+\S+){4,}")
+# A lead-in to a list ("... gives the following algorithm:", "...:1." where the list is run together).
+LEAD_IN = re.compile(r":\s*(?:\d+\.)?\s*$")
+# Sentences run together where line breaks were lost ("...hex dump.In order to ...", "...string.2. For").
+GLUED = re.compile(r"(?<=[a-z)`'\"][.!?])(?=[A-Z])|(?<=[a-z)`'\"][.:])(?=\d+\.\s)")
+
+
+def _glued(sentence: str) -> list[str]:
+    return [p.strip() for p in GLUED.split(sentence) if p.strip()]
+
+
 # An explanation of the sentence before ("`str(node)` returns `'X'`. That's because ..."): asked with it.
 BECAUSE = re.compile(r"(?:this|that)(?:'s| is) because\b", re.IGNORECASE)
 # A statement that the problem is gone, or a step after it: not a cause.
@@ -125,7 +165,8 @@ TO_CHECK = (
     r"\b(?:let me|let'?s|i'll|i will|we'll) (?:first |now |also )?(?:check|see|verify|test|find out) (?:if|whether)\b"
 )
 NOT_A_CAUSE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|\?\s*$|" + TO_CHECK + "|"
+    r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|(?<!which )\b(?:could|may) be\b|"
+    r"\bit(?:'s| is) (?:also )?possible\b|\?\s*$|" + TO_CHECK + r"|^to (?:further )?(?:test|check|look|probe) for\b|"
     r"\b(?:issue|problem|bug|error)s? (?:is |are )?(?:still|persists?)\b",
     re.IGNORECASE,
 )
@@ -189,9 +230,16 @@ class StatementReader:
     ``fix_text``: the code the final fix touches (its changed lines, hunk headers and paths)."""
 
     def __init__(
-        self, messages: list[Message], task: str, first_fix: int | None, last_fix: int | None, fix_text: str = ""
+        self,
+        messages: list[Message],
+        task: str,
+        first_fix: int | None,
+        last_fix: int | None,
+        fix_text: str = "",
+        patched: bool = False,
     ) -> None:
         self.messages = messages
+        self.patched = patched
         self.task = task
         self.first_fix = first_fix
         self.last_fix = last_fix
@@ -241,13 +289,27 @@ class StatementReader:
             if label == "root_cause" and (AS_WANTED.search(sentence) or OWN_WORK.search(sentence)):
                 continue
             entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
-            if needs_code and all(set(_names(e)) <= task_names for e in entities):
-                continue  # names nothing the task did not already say (names compare whole)
+            # names nothing the task did not already say (names compare whole); a short quoted
+            # value the task does not spell (`e = 5`) is said of a cause, though it has no name
+            if (
+                needs_code
+                and all(set(_names(e)) <= task_names for e in entities)
+                and (label != "root_cause" or not self._new_short_code(sentence))
+            ):
+                continue
             question = {
                 "root_cause": ROOT_CAUSE_QUESTION,
                 "decision": "What did the agent decide, and why?",
             }[label]
             yield Fact(label, clip(sentence, 300), i, question)
+
+    def _new_short_code(self, sentence: str) -> bool:
+        """A backquoted bit of code with no name of three letters (`e = 5`, `x[0]`) the task does not hold."""
+        task = self.task.lower()
+        return any(
+            not _names(q) and re.search(r"\d|[=<>\[\]()+*/%$^]", q) and q.lower() not in task
+            for q in re.findall(r"`([^`\n]{1,20})`", sentence)
+        )
 
     def root_causes(self) -> Iterator[Fact]:
         """Statements of the cause, and of where the fix goes, before the last fix (after it the
@@ -255,9 +317,13 @@ class StatementReader:
         ("This is the bug!") before one guessed or a plan, one naming the code the fix changes
         before one naming none of it, then the closest to the fix."""
         last = self.last_fix if self.last_fix is not None else len(self.messages)
-        stated = [f for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE) if f.message_index <= last]
-        said = _distinct(stated)
         fix = self.first_fix
+        stated = [
+            f
+            for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE)
+            if f.message_index <= last and not (fix is not None and f.message_index > fix and SLIP.search(f.answer))
+        ]
+        said = _distinct(stated)
         # where the fix goes, said twice before the first fix ("modify the `pattern` rule", then "change the
         # `idseqsingle` rule"): the later plan is the one the edit carries out
         plans = [f for f in said if not ROOT_CAUSE.search(f.answer) and (fix is None or f.message_index <= fix)]
@@ -287,7 +353,43 @@ class StatementReader:
                 seen.add(fact.message_index)
                 yield fact
         if not seen:  # no statement of a cause: the explanation before the first edit of the fixed file
-            yield from self.explained()
+            explained = list(self.explained())
+            yield from explained or self.readings()
+
+    def readings(self) -> Iterator[Fact]:
+        """What the agent read off code it was just shown, up to its first fix (a CTF challenge's
+        exploit, an analysis): in a message right after an observation, the first sentence naming
+        code that observation holds, mostly in words the task does not use; not a lead-in to a list,
+        a plan, a guess or a question. Where no cause is stated, this is what the run found."""
+        if self.patched:  # a submitted patch: the fix is what the run found, explained before it
+            return
+        end = self.first_fix if self.first_fix is not None else len(self.messages) - 1
+        task_words = set(re.findall(r"[a-z]{4,}", self.task.lower()))
+        first_user = next((i for i, m in enumerate(self.messages) if m.role == "user"), 0)
+        for i in range(first_user + 2, min(end, len(self.messages) - 1) + 1):
+            m, shown = self.messages[i], self.messages[i - 1]
+            if m.role != "assistant" or shown.role not in ("tool", "user") or len(CODE_LINE.findall(shown.content)) < 2:
+                continue  # code was shown, not a listing or a table
+            shown_names = _code_names(shown.content)
+            for sentence in (part for text in _prose(m) for s in sentences_of(text) for part in _glued(s)):
+                if self._reads(sentence, shown_names, task_words):
+                    yield Fact("root_cause", clip(sentence, 300), i, ROOT_CAUSE_QUESTION)
+                    break
+
+    @staticmethod
+    def _reads(sentence: str, shown_names: set[str], task_words: set[str]) -> bool:
+        if len(sentence) < 30 or LEAD_IN.search(sentence) or PLAN.search(sentence) or LOOKING.match(sentence):
+            return False
+        if not PROSE.match(sentence) or "|" in sentence:
+            return False  # a table row or a fragment of markup, no reading in words
+        if not (BEHAVIOUR.search(sentence) or WORKINGS.search(sentence)):
+            return False
+        if NOT_A_CAUSE.search(sentence) or RESOLVED.search(sentence):
+            return False
+        if not any(_code_names(e) & shown_names for e in CODE_ENTITY.findall(sentence)):
+            return False
+        words = re.findall(r"[a-z]{4,}", sentence.lower())
+        return sum(w not in task_words for w in words) * 2 > len(words)  # mostly not the task's words
 
     def explained(self) -> Iterator[Fact]:
         """How the agent said the code behaves in the message of its first edit of a file the fix

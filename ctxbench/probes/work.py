@@ -121,6 +121,17 @@ def _key_line(added: list[str], removed: list[str], seen: str = "") -> tuple[str
     return clip(best, 200), clip(partner, 120), clip(header, 80)
 
 
+def _tracked(text: str) -> set[str]:
+    """The files a unified diff shows as modified, not added: they were in the repository before the
+    run, so they are the project's own however they are named (``django/views/debug.py``)."""
+    out = set()
+    for block in re.split(r"(?=^diff --git )", text, flags=re.MULTILINE):
+        head = DIFF_FILE.match(block)
+        if head and "\n--- a/" in block and not re.search(r"^new file mode", block, re.MULTILINE):
+            out.add(head.group(2))
+    return out
+
+
 def _last_diff(messages: list[Message]) -> tuple[int, str] | None:
     """The last diff the agent showed before its last call (one shown at submission, after it,
     is in no context of the replay), else the last one."""
@@ -142,8 +153,9 @@ class WorkReader:
         self.shell = [a for a in actions if a.op == "shell"]
         removed = {w for a in self.shell for w in _removed_paths(a.command)}
         self.edits = [a for a in actions if a.op == "edit" and a.ok and a.path]
-        self.source_edits = [a for a in self.edits if not is_scratch(a.path or "") and _base(a.path) not in removed]
         self.diff = _last_diff(messages)
+        self.tracked = _tracked(self.diff[1]) if self.diff is not None else set()
+        self.source_edits = [a for a in self.edits if not self._scratch(a.path or "") and _base(a.path) not in removed]
         if self.diff is not None:  # what the diff holds is the fix; other edits fixed the environment
             in_diff = [p for p, _ in _diff_files(self.diff[1])]
             fixes = [a for a in self.source_edits if any(same_file(a.path or "", p) for p in in_diff)]
@@ -151,10 +163,16 @@ class WorkReader:
         self.first_fix = min((a.message_index for a in self.source_edits), default=None)
         changed = [p for p, _ in _diff_files(self.diff[1])] if self.diff is not None else []
         issue = next((m.content for m in messages if m.role == "user" and task and task in m.content), task)
-        self.runs = RunReader(actions, issue, self.source_edits, [p for p in changed if not is_scratch(p)])
+        self.runs = RunReader(actions, issue, self.source_edits, [p for p in changed if not self._scratch(p)])
         # the fix as the runs' reader finds it: also written by a script of the agent's (python fix.py)
         self._test_results: list[Fact] | None = None
-        self.said = StatementReader(messages, task, self.runs.fix_at, self.runs.last_fix, self._fix_text())
+        self.said = StatementReader(
+            messages, task, self.runs.fix_at, self.runs.last_fix, self._fix_text(), patched=self.diff is not None
+        )
+
+    def _scratch(self, path: str) -> bool:
+        """A throwaway file by its name, unless the submitted diff shows it was in the repository."""
+        return is_scratch(path) and not any(same_file(path, t) for t in self.tracked)
 
     def _fix_text(self) -> str:
         """The code the final fix touches: the submitted diff's changed lines and hunk headers (source
@@ -163,7 +181,7 @@ class WorkReader:
         parts: list[str] = []
         if self.diff is not None:
             for path, hunks in _diff_files(self.diff[1]):
-                if not is_scratch(path):
+                if not self._scratch(path):
                     parts.append(path)
                     parts += [line for context, removed, added in hunks for line in (context, *removed, *added)]
         if not parts:
@@ -176,7 +194,7 @@ class WorkReader:
         files: list[tuple[str, int]] = []
         if self.diff is not None:
             at, text = self.diff
-            files = [(path, self._edited_at(path, at)) for path, _ in _diff_files(text) if not is_scratch(path)]
+            files = [(path, self._edited_at(path, at)) for path, _ in _diff_files(text) if not self._scratch(path)]
         if not files:
             last: dict[str, int] = {}
             for a in self.source_edits:
@@ -197,7 +215,7 @@ class WorkReader:
         if self.diff is not None:
             at, text = self.diff
             for path, hunks in _diff_files(text):
-                if is_scratch(path):
+                if self._scratch(path):
                     continue
                 first = True
                 for context, removed, added in hunks:

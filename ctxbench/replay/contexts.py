@@ -24,19 +24,23 @@ from operator import is_not
 from typing import Any
 
 from ctxbench.core import ModelSpec, StrategyContext
-from ctxbench.json_text import compact, compact_sorted
+from ctxbench.json_text import compact, compact_sorted, string_bytes
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import Message, Transcript
 
 FORMAT = "ctxbench.contexts/1"
-FILE = "contexts.jsonl.gz"  # gzip (level 1): the main job's contexts shrink 4.4x
+FILE = "contexts.jsonl.gz"  # gzip, two members (results/store.py: gzip_lines)
 METADATA_KEPT = ("compacted_by", "snapshot", "summarised_messages")  # what the viewer shows of metadata
 # An entry's values are encoded once each and put together (``ContextRecorder._ref``): the text is
 # escaped once, not for its reference and again for the file. Values that hold objects are
 # encoded apart with sorted keys for the reference, as ``json.dumps(entry, sort_keys=True)`` does.
 _ENCODE = compact
 _ENCODE_SORTED = compact_sorted
-_NESTED = frozenset(("tool_calls", "meta"))
+
+
+def _encode(value: Any) -> bytes:
+    """``json.dumps(value, ensure_ascii=False)`` in UTF-8."""
+    return _ENCODE(value).encode()
 
 
 def strategy_thresholds(strategy: Any, model: ModelSpec) -> list[dict[str, Any]]:
@@ -153,7 +157,7 @@ class ContextRecorder:
         self._sent: list[Message] = []  # that prompt
         self._where: dict[str, int] | None = None  # the first place of each reference in _last, if known
         self._arrived = 0  # transcript messages stored so far
-        self._encoded: dict[str, str] = {}  # a new entry's JSON, until its row is written
+        self._encoded: dict[str, bytes] = {}  # a new entry's JSON (UTF-8), until its row is written
         self.rows: list[dict[str, Any]] = [
             {
                 "format": FORMAT,
@@ -164,7 +168,7 @@ class ContextRecorder:
                 "window": model.context_window,
             }
         ]
-        self._lines = [_ENCODE(self.rows[0]) + "\n"]
+        self._lines = [_ENCODE(self.rows[0]).encode() + b"\n"]  # the file's lines, UTF-8
 
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, dict[str, Any]] = {}
@@ -212,63 +216,87 @@ class ContextRecorder:
     def _row(self, row: dict[str, Any]) -> None:
         """``row`` into ``rows`` and its line into the file's text, its new entries as encoded."""
         self.rows.append(row)
-        entries = ", ".join([f'"{ref}": {self._encoded.pop(ref)}' for ref in row["new"]])
-        call, refs = _ENCODE(row["call"]), _ENCODE(row["refs"])
-        self._lines.append(f'{{"call": {call}, "refs": {refs}, "new": {{{entries}}}}}\n')
+        pop = self._encoded.pop
+        entries = b", ".join([b'"%s": %s' % (ref.encode(), pop(ref)) for ref in row["new"]])
+        call, refs = _ENCODE(row["call"]).encode(), _ENCODE(row["refs"]).encode()
+        self._lines.append(b'{"call": %s, "refs": %s, "new": {%s}}\n' % (call, refs, entries))
+
+    def data(self) -> bytes:
+        """The file's text in UTF-8: each row as ``json.dumps(row, ensure_ascii=False)`` writes it, a
+        line each. Kept as bytes from the encoding of each text on: nothing is encoded twice."""
+        return b"".join(self._lines)
 
     def text(self) -> str:
-        """The file's text: each row as ``json.dumps(row, ensure_ascii=False)`` writes it, a line each."""
-        return "".join(self._lines)
+        """``data()`` as text."""
+        return self.data().decode("utf-8")
 
     def _ref(self, message: Message, new: dict[str, dict[str, Any]]) -> str:
         ref = self._refs.get(id(message))
         if ref is not None:  # the message is kept alive in _kept: its id is not reused
             return ref
-        entry = self._entry(message)
-        # The entry's JSON, each value encoded once (the text is most of it), put together twice:
-        # with sorted keys for its reference (``json.dumps(entry, sort_keys=True)``'s text) and in
-        # the entry's own order for the file (``json.dumps(entry)``'s), which ``text`` writes.
-        fields = [(key, _ENCODE(value) if key not in _NESTED else None) for key, value in entry.items()]
-        by_key = {key: code if code is not None else _ENCODE_SORTED(entry[key]) for key, code in fields}
-        hashed = "{" + ", ".join([f'"{key}": {by_key[key]}' for key in sorted(by_key)]) + "}"
-        ref = hashlib.sha256(hashed.encode()).hexdigest()[:16]
+        entry, plain, hashed = self._entry(message)
+        ref = hashlib.sha256(hashed).hexdigest()[:16]
         self._refs[id(message)] = ref
         self._kept.append(message)
         if ref not in self._stored:
             self._stored.add(ref)
             new[ref] = entry
-            self._encoded[ref] = (
-                "{"
-                + ", ".join([f'"{key}": {code if code is not None else _ENCODE(entry[key])}' for key, code in fields])
-                + "}"
-            )
+            self._encoded[ref] = plain
         return ref
 
-    def _entry(self, message: Message) -> dict[str, Any]:
-        entry: dict[str, Any] = {"role": message.role}
+    def _entry(self, message: Message) -> tuple[dict[str, Any], bytes, bytes]:
+        """The message's entry, its JSON (``json.dumps(entry)``'s text: what ``data`` writes) and
+        its JSON with sorted keys (``json.dumps(entry, sort_keys=True)``'s: what its reference is
+        the hash of), in UTF-8, each value encoded once and the two put together piece by piece
+        (a generic walk over the entry's keys, twice, was most of the recorder's time on a growing
+        prompt; the text's bytes are orjson's, used as they are for the hash and the file)."""
+        role, content = message.role, message.content
+        entry: dict[str, Any] = {"role": role}
         index = self._index.get(id(message))
+        text: str = content
         if index is not None and self.transcript.messages[index] is message:
             entry["index"] = index
-            entry["text"] = message.content
+            where = b'"index": %s, ' % _encode(index)
+            first, before, after = where, b"", b""  # the keys sorting first, before "role", between it and "text"
         else:
             origin = message.origin
             at = self._index.get(id(origin)) if origin is not None else None
             if origin is not None and at is not None and self.transcript.messages[at] is origin:
-                same = shared_start(origin.content, message.content)
-                entry.update(origin=at, same=same, text=message.content[same:])
+                same = shared_start(origin.content, content)
+                text = content[same:]
+                entry.update(origin=at, same=same)
+                first, before, after = b"", b'"origin": %s, ' % _encode(at), b'"same": %s, ' % _encode(same)
+                where = before + after
             else:
-                entry["text"] = message.content
+                where = first = before = after = b""
+        entry["text"] = text
+        code_role = _encode(role)
+        code_text = string_bytes(text) if type(text) is str else _encode(text)
+        plain = [b'{"role": ', code_role, b", ", where, b'"text": ', code_text]
+        hashed_end = b""  # the keys that sort after "tokens"
         if message.tool_calls:
-            entry["tool_calls"] = [c.to_dict() for c in message.tool_calls]
+            calls = entry["tool_calls"] = [c.to_dict() for c in message.tool_calls]
+            plain += (b', "tool_calls": ', _encode(calls))
+            hashed_end = b', "tool_calls": ' + _ENCODE_SORTED(calls).encode()
         if message.tool_call_id:
-            entry["tool_call_id"] = message.tool_call_id
+            code = _encode(entry.setdefault("tool_call_id", message.tool_call_id))
+            plain += (b', "tool_call_id": ', code)
+            hashed_end = b', "tool_call_id": ' + code + hashed_end
         if message.name:
-            entry["name"] = message.name
-        meta = {k: message.metadata[k] for k in METADATA_KEPT if k in message.metadata}
+            code = _encode(entry.setdefault("name", message.name))
+            plain += (b', "name": ', code)
+            before = b'"name": ' + code + b", " + before
+        meta = {k: message.metadata[k] for k in METADATA_KEPT if k in message.metadata} if message.metadata else None
         if meta:
             entry["meta"] = meta
-        entry["tokens"] = self.counter.message(message)
-        return entry
+            plain += (b', "meta": ', _encode(meta))
+            before = b'"meta": ' + _ENCODE_SORTED(meta).encode() + b", " + before
+        tokens = entry["tokens"] = self.counter.message(message)
+        code_tokens = _encode(tokens)
+        plain += (b', "tokens": ', code_tokens, b"}")
+        hashed = [b"{", first, before, b'"role": ', code_role, b", ", after, b'"text": ', code_text]
+        hashed += (b', "tokens": ', code_tokens, hashed_end, b"}")
+        return entry, b"".join(plain), b"".join(hashed)
 
     def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, dict[str, Any]] = {}

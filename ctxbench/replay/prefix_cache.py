@@ -206,7 +206,11 @@ class PrefixCache:
             # Past the chain's end only by DeepSeek's reply, which this request carries as message ``end - 1``.
             tokens = chain.tokens(end, sizes) if end <= len(chain.messages) else chain.total + size(messages[end - 1])
             if rules.provider != "anthropic" and end == k < min(len(chain.messages), len(messages)):
-                tokens += _shared_start(chain.messages[k], grown_from(k), size)
+                old = chain.messages[k]
+                # Two different messages neither grown from another share no start (most do not:
+                # a masked or compacted result is a fresh message), so their ancestors are not walked.
+                if old.appended_to is not None or messages[k].appended_to is not None:
+                    tokens += _shared_start(old, grown_from(k), size)
             if tokens > read or best is None:
                 best, shared, read_end, read = chain, k, end, tokens
         lost = 0
