@@ -196,6 +196,48 @@ def test_task_progress_limits_and_options():
     assert [m.content for m in disabled] == [m.content for m in history]
 
 
+# Intentions and phases around which pre-tokenizers behave differently (tests/test_line_starts.py):
+# line breaks and indented lines, runs of spaces, "/" (o200k's "\n/"), Unicode spaces, CJK, emoji.
+ODD_FIELDS = ["look  at /x", "a\n  indented\n/next", "\u00a0nbsp ✅", "中文 'll", "end with space ", "9/9", "\t\ttab"]
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4"])  # o200k_base, cl100k_base
+@pytest.mark.parametrize(("max_steps", "system"), [(0, True), (3, True), (0, False), (2, False)])
+def test_the_progress_block_summed_line_by_line_is_its_count(model: str, max_steps: int, system: bool) -> None:
+    """DB-GPT's estimator keeps the system prompt's count as the sum of its block's pieces (the head,
+    the notice, each step line, the tail), each line counted once: at every step that count, put
+    where the tokenizer keeps content counts before anything counted the message, is the tokenizer's
+    count of the whole text, with intentions and phases that tokenize oddly, several steps a call."""
+    from ctxbench.tokens.base import content_key
+    from ctxbench.tokens.dbgpt import DbgptEstimator
+
+    history = react_history(0, system=system)
+    for i in range(40):
+        intention, phase = ODD_FIELDS[i % len(ODD_FIELDS)], ODD_FIELDS[(i * 3 + 1) % len(ODD_FIELDS)]
+        fields = f"Phase: {phase}\nAction Intention: {intention} {i}\nAction: run/{i % 3}"
+        action = f"Thought: t{i}\n{fields}\nAction Input: x"
+        history += [Message("assistant", action), Message("user", f"Observation: out {i}")]
+    calls = [i for i, m in enumerate(history) if m.role == "assistant" and i % 3 != 1] + [len(history)]
+    history.append(Message("assistant", "end"))
+    estimator = DbgptEstimator(model)
+    tokenizer = estimator.tokenizer
+    assert tokenizer is not None and tokenizer.splits_at_line_starts
+    layer, ctx = ToolResultSnapshots(progress_max_steps=max_steps), make_ctx(history, estimator=estimator)
+    working, start, checked = [], 0, 0
+    for at in calls:
+        ctx.new_messages = history[start:at]
+        working = layer.apply(working + ctx.new_messages, ctx)
+        block = working[0]
+        if "task_progress_base" in block.metadata:
+            assert block.token_cache[content_key(tokenizer.name)] == tokenizer.count(block.content)
+            assert estimator.message(block) == tokenizer.count(block.content)
+            checked += 1
+        working.append(history[at])
+        start = at + 1
+    assert checked >= len(calls) - 2 and len(layer.progress) == 40
+    assert ("earlier steps" in working[0].content) == (max_steps > 0)
+
+
 def test_layer1_keeps_the_pointer_when_truncating():
     history = react_history(8, obs_chars=1000)
     calls = [i for i, m in enumerate(history) if m.role == "assistant"] + [len(history)]

@@ -1342,3 +1342,28 @@ def test_in_a_run_with_no_fix_the_reading_of_code_just_shown_is_the_cause():
     causes = _causes(messages)
     assert [at for at, _ in causes] == [3], causes
     assert "shifted left by its position" in causes[0][1], causes
+
+
+def test_a_slip_in_the_agents_own_edit_is_no_cause_of_the_problem():
+    """After its first edit an agent often finds what its edit broke ("The `try:` line should be
+    indented", "We added the operators after the function, not inside the class", "I accidentally
+    removed the `def` line"): its own slip, not the cause of the problem, which was stated before."""
+    cause = "The issue is that `data_element = self[key]` is outside the `try` block in `to_json_dict`."
+    for slip in (
+        "I see the problem. The `try:` line should be indented, and `data_element = self[key]` too.",
+        "I see the problem! We added the `__radd__` method after the `unpickle` function, not inside `LazyObject`.",
+        "I see the issue! It seems that when replacing lines 206-220, I accidentally removed `def contents(self):`.",
+    ):
+        messages = [
+            Message("user", "<pr_description>\nto_json_dict raises with suppress_invalid_tags=True\n</pr_description>"),
+            _bash("g", "grep -n 'self\\[key\\]' pydicom/dataset.py", cause),
+            _out("g", "2495:            data_element = self[key]"),
+            _edit("e", "/r/pydicom/dataset.py", "data_element = self[key]", "try:\ndata_element = self[key]"),
+            Message("tool", "The file /r/pydicom/dataset.py has been edited.", tool_call_id="e"),
+            _bash("p", "python -c 'import pydicom'", slip),
+            _out("p", "IndentationError: expected an indented block"),
+            _edit("f", "/r/pydicom/dataset.py", "try:\ndata_element = self[key]", "try:\n    data_element = self[key]"),
+            Message("tool", "The file /r/pydicom/dataset.py has been edited.", tool_call_id="f"),
+            Message("assistant", "Done."),
+        ]
+        assert [at for at, _ in _causes(messages)] == [1], (slip, _causes(messages))

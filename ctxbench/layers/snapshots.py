@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -128,7 +129,7 @@ class ToolResultSnapshots(Layer):
         self.progress: list[str] = []  # per completed step "\n✅ Step 3: Action=x | ... | ref: file" (role.py)
         self._store = SnapshotStore(folder)  # the records, written to the cell when it is published
         self._head: tuple[Message, Message] | None = None  # (system message, it + the block's fixed head)
-        self._block_head: tuple[Any, str] | None = None  # (transcript, the question as quoted)
+        self._block_head: tuple[Any, str] | None = None  # (transcript, the block's tail: footer, question)
 
     def snapshots(self, workdir: Path | None) -> StoredSnapshots | None:
         """The cell's snapshots, for the judge to follow this layer's pointers."""
@@ -198,7 +199,10 @@ class ToolResultSnapshots(Layer):
     def _with_progress(self, messages: list[Message], ctx: StrategyContext) -> int | None:
         """Put the progress block into ``messages``' first system message, in place; returns its
         position, or None when there was none and one was put first."""
-        head, rest = self._progress_block(ctx)
+        notice, start, tail = self._progress_block(ctx)
+        rest = f"{notice}{''.join(islice(self.progress, start, None))}{tail}"
+        # DB-GPT's estimator sums the block's count from its lines' (each counted once).
+        count = getattr(ctx.estimator, "count_progress_block", None)
         for i, message in enumerate(messages):
             if message.role == "system":
                 base = _progress_base(message)
@@ -206,27 +210,32 @@ class ToolResultSnapshots(Layer):
                 # step a tokenizer counts only the step lines that follow it.
                 if self._head is None or self._head[0] is not base:
                     # after the system text and a newline, as the template's "Observation: ...\n" line
-                    self._head = (base, base.with_appended(f"\n\n{head}" if base.content else head))
+                    self._head = (base, base.with_appended(f"\n\n{PROGRESS_TITLE}" if base.content else PROGRESS_TITLE))
                 metadata = {**message.metadata, PROGRESS_BASE_KEY: base.content}
-                messages[i] = self._head[1].with_appended(rest, metadata=metadata, pinned=message.pinned)
+                head = self._head[1]
+                messages[i] = head.with_appended(rest, metadata=metadata, pinned=message.pinned)
+                if count is not None:
+                    count(messages[i], head.content, self.progress, start, tail, notice)
                 return i
         empty = Message(role="system", content="")
-        messages.insert(0, empty.with_appended(head).with_appended(rest, metadata={PROGRESS_BASE_KEY: ""}))
+        system = empty.with_appended(PROGRESS_TITLE).with_appended(rest, metadata={PROGRESS_BASE_KEY: ""})
+        if count is not None:
+            count(system, PROGRESS_TITLE, self.progress, start, tail, notice)
+        messages.insert(0, system)
         return None
 
-    def _progress_block(self, ctx: StrategyContext) -> tuple[str, str]:
-        """The progress block as its fixed head (the title) and the rest (the steps, each after a
-        newline, the template's instructions and the question)."""
+    def _progress_block(self, ctx: StrategyContext) -> tuple[str, int, str]:
+        """The progress block after its fixed head (the title), as the notice of the steps left out
+        ("" when none), the first step shown (a position in ``progress``; the steps follow, each
+        after a newline) and the tail: the template's instructions and the question, after a newline."""
         if self._block_head is None or self._block_head[0] is not ctx.transcript:
             task = _first_task(ctx)
             if self.task_max_chars > 0 and len(task) > self.task_max_chars:
                 task = task[: self.task_max_chars] + " ..."
-            self._block_head = (ctx.transcript, task)  # the same every step of a conversation
-        question = self._block_head[1]
-        shown = self.progress[-self.progress_max_steps :] if self.progress_max_steps > 0 else self.progress
-        earlier = len(self.progress) - len(shown)
-        notice = f"\n({earlier} earlier steps, snapshots in {self.folder}/)" if earlier else ""
-        return PROGRESS_TITLE, f"{notice}{''.join(shown)}\n{PROGRESS_FOOTER}{question}"
+            self._block_head = (ctx.transcript, f"\n{PROGRESS_FOOTER}{task}")  # the same every step
+        start = max(0, len(self.progress) - self.progress_max_steps) if self.progress_max_steps > 0 else 0
+        notice = f"\n({start} earlier steps, snapshots in {self.folder}/)" if start else ""
+        return notice, start, self._block_head[1]
 
 
 def _progress_base(system: Message) -> Message:

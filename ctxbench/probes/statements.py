@@ -112,7 +112,15 @@ SHOULD_INSTEAD = re.compile(
 # why its test or attempt behaved so, not the cause of the problem.
 OWN_WORK = re.compile(
     r"\b(?:my|our) (?:own )?(?:test|script|check|patch|monkey ?patch|fix|change|implementation|code|reproduction)s?\b|"
-    r"\bi(?:'m| am| was)\b",
+    r"\bi(?:'m| am| was)\b|\baccidentally\b|\b(?:i|we) (?:added|inserted|put|placed|removed|deleted|replaced)\b",
+    re.IGNORECASE,
+)
+# What the agent's own edit broke, found after it ("The `try:` line should be indented"): a slip, not the
+# problem's cause (before the first edit, indentation may be what the task is about).
+SLIP = re.compile(
+    r"\bshould (?:also )?be indented\b|"
+    r"\b(?:do ?n[o']t|does ?n[o']t|lacks?|without) (?:have )?(?:proper|correct|the right) indentation\b|"
+    r"\bindentation (?:issue|error|problem)\b|\bindented (?:wrong|incorrectly)\b",
     re.IGNORECASE,
 )
 # A line of code: an assignment, a call, a block or a definition (not a file listing or a table).
@@ -309,9 +317,13 @@ class StatementReader:
         ("This is the bug!") before one guessed or a plan, one naming the code the fix changes
         before one naming none of it, then the closest to the fix."""
         last = self.last_fix if self.last_fix is not None else len(self.messages)
-        stated = [f for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE) if f.message_index <= last]
-        said = _distinct(stated)
         fix = self.first_fix
+        stated = [
+            f
+            for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE)
+            if f.message_index <= last and not (fix is not None and f.message_index > fix and SLIP.search(f.answer))
+        ]
+        said = _distinct(stated)
         # where the fix goes, said twice before the first fix ("modify the `pattern` rule", then "change the
         # `idseqsingle` rule"): the later plan is the one the edit carries out
         plans = [f for f in said if not ROOT_CAUSE.search(f.answer) and (fix is None or f.message_index <= fix)]

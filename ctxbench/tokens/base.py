@@ -48,6 +48,12 @@ def tiktoken_counter(encoding: Any) -> Callable[[str], int]:
     return count
 
 
+def content_key(tokenizer: str) -> str:
+    """Where ``Tokenizer.count_content`` keeps the count of a message's content in its ``token_cache``
+    (DB-GPT's estimator puts there the count of a progress block it summed line by line)."""
+    return f"content:{tokenizer}"
+
+
 def arguments_key(tokenizer: str, call: int) -> str:
     """Where ``Tokenizer.count_message`` keeps the count of a message's ``call``-th tool-call
     arguments in its ``token_cache`` (DB-GPT's estimate counts them again inside its text)."""
@@ -107,7 +113,7 @@ class Tokenizer(ABC):
         ``count``: how a text not counted yet is counted, when the caller has a way that gives
         the same number as ``self.count`` and leaves something it needs later remembered
         (DB-GPT's estimator: ``ctxbench.tokens.dbgpt``); ``self.count`` by default."""
-        key = f"content:{self.name}"
+        key = content_key(self.name)
         cached = message.token_cache.get(key)
         if cached is None:
             base = message.appended_to

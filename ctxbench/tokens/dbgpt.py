@@ -12,12 +12,13 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import islice
 from typing import Annotated
 
 from ctxbench.core import Param
 from ctxbench.errors import ConfigError
+from ctxbench.tokens.base import content_key
 from ctxbench.tokens.estimators import Estimator
 from ctxbench.tokens.line_starts import SPACE_AFTER_WORD, STARTS_LINE
 from ctxbench.tokens.tokenizers import Tokenizer, arguments_key, get_tokenizer, litellm_tokenizer_dir
@@ -26,6 +27,7 @@ from ctxbench.transcripts.rounds import is_observation
 
 log = logging.getLogger(__name__)
 FALLBACK_ENCODING = "cl100k_base"
+MAX_BLOCK_PIECES = 256  # a progress block's head, notice and tail counts kept (the notice changes each step)
 
 
 def dbgpt_encoding_name(model: str) -> str:
@@ -81,6 +83,11 @@ class DbgptEstimator(Estimator):
         self._head_count = _head_count(self.tokenizer, self.head_chars)
         self.key = f"dbgpt:{self.encoding if self.tokenizer else 'len4'}"
         self.name = self.key
+        # The progress block's step lines (the layer's list, which only grows) and the running sums
+        # of their counts; the other pieces' counts (``count_progress_block``).
+        self._lines: Sequence[str] | None = None
+        self._line_sums = [0]
+        self._pieces: dict[str, int] = {}
 
     def start(self, transcript: Transcript) -> None:
         """Before the replay counts the transcript: its observations (what Layer 1 may cut, up to
@@ -91,6 +98,56 @@ class DbgptEstimator(Estimator):
         for message in islice(transcript.messages, transcript.call_indices[-1]):
             if _observation(message):
                 self.tokenizer.count_content(message, self._head_count)
+
+    def count_progress_block(
+        self, message: Message, head: str, lines: Sequence[str], start: int, tail: str, notice: str = ""
+    ) -> None:
+        """Count the content of ``message``, DB-GPT's system prompt with its task-progress block
+        (``ctxbench.layers.snapshots``): ``head + notice + "".join(lines[start:]) + tail``, each
+        piece after ``head`` starting with a newline at a line start. Each such line start is a
+        pre-token boundary (``ctxbench.tokens.line_starts``), so the count is the head's (with the
+        newline), plus each line's, plus the tail's: a step line is counted once, when it is new,
+        and the block's count is a sum of kept counts, not a pass over the block every step. The
+        count goes where ``Tokenizer.count_content`` keeps it, so this estimator and the provider's
+        counter (the same tokenizer) find it. ``lines`` only grows, by appending. Nothing is kept
+        when a piece does not start a line, or counting fails: the message is counted as usual."""
+        tokenizer = self.tokenizer
+        if tokenizer is None or not tokenizer.splits_at_line_starts:
+            return
+        key = content_key(tokenizer.name)
+        if key in message.token_cache:
+            return
+        try:
+            sums = self._summed(tokenizer, lines)
+            if sums is None or not _starts_line(tail) or (notice and not _starts_line(notice)):
+                return
+            tokens = self._piece(tokenizer, head + "\n") + sums[len(lines)] - sums[start]
+            tokens += self._piece(tokenizer, notice[1:] + "\n") if notice else 0
+            message.token_cache[key] = tokens + self._piece(tokenizer, tail[1:])
+        except Exception:  # noqa: BLE001 - counted as usual instead, with DB-GPT's fallback (message)
+            return
+
+    def _summed(self, tokenizer: Tokenizer, lines: Sequence[str]) -> list[int] | None:
+        """The running sums of the lines' counts (each with the newline that follows it, which
+        starts the next piece), the new lines counted; None when a line does not start a line."""
+        sums = self._line_sums
+        if self._lines is not lines or len(lines) < len(sums) - 1:
+            self._lines, sums = lines, [0]
+            self._line_sums = sums
+        for line in islice(lines, len(sums) - 1, None):
+            if not _starts_line(line):
+                self._lines, self._line_sums = None, [0]
+                return None
+            sums.append(sums[-1] + tokenizer.count(line[1:] + "\n"))
+        return sums
+
+    def _piece(self, tokenizer: Tokenizer, piece: str) -> int:
+        tokens = self._pieces.get(piece)
+        if tokens is None:
+            if len(self._pieces) >= MAX_BLOCK_PIECES:
+                self._pieces.clear()
+            tokens = self._pieces[piece] = tokenizer.count(piece)
+        return tokens
 
     def message(self, message: Message) -> int:
         cached = message.token_cache.get(self.key)
@@ -120,6 +177,12 @@ def _head_count(tokenizer: Tokenizer | None, head_chars: int | None) -> Callable
     if tokenizer is None or head_chars is None or not tokenizer.splits_at_line_starts:
         return None
     return functools.partial(tokenizer.pieces().with_head, within=head_chars)
+
+
+def _starts_line(piece: str) -> bool:
+    """Whether ``piece`` is a newline at a line start (``ctxbench.tokens.line_starts``): put after
+    any text, a pre-token starts after its newline."""
+    return piece[:1] == "\n" and STARTS_LINE(piece, 1) is not None
 
 
 def _observation(message: Message) -> bool:
