@@ -4,7 +4,7 @@ reproduction, test results and errors seen, on short examples shaped like real a
 
 import json
 
-from ctxbench.probes.extract import extract_candidates
+from ctxbench.probes.extract import _typed_candidates, extract_candidates
 from ctxbench.probes.outputs import errors, failing_tests, read_output, suite_summary
 from ctxbench.probes.runs import contradicted, verdict_lines
 from ctxbench.probes.shell import runs_tests
@@ -924,3 +924,35 @@ def test_a_script_for_looking_around_reproduces_with_its_error_only():
         Message("assistant", "Done."),
     ]
     assert _facts(messages, "reproduction") == []
+
+
+def test_a_scripts_setup_error_the_agent_got_past_is_no_error_seen():
+    """The agent's script ran with Django's settings not set up, then the same script ran past them: an error of
+    the script's setup, so the bug's error has the slot. A setup error no later run got past stays a fact, and so
+    does a runner that could not start (no pytest: how the tests could be run is the agent's to carry)."""
+    trace = 'Traceback (most recent call last):\n  File "/testbed/django/conf/__init__.py", line 57, in _setup\n'
+    unset = (
+        "django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, but settings are not "
+        "configured. You must either define the environment variable DJANGO_SETTINGS_MODULE or call "
+        "settings.configure() before accessing settings."
+    )
+    no_pytest = "/opt/miniconda3/bin/python: No module named pytest"
+    bug = "TypeError: 'NoneType' object is not iterable"
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python repro.py"),
+        _out("a", trace + unset, 1),
+        _bash("b", "python repro.py"),
+        _out("b", bug, 1),
+        _bash("c", "cd /testbed && python -m pytest tests/test_hdr.py -x"),
+        _out("c", no_pytest, 1),
+        _bash("d", "cd /testbed && python tests/runtests.py hdr --verbosity 2"),
+        _out("d", "Ran 12 tests in 0.051s\n\nOK"),
+    ]
+
+    def errors_seen(messages: list[Message]) -> list[str]:
+        return [c.answer for c in _typed_candidates(Transcript("t", messages)) if c.label == "error"]
+
+    assert bug in errors_seen(messages) and no_pytest in errors_seen(messages)
+    assert not any(unset[:100] in a for a in errors_seen(messages))
+    assert any(unset[:100] in a for a in errors_seen(messages[:3] + messages[5:]))  # never got past it

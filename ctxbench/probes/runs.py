@@ -161,6 +161,12 @@ def _environment_error(line: str) -> bool:
     )
 
 
+def _harness_error(line: str) -> bool:
+    """A run that could not start: a module or tool missing, a framework not set up (not code of the
+    project that fails with the installed versions: NumPy 2's removals are the agent's to mend)."""
+    return bool(re.search(r"No module named|command not found|ModuleNotFoundError", line) or SETUP_ERROR.search(line))
+
+
 def contradicted(lines: list[str]) -> bool:
     """The output reports a failure somewhere: its "All checks passed!" does not hold."""
     return any(FAILURE_LINE.search(ln) and not PASS_MARK.search(ln) for ln in lines)
@@ -670,6 +676,8 @@ class RunReader:
                 norm = re.sub(r"\d+", "N", line)
                 if norm in seen or self._noise(a, line, installs):
                     continue
+                if self._got_past(n, line):
+                    continue
                 seen.add(norm)
                 what = f"`{named(a.command)}`" if a.op == "shell" else f"the agent's `{a.tool}` call"
                 if a.op == "edit" and a.path:
@@ -724,6 +732,19 @@ class RunReader:
         if script == "-" and ASKS_MODULE.search(a.command) and _environment_error(line):
             return False  # `python -c "import pytest"` failing: what the environment lacks, not a slip
         return own and not in_source and bool(typo or script == "-")
+
+    def _got_past(self, n: int, line: str) -> bool:
+        """The agent's own script could not start (a framework's settings not set up, a module it
+        needs missing) and a later run of the same script got past that: the agent mended its
+        script, the error was of its setup, not of the code."""
+        a = self.actions[n]
+        if a.op != "shell" or not _harness_error(line) or "command not found" in line or runs_tests(a.command):
+            return False  # a missing interpreter (python, not python3) changed how the agent ran it
+        script = script_run(a.command)
+        if script in (None, "-"):
+            return False
+        later = [b for b in self.actions[n + 1 :] if b.op == "shell" and b.result and script_run(b.command) == script]
+        return any(not any(_harness_error(e) for e in self._errs(b)) for b in later)
 
     def _abandoned(self, a: Action, line: str) -> bool:
         """A throwaway script's error the agent walked away from: a script of its own (one it wrote
