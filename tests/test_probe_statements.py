@@ -461,6 +461,29 @@ def test_a_decision_not_to_do_something_and_one_said_after_the_fix_are_decisions
     assert [a for _, a in _decisions([messages[0], Message("assistant", plan), *messages[2:6]])] == [plan]
 
 
+def test_a_decision_is_asked_about_the_code_it_names_that_the_fix_touches():
+    """Of a run's decisions, the question names the code each is about (the code the fix changes
+    first, not the way rejected), so one answer is right; one naming no code keeps the plain question."""
+    messages = [
+        Message("user", "<pr_description>\nDateTime format option ignored in List fields\n</pr_description>"),
+        Message("assistant", "I will make `DateTime` read `self.root.opts` instead of `schema.opts`."),
+        Message("user", "ok"),
+        _edit("e", "/r/fields.py", "schema.opts.datetimeformat", "self.root.opts.datetimeformat"),
+        Message("tool", "The file /r/fields.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Rather than rewriting the test suite, I will add one new test case."),
+        Message("user", "ok"),
+        _edit("f", "/r/fields.py", "return value", "return value  # kept"),
+        Message("tool", "The file /r/fields.py has been edited.", tool_call_id="f"),
+        Message("assistant", "The fix is complete: `DateTime` inside `List` now reads the schema's format."),
+    ]
+    probes = [p for p in extract_probes(Transcript("t", messages)) if p.label == "decision"]
+    asked = {p.message_index: p.question for p in probes}
+    assert asked == {
+        1: "What did the agent decide about `self.root.opts`, and why?",
+        5: "What did the agent decide, and why?",
+    }, asked
+
+
 TAU_POLICY = "# Airline Agent Policy\nYou can help users book, modify, or cancel flight reservations."
 
 

@@ -501,7 +501,17 @@ class StatementReader:
         )
         facts = _distinct(stated, window=None)
         facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
-        yield from facts[:AGENT_DECISIONS]
+        for fact in facts[:AGENT_DECISIONS]:
+            yield self._asked_about(fact)
+
+    def _asked_about(self, fact: Fact) -> Fact:
+        """The decision asked about the code it names (the code the fix touches first), so that of a
+        run's several decisions the question has one answer: "What did the agent decide about `x`?"."""
+        quoted = [q for q in re.findall(r"`([^`\n]{2,60})`", fact.answer) if _names(q)]
+        if not quoted:
+            return fact
+        about = next((q for q in quoted if _code_names(q) & self.fix_names), quoted[0])
+        return Fact(fact.label, fact.answer, fact.message_index, f"What did the agent decide about `{about}`, and why?")
 
 
 # What a user chose or asked for after the task (tau-bench style conversations).
