@@ -438,6 +438,29 @@ def test_a_result_instead_of_another_is_an_observation_not_a_decision():
     assert [at for at, _ in _decisions(messages)] == [1], _decisions(messages)
 
 
+def test_a_decision_not_to_do_something_and_one_said_after_the_fix_are_decisions():
+    """ "we shouldn't change <it>" (a decision not to do something), "We should X instead." (the plan,
+    "instead" at its end) and, after the last fix, "I should not modify the tests" (a constraint accepted); the
+    agent judging its own fix after it ("Our fix is the right fix") decides nothing."""
+    messages = [
+        Message("user", "<pr_description>\ngetitem raises AttributeError on an uninferable key\n</pr_description>"),
+        Message("assistant", "Strings are accepted there too, and that is existing behavior that we shouldn't change."),
+        Message("user", "ok"),
+        _edit("e", "/r/node.py", "value.getitem(index)", "_infer_or_raise(value).getitem(index)"),
+        Message("tool", "The file /r/node.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Our fix for `getitem` is the right fix and all checks pass now."),
+        Message("user", "ok"),
+        Message("assistant", "Since the instructions forbid it, I should not modify the tests in `tests/test_n.py`."),
+        Message("user", "ok"),
+        Message("assistant", "The fix is complete: `getitem` now raises `AstroidIndexError` for uninferable keys."),
+    ]
+    got = _decisions(messages)
+    assert {at for at, _ in got} == {1, 7}, got
+    # the plan with "instead" at its end
+    plan = "So we should catch inference errors and raise `AstroidIndexError` instead."
+    assert [a for _, a in _decisions([messages[0], Message("assistant", plan), *messages[2:6]])] == [plan]
+
+
 TAU_POLICY = "# Airline Agent Policy\nYou can help users book, modify, or cancel flight reservations."
 
 
