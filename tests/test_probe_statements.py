@@ -501,6 +501,27 @@ def test_a_customer_confirming_a_concrete_action_is_a_choice():
     assert (3, "Yes, please downgrade all of them to economy class.") in _decisions(messages)
 
 
+def test_a_customers_choice_with_a_curly_apostrophe_a_request_or_a_way_to_pay_is_a_choice():
+    """Customers type "I’d" as often as "I'd"; "Could you please use Gift Card 6276644" chooses by asking;
+    "I'll use the credit card on file" names no ID but a way to pay. A bare "Yes, go ahead." chooses nothing."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Hi, I want to change my flight to Newark to a later one."),
+        Message("assistant", "Here are two options: 1. HAT004 at 14:00 2. HAT110 at 16:30. Which one would you like?"),
+        Message("user", "I’d like to go with Option 1 for EWR, please."),
+        Message("assistant", "The total is $122. How would you like to pay?"),
+        Message("user", "Could you please use Gift Card 6276644 and then the rest on my card?"),
+        Message("assistant", "The gift card balance is not enough. Would you like another payment method?"),
+        Message("user", "I'll use the credit card on file for the payment."),
+        Message("assistant", "Shall I proceed with the change?"),
+        Message("user", "Yes, go ahead."),
+        Message("assistant", "Your flight is changed to HAT004."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    chosen = {at for at, _ in _decisions(messages)}
+    assert {3, 5, 7} <= chosen and 9 not in chosen, _decisions(messages)
+
+
 def test_a_refusal_with_its_reason_is_a_decision():
     """Customer-service agents refuse by policy ("Unfortunately, I need the reservation ID to proceed"):
     a decision a continuing agent must not reverse."""

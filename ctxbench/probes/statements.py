@@ -515,10 +515,21 @@ class StatementReader:
 
 
 # What a user chose or asked for after the task (tau-bench style conversations).
+# Customers type a curly apostrophe as often as a straight one ("I’d like to go with Option 1").
 USER_CHOICE = re.compile(
-    r"\b(?:i'?ll (?:go with|take|use|pay with)|i'?d (?:like|prefer)|i (?:want|choose|prefer)|let'?s go with|"
-    r"let'?s (?:proceed|go ahead) with|(?:please )?use my|"
+    r"\b(?:i['’]?ll (?:go with|take|use|pay with)|i['’]?d (?:like|prefer)|i (?:want|choose|prefer)|let['’]?s go with|"
+    r"let['’]?s (?:proceed|go ahead) with|(?:please )?use my|"
+    # a request that is a choice ("Could you please use Gift Card 6276644", "Yes, please use the credit card ...")
+    r"(?:could|can|would) you (?:please )?(?:use|apply|charge|upgrade|downgrade|book|cancel)|"
+    r"(?:please|yes,? please) (?:use|apply|charge)|"
     r"(?:yes|ok(?:ay)?),? (?:please )?(?:proceed|go ahead|do it|book|cancel|change|downgrade|upgrade))\b",
+    re.IGNORECASE,
+)
+# What a customer's choice names in words: a way to pay, a cabin, a kind of flight ("I'll use the credit card
+# on file", "use any certificates first, then any gift cards", "proceed with upgrading to economy class").
+CHOSEN_OBJECT = re.compile(
+    r"\b(?:gift ?cards?|certificates?|credit ?cards?|master ?card|visa|paypal|economy|business class|first class|"
+    r"checked bags?|travel insurance|cheapest|fastest|shortest|earliest|nonstop|non-stop|direct flight|one-stop)\b",
     re.IGNORECASE,
 )
 
@@ -558,7 +569,7 @@ def later_requests(messages: list[Message], first_user: int | None) -> Iterator[
 def _specific(choice: str) -> bool:
     """A choice that names what: an ID or a number, or an action on an object ("downgrade all of them
     to economy class"), not a bare "yes, go ahead" nor one on only "a few of them"."""
-    if re.search(r"[A-Z0-9]{3,}|\d", choice):
+    if re.search(r"[A-Z0-9]{3,}|\d", choice) or CHOSEN_OBJECT.search(choice):
         return True
     action = ACTION_ON.search(choice)
     if action is None or len(choice.split()) < 6:
