@@ -176,7 +176,7 @@ def run_cell(
         metrics.update(retention_metrics(observer.rows, answers))
         if any(r.get("others") for r in observer.rows):
             metrics["judge_agreement"] = agreement_metrics(observer.rows)
-        extra["retention.jsonl"] = observer.rows
+        extra["retention.jsonl"] = observer.rows_text()  # encoded from pieces as they were judged
         controls = getattr(observer.judge, "controls", None)
         if controls:
             extra["judge_controls.jsonl"] = list(controls)

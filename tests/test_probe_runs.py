@@ -839,3 +839,134 @@ def test_a_pytest_run_that_ran_nothing_reports_the_id_it_did_not_find():
         "ERROR: file or directory not found: tests/t.py"
     )
     assert suite_summary("==== 3 passed, 2 warnings in 0.1s ====") == "3 passed, 2 warnings in 0.1s"
+
+
+def _edit(i: str) -> list[Message]:
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    return [
+        Message("assistant", "", tool_calls=(ToolCall(i, "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id=i),
+    ]
+
+
+def test_a_reproduction_is_no_error_of_a_script_that_was_not_set_up():
+    # Django's settings not configured, a stand-in the script made: the script's setup failed, not the code
+    unset = (
+        'Traceback (most recent call last):\n  File "/testbed/django/conf/__init__.py", line 57, in _setup\n'
+        "    raise ImproperlyConfigured(\ndjango.core.exceptions.ImproperlyConfigured: Requested setting "
+        "INSTALLED_APPS, but settings are not configured. You must either define the environment variable "
+        "DJANGO_SETTINGS_MODULE or call settings.configure() before accessing settings."
+    )
+    mock = "AttributeError: 'MockQuerySet' object has no attribute 'all'"
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python simple_test.py"),
+        _out("a", unset, 1),
+        _bash("b", "python mock_test.py"),
+        _out("b", mock, 1),
+        _bash("c", "python check.py"),
+        _out("c", "parse(''): None"),
+        *_edit("d"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["parse(''): None"]
+    # without the run that got through, no reproduction: the setup errors show nothing of the bug
+    assert _facts(messages[:5] + messages[7:], "reproduction") == []
+
+
+def test_a_reproductions_error_that_its_next_run_before_the_fix_did_not_raise_was_the_scripts():
+    # the agent mended its script (an index it forgot to name) and ran it again: the bug shows after that
+    first = "ValueError: Indexes passed to ModelState require a name attribute."
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python test_issue.py"),
+        _out("a", first, 1),
+        _bash("b", "python test_issue.py"),
+        _out("b", "parse(''): None"),
+        *_edit("c"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["parse(''): None"]
+    # the same error again (at another line) is no mended script: the first run shows it
+    at_line = 'File "/testbed/django/db/migrations/state.py", line {}, in __init__\n    raise ValueError(\n' + first
+    again = list(messages)
+    again[2], again[4] = _out("a", at_line.format(388), 1), _out("b", at_line.format(391), 1)
+    quoted = at_line.format(388).replace("\n   ", "").replace("\n", " ")
+    assert [a for a, _ in _facts(again, "reproduction")] == [quoted]
+
+
+def test_a_reproduction_quotes_no_line_the_script_prints_as_written_unless_under_a_condition():
+    script = (
+        "cat > repro.py << 'EOF'\nfrom hdr import parse\nprint('The issue is that parse() swallows an empty header')\n"
+        "r = parse('')\nprint(f'parse returned {r!r} for the empty header')\nif r is None:\n"
+        "    print('ISSUE: parse returned nothing for the empty header')\nEOF\npython repro.py"
+    )
+    printed = (
+        "The issue is that parse() swallows an empty header\nparse returned None for the empty header\n"
+        "ISSUE: parse returned nothing for the empty header"
+    )
+    messages = [Message("user", TASK), _bash("a", script), _out("a", printed), *_edit("b"), Message("assistant", "ok")]
+    (answer,) = [a for a, _ in _facts(messages, "reproduction")]
+    assert answer in ("parse returned None for the empty header", "ISSUE: parse returned nothing for the empty header")
+    notes = script.replace("print(f'parse returned {r!r} for the empty header')\n", "").replace(
+        "if r is None:\n    print('ISSUE: parse returned nothing for the empty header')\n", ""
+    )
+    only_notes = [Message("user", TASK), _bash("a", notes), _out("a", printed.split("\n")[0]), *_edit("b")]
+    assert _facts(only_notes, "reproduction") == []  # the agent's notes, printed as written: nothing shown
+
+
+def test_a_script_for_looking_around_reproduces_with_its_error_only():
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python analyze_issue.py"),
+        _out("a", "parse() at line 12 returns None when the header is empty"),
+        *_edit("b"),
+        Message("assistant", "Done."),
+    ]
+    assert _facts(messages, "reproduction") == []
+
+
+def test_a_tox_run_reports_its_environments_result_where_its_tests_print_no_counts():
+    tox4 = "py39: install_deps> pip install\n  py39: OK (12.34=setup[5.67]+cmd[6.67] seconds)\n  congratulations :)"
+    assert suite_summary(tox4) == "py39: OK (12.34=setup[5.67]+cmd[6.67] seconds)"
+    assert suite_summary("  py311: FAIL code 1 (3.21=setup[2.10]+cmd[1.11] seconds)\n  evaluation failed :(") == (
+        "py311: FAIL code 1 (3.21=setup[2.10]+cmd[1.11] seconds)"
+    )
+    # tox 3: a failed environment is the verdict, whichever one passed after it
+    tox3 = "ERROR:   py39: commands failed\n  py310: commands succeeded\n"
+    assert suite_summary(tox3) == "ERROR: py39: commands failed"
+    # the tests' own counts say more than tox's line
+    assert suite_summary("===== 3 passed in 0.10s =====\n  py39: OK (1.0=setup[0.5]+cmd[0.5] seconds)") == (
+        "3 passed in 0.10s"
+    )
+
+
+def test_the_projects_suite_that_never_ran_is_a_result_though_the_agents_own_unittest_script_ran():
+    settings = "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be empty."
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "cd /testbed && python -m django test auth_tests.test_validators"),
+        _out("b", f'Traceback (most recent call last):\n  File "/testbed/django/conf/__init__.py"\n{settings}', 1),
+        _bash("c", "python run_existing_tests.py"),
+        _out("c", "..\n" + "-" * 70 + "\nRan 2 tests in 0.001s\n\nOK"),
+        Message("assistant", "Done."),
+    ]
+    results = _facts(messages, "test_result")
+    assert ("Ran 2 tests in 0.001s OK", "What did `python run_existing_tests.py` report after the change?") in results
+    assert (settings, "What did `cd /testbed && python -m django test auth_tests.test_validators` report?") in results
+    # once the project's runner ran after it, its failure to start was superseded
+    ran = [*messages[:-1], _bash("d", "python -m pytest tests/"), _out("d", "== 5 passed in 0.2s =="), messages[-1]]
+    assert settings not in [a for a, _ in _facts(ran, "test_result")]
+
+
+def test_a_verification_states_the_runs_verdict_not_one_cases_line():
+    printed = (
+        "OK:   'empty header' -> parse raises HeaderError: PASS\n"  # one case, naming the task
+        "OK:   'a\\nb'          -> parse header: FAIL (rejected, as it should be)\n"
+        "✓ All tests passed! The fix works correctly."
+    )
+    messages = [Message("user", TASK), *_edit("a"), _bash("b", "python verify.py"), _out("b", printed)]
+    assert ("✓ All tests passed! The fix works correctly.", "What did `python verify.py` print after the change?") in (
+        _facts(messages, "test_result")
+    )

@@ -2,6 +2,13 @@
 is lost (the agent never had that context); trivial probes (system prompt, first user message, or
 always within the last two rounds) are reported apart from the informative ones."""
 
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxbench.judges.base import Verdict
 from ctxbench.judges.deterministic import DeterministicJudge
 from ctxbench.probes import CheckpointPolicy, ProbeObserver, retention_metrics
 from ctxbench.replay.engine import replay
@@ -105,3 +112,111 @@ def test_headline_retention_scores_a_fact_where_it_was_needed_and_end_retention_
     metrics = retention_metrics(rows, {})
     assert metrics["retention"] == round(2 / 3, 4)
     assert metrics["retention_end"] == round(1 / 3, 4)
+
+
+def _json_lines(rows: list[dict]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+@pytest.mark.parametrize("strategy", ["dbgpt", "observation_masking"])
+def test_rows_text_is_the_rows_as_json_lines_on_bundled_data(strategy, tmp_path):
+    """retention.jsonl's lines are put together from pieces encoded once (a probe's, a verdict's):
+    the same text as each row's own JSON, on replays with kept, lost and recoverable verdicts."""
+    from hydra import compose, initialize_config_dir
+
+    from ctxbench.build import build_estimator, build_model, build_probe_observer, build_strategy
+    from ctxbench.data import BUNDLED
+    from ctxbench.run_app import CONFIG_DIR
+    from ctxbench.transcripts.canonical import read_transcripts
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[f"strategy={strategy}", "llm=offline"])
+    statuses = set()
+    picked = ("coding_090k.jsonl", "sql_060k.jsonl", "research_130k.jsonl")  # the smallest of each kind
+    for transcript in [t for name in picked for t in read_transcripts(BUNDLED / name)]:
+        built, model = build_strategy(cfg), build_model(cfg)
+        work = tmp_path / transcript.id
+        work.mkdir()
+        observer = build_probe_observer(cfg, transcript, work, built.snapshots(work))
+        counter = TokenCounter(get_tokenizer(model.tokenizer)).for_transcript(transcript)
+        replay(transcript, built, build_estimator(cfg), model, counter, workdir=work, observers=[observer])
+        assert observer.rows and observer.rows_text() == _json_lines(observer.rows)
+        statuses |= {r["status"] for r in observer.rows}
+    assert statuses == ({"kept", "recoverable"} if strategy == "dbgpt" else {"kept", "lost"})
+
+
+class _GivenVerdicts:
+    """Stands in for an LLM judge's verdicts (scores, answers, other judges' statuses, any text),
+    which an offline replay cannot produce: hands out the given verdicts in turn."""
+
+    name = "given"
+
+    def __init__(self, verdicts: list[Verdict]) -> None:
+        self.verdicts, self.n = verdicts, 0
+
+    def judge(self, probe: Probe, working: object) -> Verdict:
+        self.n += 1
+        return self.verdicts[self.n % len(self.verdicts)]
+
+
+_text = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(['a"b\\c', "é\n\t\x00", "\u2028"])
+_verdicts = st.builds(
+    Verdict,
+    st.sampled_from(["kept", "lost", "recoverable", "unjudged"]),
+    _text,
+    st.none() | st.floats(allow_nan=False) | st.integers(0, 5),
+    st.none() | _text,
+    st.none() | _text,
+    st.none() | st.dictionaries(_text, _text, max_size=2),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    verdicts=st.lists(_verdicts, min_size=1, max_size=4),
+    fields=st.lists(st.tuples(_text, _text, _text, st.none() | _text), min_size=1, max_size=3),
+    window=st.sampled_from([2500, 100_000]),
+)
+def test_rows_text_is_the_rows_as_json_lines_for_any_verdict(verdicts, fields, window):
+    """Any verdict, probe text and checkpoint (rejected calls too, with a small window): the lines
+    are each row's JSON."""
+    t = coding_transcript(rounds=6, lines_per_output=20)
+    probes = [
+        Probe(f"p{i}{pid}", question, answer, "recall", 2 + 3 * i, 9 if i % 2 else None, label=label, span=(i, i + 1))
+        for i, (pid, question, answer, label) in enumerate(fields)
+    ]
+    observer = ProbeObserver(probes, _GivenVerdicts(verdicts), CheckpointPolicy(every_n_calls=1))
+    model = ModelSpec(name="m", context_window=window, reserved_output_tokens=1000, tokenizer="cl100k_base")
+    replay(
+        Transcript(t.id, t.messages, probes=probes),
+        FullHistory(),
+        ExactEstimator("cl100k_base"),
+        model,
+        TokenCounter(get_tokenizer("cl100k_base")),
+        observers=[observer],
+    )
+    assert observer.rows and observer.rows_text() == _json_lines(observer.rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 300), st.sampled_from(["kept", "lost", "recoverable"]), st.sampled_from("abc")),
+        max_size=40,
+    )
+)
+def test_grouped_rates_are_each_groups_share_kept(cells):
+    """Retention by bucket or by value, counted in one pass: each group's share of kept rows, in
+    the buckets' order (values sorted), as grouping the rows and rating each group gives."""
+    from ctxbench.probes.metrics import AGE_BUCKETS, _bucket, _grouped
+
+    rows = [{"age_calls": age, "status": status, "kind": kind} for age, status, kind in cells]
+    for key, buckets in (("age_calls", AGE_BUCKETS), ("kind", None)):
+        groups: dict = {}
+        for row in rows:
+            groups.setdefault(_bucket(row[key], buckets) if buckets else row[key], []).append(row)
+        order = [_bucket(low, buckets) for low, _ in buckets] if buckets else sorted(groups)
+        expected = {
+            k: round(sum(r["status"] == "kept" for r in groups[k]) / len(groups[k]), 4) for k in order if k in groups
+        }
+        assert json.dumps(_grouped(rows, key, buckets)) == json.dumps(expected)

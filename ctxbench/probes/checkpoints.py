@@ -6,10 +6,10 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Annotated, Any
 
 from ctxbench.core import Param, StrategyContext
+from ctxbench.json_text import compact
 from ctxbench.judges.base import Judge, Verdict
 from ctxbench.transcripts.model import Message, Probe, Transcript
 
@@ -36,6 +36,11 @@ class ProbeObserver:
         self.judge = judge
         self.policy = policy or CheckpointPolicy()
         self.rows: list[dict[str, Any]] = []
+        # The rows as retention.jsonl's lines (``rows_text``), put together from pieces encoded once:
+        # a probe's fields, a verdict's (the judge hands the same verdict objects out again).
+        self._lines: list[str] = []
+        self._probe_text: dict[int, tuple[Probe, str]] = {}
+        self._verdict_text: dict[int, tuple[Verdict, str, str]] = {}
         self.compactions = 0
         # Probes by the message that needs them, in order; judged at the first call at or after it
         # (a fact can be needed by a tool or user message, and calls happen at assistant messages).
@@ -110,12 +115,8 @@ class ProbeObserver:
             return [REJECTED] * len(probes)
         judge_many = getattr(self.judge, "judge_many", None)
         if judge_many is not None:  # all probes in one walk of the context (the deterministic judge)
-            before = [p.needed_at for p in probes]
-            index_of = self._index_of
-            origins = (
-                list(map(index_of.get, map(id, working), repeat(-1))) if any(b is not None for b in before) else None
-            )
-            return list(judge_many(probes, working, origins, before))
+            # origins by the messages' ids: the judge keeps them per position from call to call
+            return list(judge_many(probes, working, None, [p.needed_at for p in probes], self._index_of))
         if hasattr(self.judge, "forget_except"):
             self.judge.forget_except(working)
         return [self.judge.judge(probe, self._without_echoes(probe, working)) for probe in probes]
@@ -125,8 +126,18 @@ class ProbeObserver:
     ) -> None:
         at = record["message_index"]
         accepted = bool(record.get("accepted", True))
+        layers = list(record["layers"])
+        # The line's pieces fixed for this checkpoint (a row's keys in the order of its dict below).
+        head = "{" + compact({"checkpoint": why, "call": record["call"], "message_index": at})[1:-1] + ", "
+        middle = ', "accepted": ' + ("true" if accepted else "false") + ', "trivial": '
+        after_age = ', "compactions": ' + compact(self.compactions) + ", "
+        after_score = ', "layers": ' + compact(layers) + ", "
+        lines, first_user = self._lines, self._first_user
         for probe, verdict in zip(probes, self._verdicts(probes, working, accepted)):
             age = bisect_left(calls, at) - bisect_right(calls, probe.message_index)
+            # kept by any strategy: in the system prompt or first user message, or within the
+            # last two rounds here (a probe is trivial when every one of its rows is)
+            trivial = probe.message_index <= first_user or age <= 1
             self.rows.append(
                 {
                     "checkpoint": why,
@@ -142,19 +153,58 @@ class ProbeObserver:
                     "needed_at": probe.needed_at,
                     "used_again": probe.needed_at is not None,  # why it matters: the agent uses it later
                     "accepted": accepted,
-                    # kept by any strategy: in the system prompt or first user message, or within the
-                    # last two rounds here (a probe is trivial when every one of its rows is)
-                    "trivial": probe.message_index <= self._first_user or age <= 1,
+                    "trivial": trivial,
                     "age_calls": age,
                     "compactions": self.compactions,
                     "status": verdict.status,
                     "judge": verdict.judge,
                     "score": verdict.score,
-                    "layers": list(record["layers"]),
+                    "layers": layers.copy(),
                     "evidence": verdict.evidence,
                     "answer": verdict.answer,
                     "others": verdict.others,
                 }
             )
+            known = self._verdict_text.get(id(verdict))
+            if known is None or known[0] is not verdict:
+                known = self._verdict_text[id(verdict)] = (verdict, *_verdict_pieces(verdict))
+            piece = self._probe_piece(probe)
+            flag = "true" if trivial else "false"
+            lines.append(
+                f'{head}{piece}{middle}{flag}, "age_calls": {age:d}{after_age}{known[1]}{after_score}{known[2]}}}\n'
+            )
         if probes and hasattr(self.judge, "check_controls"):  # known answers graded alongside (LLM judge)
             self.judge.check_controls(probes, {"call": record["call"], "why": why}, self.probes)
+
+    def _probe_piece(self, probe: Probe) -> str:
+        """A row's fields from ``probe`` to ``used_again``, as its line holds them."""
+        known = self._probe_text.get(id(probe))
+        if known is None or known[0] is not probe:
+            fields = {
+                "probe": probe.id,
+                "kind": probe.kind,
+                "label": probe.label or probe.kind,
+                "question": probe.question,
+                "gold": probe.answer,
+                "stated_at": probe.message_index,
+                "span": list(probe.span) if probe.span else None,
+                "needed_at": probe.needed_at,
+                "used_again": probe.needed_at is not None,
+            }
+            known = self._probe_text[id(probe)] = (probe, compact(fields)[1:-1])
+        return known[1]
+
+    def rows_text(self) -> str:
+        """``rows`` as retention.jsonl's lines: ``json.dumps(row, ensure_ascii=False)`` each, the
+        text ``results.store.jsonl_text(self.rows)`` gives for the rows as recorded (when rows
+        were added to ``rows`` from outside, they are encoded as they are)."""
+        if len(self._lines) != len(self.rows):
+            return "".join([compact(row) + "\n" for row in self.rows])
+        return "".join(self._lines)
+
+
+def _verdict_pieces(verdict: Verdict) -> tuple[str, str]:
+    """A row's fields from ``status`` to ``score``, and from ``evidence`` to ``others``."""
+    status = compact({"status": verdict.status, "judge": verdict.judge, "score": verdict.score})[1:-1]
+    rest = compact({"evidence": verdict.evidence, "answer": verdict.answer, "others": verdict.others})[1:-1]
+    return status, rest

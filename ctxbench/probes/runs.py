@@ -77,9 +77,18 @@ ASKS_MODULE = re.compile(
     r"""-c\s+["']\s*(?:import|from)\s+[\w.]+(?:\s+import\s+[\w., ]+)?\s*(?:;\s*print\([^)]*\)\s*)?["']"""
 )
 TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
+# A script that failed before it reached the code under test: a framework not set up (Django's settings, app
+# registry, an app label), a stand-in object the script made lacking what the code asks of it, no terminal.
+SETUP_ERROR = re.compile(
+    r"settings are not configured|doesn't declare an explicit app_label|(?:Apps|Models) aren't loaded yet|"
+    r"SECRET_KEY setting must not be empty|\b(?:Mock|Fake|Dummy|Stub)\w*'? object has no attribute|"
+    r"type object '(?:Mock|Fake|Dummy|Stub)\w*' has no attribute|No such device or address: '/dev/tty'"
+)
 CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
 # Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
-EXPLORATION_SCRIPT = re.compile(r"(?:^|[/_.-])(?:debug|explore|exploration|inspect|examine|investigate)\w*\.\w+$", re.I)
+EXPLORATION_SCRIPT = re.compile(
+    r"(?:^|[/_.-])(?:debug|explore|exploration|inspect|examine|investigate|analy[sz]\w*)\w*\.\w+$", re.I
+)
 PROJECT_FRAME = re.compile(r'^[ \t]*File "([^"]+)", line (\d+), in (\S+)', re.MULTILINE)
 # What follows a frame line that is no code it ran (the next frame, the markers, the error), or says no more than
 # the message (`raise FieldError(`).
@@ -113,6 +122,10 @@ CHECK_TITLE = re.compile(r"^(?:Test(?:ing)?|Case|Example|Scenario|Check)(?: case
 # Python's warnings module: "path.py:4: BytesWarning: ...", the code line indented below it.
 PY_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
+
+
+# One case's line: a quoted input and what came of it ("OK: 'user.1@x' -> ASCII: PASS", "'1e3' => 1000.0").
+CASE_RESULT = re.compile(r"""(?:'[^']*'|"[^"]*")\s*(?:->|=>|→)""")
 
 
 def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_line: bool = False) -> str | None:
@@ -179,11 +192,13 @@ def per_case(lines: list[str]) -> set[str]:
     }
 
 
-def changed_line(lines: list[str], other: list[str], task_words: set[str]) -> str | None:
+def changed_line(
+    lines: list[str], other: list[str], task_words: set[str], avoid: frozenset[str] = frozenset()
+) -> str | None:
     """The telling line of ``lines`` that ``other`` (the same script's output on the other side of
     the fix) does not print in its place, with the label line right above it when that one did not
     change ("PK: app.User.entity_ptr" above "PK auto_created: True"); of a long line, the words
-    around what changed. None when nothing changed."""
+    around what changed (not one of ``avoid``). None when nothing changed."""
     a, b = [ln.strip() for ln in lines[:400]], [ln.strip() for ln in other[:400]]
     changed: dict[int, str] = {}  # line -> what of it to quote
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -193,7 +208,7 @@ def changed_line(lines: list[str], other: list[str], task_words: set[str]) -> st
                 changed[i] = a[i] if len(a[i]) <= CHANGED_MAX else _around_change(a[i], paired)
     if not changed:
         return None
-    best = _value_line(list(changed.values()), task_words, set(), any_line=True)
+    best = _value_line(list(changed.values()), task_words, set(avoid), any_line=True)
     if best is None:
         return None
     at = next(i for i, quoted in changed.items() if clip(quoted, 160) == best)
@@ -217,6 +232,20 @@ def _around_change(line: str, other: str) -> str:
     lo = line.find(" ", lo) + 1 if lo > 0 and line.find(" ", lo) >= 0 else lo  # whole words only
     cut = line.rfind(" ", lo, hi) if hi < len(line) else hi
     return line[lo : cut if cut > lo else hi].strip()
+
+
+def _printed_if(script: str, line: str) -> bool:
+    """The script prints the line under a condition (an ``if``, ``else`` or ``except`` branch): a
+    finding ("❌ ISSUE: ..." when the check fails), not a title it prints every run."""
+    rows = script.splitlines()
+    for n, row in enumerate(rows):
+        if line not in row:
+            continue
+        indent = len(row) - len(row.lstrip())
+        for above in reversed(rows[:n]):
+            if above.strip() and len(above) - len(above.lstrip()) < indent:
+                return bool(re.match(r"\s*(?:if|elif|else|except)\b", above))
+    return False
 
 
 def suite_size(summary: str) -> int:
@@ -334,12 +363,21 @@ class RunReader:
             and not any(TIMED_OUT.search(e) for e in self._errs(a))  # a run cut off shows nothing yet
         ]
 
-        def failed_to_start(a: Action) -> bool:  # for the environment, or in the script's own code
+        def failed_to_start(a: Action) -> int:
+            """0: it ran; 1: it failed for the environment or in the script's own code, and the
+            agent never got past that (all a run could show); 2: it failed before reaching the code
+            for a reason the agent then mended (a framework not set up, the script itself)."""
             errs = self._errs(a)
-            return any(_environment_error(e) for e in errs) or bool(errs) and self._script_bug(a, errs[-1])
+            if not errs:
+                return 0
+            if self._shows_reported_error(a):
+                return 0
+            if any(SETUP_ERROR.search(e) for e in errs) or self._false_start(a, fix_at):
+                return 2
+            return int(any(_environment_error(e) for e in errs) or self._script_bug(a, errs[-1]))
 
         ranked = sorted(
-            runs,
+            (a for a in runs if failed_to_start(a) < 2),
             key=lambda a: (
                 not self._shows_reported_error(a),
                 failed_to_start(a),
@@ -354,20 +392,73 @@ class RunReader:
                 return a, line
         return None
 
+    def _false_start(self, a: Action, fix_at: int) -> bool:
+        """The run's error was gone when the agent ran the same script again before the fix: the
+        agent mended its script (the bug is still there, the fix comes later), so the error was
+        the script's, not the bug."""
+        name, last = self._run_name(a), self._errs(a)[-1]
+        return name not in (None, "-") and any(
+            a.message_index < b.message_index < fix_at
+            and self._run_name(b) == name
+            and self._out(b).lines
+            and re.sub(r"\d+", "N", last) not in {re.sub(r"\d+", "N", e) for e in self._errs(b)}
+            for b in self.shell
+        )
+
     def _telling_line(self, a: Action) -> str | None:
-        """What a reproduction printed that matters: its error, else the line the fix changed."""
+        """What a reproduction printed that matters: its error, else the line the fix changed, else
+        its telling line; of a script for looking around (analyze_x.py), its error only. Not a line
+        the script prints as written (a title, the agent's notes: `print("The issue is ...")`) nor
+        one of the code the agent had listed (a script printing source lines)."""
         out = self._out(a)
         if not out.lines:
             return None
-        later = self._rerun_after_fix(a)
         errs = self._errs(a)
-        return (
-            errs[-1]
-            if errs and not _environment_error(errs[-1])
-            else changed_line(out.lines, self._out(later).lines, self.task_words)
-            if later is not None
-            else None
-        ) or _value_line(out.lines, self.task_words, set())
+        if errs and not _environment_error(errs[-1]):
+            return errs[-1]
+        name = self._run_name(a) or ""
+        if EXPLORATION_SCRIPT.search(name):
+            return None
+        said = frozenset(
+            ln.strip() for ln in out.lines if len(ln.strip()) >= 12 and self._written_or_listed(a, ln.strip())
+        )
+        later = self._rerun_after_fix(a)
+        changed = changed_line(out.lines, self._out(later).lines, self.task_words, said) if later is not None else None
+        return changed or _value_line(out.lines, self.task_words, set(said))
+
+    def _written_or_listed(self, a: Action, line: str) -> bool:
+        """The line is in the script's own text (printed as written), or in what a look around
+        printed before the run (a line of the project's code)."""
+        text = self._script_text(a)
+        if line in text:
+            return not _printed_if(text, line)
+        return any(b.message_index < a.message_index and line in b.result for b in self._listings)
+
+    @cached_property
+    def _listings(self) -> list[Action]:
+        """The looks around: file views and read-only commands."""
+        return [b for b in self.actions if b.op == "read" or b.op == "shell" and is_read_only(b.command)]
+
+    def _script_text(self, a: Action) -> str:
+        """The text of the script a run runs, as the agent wrote it before the run: an inline
+        script's command, a heredoc's body, an editor's writes of the file."""
+        name = self._run_name(a)
+        if name == "-":
+            return a.command
+        if not name:
+            return ""
+        base = name.rsplit("/", 1)[-1]
+        parts = []
+        for b in self.actions:
+            if b.message_index > a.message_index:
+                break
+            if b.op == "shell" and "<<" in b.command:
+                for target, body in zip(shell_edits(b.command), heredoc_bodies(b.command), strict=False):
+                    if target.rsplit("/", 1)[-1] == base:
+                        parts.append(body)
+            elif b.op == "edit" and b.path and b.path.rsplit("/", 1)[-1] == base:
+                parts.append(b.new_text)
+        return "\n".join(parts)
 
     def reproduction(self) -> Iterator[Fact]:
         if self._reproduction is not None:
@@ -417,11 +508,11 @@ class RunReader:
         facts += before
         facts += self._rerun_fact()
         facts += [suite_facts[a.message_index] for a in [*widest[:1], *ranked[1:2]]]
-        facts += self._verification(exclude={f.message_index - 1 for f in facts})
+        facts += self._verification({f.message_index - 1 for f in facts}, {norm_words(f.answer) for f in facts})
         facts += self._failing(suites, summaries, fix)
         facts += self._suite_not_run(suites, summaries)
         facts += [suite_facts[a.message_index] for a in ranked[1:]]
-        facts += self._checks(exclude={f.message_index - 1 for f in facts})
+        facts += self._checks({f.message_index - 1 for f in facts}, {norm_words(f.answer) for f in facts})
         if not facts and fix >= 0:  # no suite, no verdict: what the last script run after the fix printed
             runs = [a for a in self._runs_after_fix() if not self._errs(a)]
             line = _value_line(self._out(runs[-1]).lines, self.task_words, set()) if runs else None
@@ -473,17 +564,21 @@ class RunReader:
         question = f"What did `{named(after.command)}` print after the change?"
         return [Fact("test_result", clip(line, 160), after.message_index + 1, question)]
 
-    def _best_verdict(self, lines: list[str]) -> str:
-        """The verdict line that names most of the task (what was fixed), then an "all passed" one."""
+    def _best_verdict(self, lines: list[str], said: set[str] | frozenset[str] = frozenset()) -> str:
+        """The verdict line that names most of the task (what was fixed), then an "all passed" one;
+        one that another fact does not say already (``said``: their words), where there is one
+        (two scripts' "All tests passed!" are one answer to two questions)."""
+        lines = [ln for ln in lines if norm_words(clip(ln, 160)) not in said] or lines
 
-        def rank(line: str) -> tuple[bool, int, bool]:
+        def rank(line: str) -> tuple[bool, bool, int, bool]:
             words = set(re.findall(r"\w+", line.lower()))
             overall = bool(VERDICT_WORD.search(line))
-            return overall, len(words & self.task_words), bool(re.search(r"\ball\b", line, re.I))
+            case = bool(CASE_RESULT.search(line))  # one input's result ("'a.b@c' -> ASCII: PASS"), not the run's
+            return overall, not case, len(words & self.task_words), bool(re.search(r"\ball\b", line, re.I))
 
         return max(reversed(lines), key=rank)
 
-    def _verification(self, exclude: set[int]) -> list[Fact]:
+    def _verification(self, exclude: set[int], said: set[str]) -> list[Fact]:
         """The verdict of the last run of the agent's own verification script after the fix."""
         runs = [a for a in self._runs_after_fix() if a.message_index not in exclude]
         for a in reversed(runs):
@@ -494,10 +589,11 @@ class RunReader:
             verdicts = [v for v in verdict_lines(out.lines) if v not in cases]
             if verdicts:
                 question = f"What did `{named(a.command)}` print after the change?"
-                return [Fact("test_result", clip(self._best_verdict(verdicts), 160), a.message_index + 1, question)]
+                verdict = clip(self._best_verdict(verdicts, said), 160)
+                return [Fact("test_result", verdict, a.message_index + 1, question)]
         return []
 
-    def _checks(self, exclude: set[int]) -> list[Fact]:
+    def _checks(self, exclude: set[int], said: set[str]) -> list[Fact]:
         """What each other script of the agent's printed when last run after the fix, latest first:
         its verdict, else its telling line (edge cases checked by scripts that state no verdict);
         not the reproduction's reruns, scripts for looking around, or runs that raised an error."""
@@ -507,7 +603,8 @@ class RunReader:
             name = self._run_name(a)
             if name and name not in ("-", repro) and not EXPLORATION_SCRIPT.search(name):
                 last[name] = a
-        out = []
+        out: list[Fact] = []
+        said = set(said)
         for a in sorted(last.values(), key=lambda a: -a.message_index):
             printed = self._out(a)
             if a.message_index in exclude or self._errs(a) or not printed.lines:
@@ -516,7 +613,7 @@ class RunReader:
             cases = per_case(printed.lines)
             verdicts = [] if failed else [v for v in verdict_lines(printed.lines) if v not in cases]
             line = (
-                self._best_verdict(verdicts)
+                self._best_verdict(verdicts, said)
                 if verdicts
                 else _value_line(printed.lines, self.task_words, cases)
                 if len(printed.lines) <= 3
@@ -525,6 +622,7 @@ class RunReader:
             if line:
                 question = f"What did `{named(a.command)}` print after the change?"
                 out.append(Fact("test_result", clip(line, 160), a.message_index + 1, question))
+                said.add(norm_words(clip(line, 160)))
                 if not verdicts:
                     self.values_only.add(question)
         return out
@@ -544,10 +642,12 @@ class RunReader:
         return out
 
     def _suite_not_run(self, suites: list[Action], summaries: dict[int, str | None]) -> list[Fact]:
-        """The last suite run that could not start (an error, no summary) when none ran after it:
-        why the agent verified otherwise."""
-        ran = [i for i, s in summaries.items() if s]
-        for a in reversed(suites):
+        """The last run of the project's suite (a test runner's command) that could not start (an
+        error, no summary) when no runner ran after it: why the agent verified otherwise, by its
+        own scripts (a script of its own running unittest is no run of the project's suite)."""
+        runners = [a for a in suites if runs_tests(a.command)]
+        ran = [a.message_index for a in runners if summaries[a.message_index]]
+        for a in reversed(runners):
             errs = self._errs(a)
             if summaries[a.message_index] or not errs:
                 continue

@@ -170,6 +170,15 @@ NOT_A_CAUSE = re.compile(
     r"\b(?:issue|problem|bug|error)s? (?:is |are )?(?:still|persists?)\b",
     re.IGNORECASE,
 )
+# A decision not to do something, the agent's own ("we shouldn't change existing behavior", "So we don't need
+# to change the type hints", "no need to modify the tests"); not a claim about code ("This shouldn't change").
+NOT_DOING = (
+    r"\b(?:(?:we|i) (?:do ?n[o']t need to|should ?n[o']t|should not|wo ?n[o']t|will not|must not|need not|"
+    r"do ?n[o']t want to)|no need to) (?:also )?(?:change|modify|touch|break|alter|fix|update|remove|add|"
+    r"handle|edit|rewrite)\b"
+)
+# The reason first, then what the agent will do ("Since I need to test my fix, I should include it in the patch").
+WHY_FIRST = r"^(?:since|because|given that)\b[^.!?]{5,160},\s*(?:i|we) (?:should|will|'ll|need to|must|have to)\b"
 # A decision is the agent's: a modal, a plan or a choice word ("I should ... instead of"), not a result
 # ("returns `0.0` instead of `nan`").
 # The nouns "fix", "solution", "approach" after a determiner ("with the fix, `f` returns ...") say when
@@ -177,16 +186,20 @@ NOT_A_CAUSE = re.compile(
 INTENT = re.compile(
     r"\b(?:let'?s|let me|should|will|'ll|shall|better|best|prefer\w*|decid\w*|choos\w*|chose|go(?:ing)? with|"
     r"stick|plan|safer|simplest|cleanest|(?:fix|solution|approach) (?:is|should be|would be|will be) to|"
-    r"(?<!\bthe )(?<!\bthis )(?<!\bthat )(?<!\bmy )(?<!\bour )(?<!\bits )(?:approach|fix|solution))\b",
+    r"(?<!\bthe )(?<!\bthis )(?<!\bthat )(?<!\bmy )(?<!\bour )(?<!\bits )(?:approach|fix|solution))\b|"
+    + NOT_DOING
+    + "|"
+    + WHY_FIRST,
     re.IGNORECASE,
 )
 # A question the agent asks itself, a guess ("Should I ...?", "Maybe we should revert ..."), a
 # deliberation ("let me think about whether ..."), or the task's words reported ("The PR says the fix is
 # to ...", "the user also mentions ..."): nothing the agent decided.
 UNDECIDED = re.compile(
-    r"\b(?:maybe|perhaps|possibly|might|i wonder|think(?:ing)? about|whether)\b|\?\s*$|"
+    r"\b(?:maybe|perhaps|possibly|probably|might|i wonder|think(?:ing)? about|whether)\b|\?\s*$|"
     r"\b(?:pr|issue|task|ticket|user|description|report|docs?|documentation)(?: description)?,? (?:also )?"
-    r"(?:says|said|mentions|mentioned|suggests|suggested|states|asks|wants)\b|^it says\b|" + TO_CHECK,
+    r"(?:says|said|mentions|mentioned|suggests|suggested|states|asks|wants)\b|^it says\b|"
+    r"\baccording to the (?:pr|issue|task|ticket|description)\b|" + TO_CHECK,
     re.IGNORECASE,
 )
 # How many of its own decisions an agent working alone is asked: past the best two, they restate
@@ -199,8 +212,21 @@ DECISION = re.compile(
     r"\b(?:the (?:best|correct|right|simplest|cleanest|proper|minimal|safest|better) (?:fix|approach|solution|way)|"
     r"the (?:fix|solution) (?:is|should be|would be|will be) to|instead of|rather than|i(?:'ll| will) go with|"
     r"i(?:'ve| have)? decided|(?:is|gets?|getting) too (?:complex|complicated|risky|broad)|stick with|"
-    r"(?:should|will|'ll) (?:not|avoid|keep)\b[^.]*\bbecause|(?:abandon|revert|undo)\w*)\b",
+    r"(?:should|will|'ll) (?:not|avoid|keep)\b[^.]*\bbecause|(?:abandon|revert|undo)\w*|"
+    # the better way named ("a better approach is", "option 1 is the cleanest", "This is more targeted and safer")
+    r"(?:the|a) (?:better|cleaner|safer|simpler|more robust) (?:fix|approach|solution|way|option) (?:is|would be)|"
+    r"(?:this|that|it) (?:is|would be|seems) (?:much |also )?"
+    r"(?:safer|cleaner|simpler|more (?:targeted|robust|general))|"
+    # what it will do instead, as its own plan ("So we should catch inference errors and raise X instead.")
+    r"(?:should|must|need to)\b[^.!?]*\binstead(?=\s*[.!:]*$))\b|" + NOT_DOING + "|" + WHY_FIRST,
     re.IGNORECASE,
+)
+# The way chosen, said in full before the code that carries it out ("The simplest fix is to use `np.where` to
+# handle GHI = 0:"): a decision though it leads in to code.
+CHOSEN_WAY = re.compile(r"\b(?:fix|approach|solution|way) (?:is|would be|will be) to \w+ \S+ \w+", re.I)
+# The agent judging its own fix after making it ("Our fix for `X` is the right fix", "my change should work").
+JUDGED = re.compile(
+    r"\b(?:our|my|the|this) (?:fix|change|patch|implementation|solution|approach)(?:es|s)?\b(?! is to\b)", re.I
 )
 # A choice between two ways: the decisions an engineer must not re-litigate.
 CHOICE = re.compile(
@@ -283,7 +309,7 @@ class StatementReader:
                 continue
             if label == "root_cause" and NOT_A_CAUSE.search(sentence):
                 continue
-            if sentence.rstrip().endswith(":"):
+            if sentence.rstrip().endswith(":") and not (label == "decision" and CHOSEN_WAY.search(sentence)):
                 continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
             sentence = _with_neighbour(text, sentence)
             if label == "root_cause" and (AS_WANTED.search(sentence) or OWN_WORK.search(sentence)):
@@ -466,18 +492,44 @@ class StatementReader:
     def decisions(self) -> Iterator[Fact]:
         """Choices between two ways first (later ones first: they override), then the rest."""
         last = self.last_fix if self.last_fix is not None else len(self.messages)
-        # a decision restated when carried out may come many messages later: compared over the whole run
-        stated = (f for f in self.statements("decision", DECISION, needs_code=False) if f.message_index <= last)
+        # a decision restated when carried out may come many messages later: compared over the whole run;
+        # after the last fix, what is decided about the tests or the patch, not the fix judged ("Our fix is right")
+        stated = (
+            f
+            for f in self.statements("decision", DECISION, needs_code=False)
+            if f.message_index <= last or not JUDGED.search(f.answer)
+        )
         facts = _distinct(stated, window=None)
         facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
-        yield from facts[:AGENT_DECISIONS]
+        for fact in facts[:AGENT_DECISIONS]:
+            yield self._asked_about(fact)
+
+    def _asked_about(self, fact: Fact) -> Fact:
+        """The decision asked about the code it names (the code the fix touches first), so that of a
+        run's several decisions the question has one answer: "What did the agent decide about `x`?"."""
+        quoted = [q for q in re.findall(r"`([^`\n]{2,60})`", fact.answer) if _names(q)]
+        if not quoted:
+            return fact
+        about = next((q for q in quoted if _code_names(q) & self.fix_names), quoted[0])
+        return Fact(fact.label, fact.answer, fact.message_index, f"What did the agent decide about `{about}`, and why?")
 
 
 # What a user chose or asked for after the task (tau-bench style conversations).
+# Customers type a curly apostrophe as often as a straight one ("I’d like to go with Option 1").
 USER_CHOICE = re.compile(
-    r"\b(?:i'?ll (?:go with|take|use|pay with)|i'?d (?:like|prefer)|i (?:want|choose|prefer)|let'?s go with|"
-    r"let'?s (?:proceed|go ahead) with|(?:please )?use my|"
+    r"\b(?:i['’]?ll (?:go with|take|use|pay with)|i['’]?d (?:like|prefer)|i (?:want|choose|prefer)|let['’]?s go with|"
+    r"let['’]?s (?:proceed|go ahead) with|(?:please )?use my|"
+    # a request that is a choice ("Could you please use Gift Card 6276644", "Yes, please use the credit card ...")
+    r"(?:could|can|would) you (?:please )?(?:use|apply|charge|upgrade|downgrade|book|cancel)|"
+    r"(?:please|yes,? please) (?:use|apply|charge)|"
     r"(?:yes|ok(?:ay)?),? (?:please )?(?:proceed|go ahead|do it|book|cancel|change|downgrade|upgrade))\b",
+    re.IGNORECASE,
+)
+# What a customer's choice names in words: a way to pay, a cabin, a kind of flight ("I'll use the credit card
+# on file", "use any certificates first, then any gift cards", "proceed with upgrading to economy class").
+CHOSEN_OBJECT = re.compile(
+    r"\b(?:gift ?cards?|certificates?|credit ?cards?|master ?card|visa|paypal|economy|business class|first class|"
+    r"checked bags?|travel insurance|cheapest|fastest|shortest|earliest|nonstop|non-stop|direct flight|one-stop)\b",
     re.IGNORECASE,
 )
 
@@ -517,7 +569,7 @@ def later_requests(messages: list[Message], first_user: int | None) -> Iterator[
 def _specific(choice: str) -> bool:
     """A choice that names what: an ID or a number, or an action on an object ("downgrade all of them
     to economy class"), not a bare "yes, go ahead" nor one on only "a few of them"."""
-    if re.search(r"[A-Z0-9]{3,}|\d", choice):
+    if re.search(r"[A-Z0-9]{3,}|\d", choice) or CHOSEN_OBJECT.search(choice):
         return True
     action = ACTION_ON.search(choice)
     if action is None or len(choice.split()) < 6:
