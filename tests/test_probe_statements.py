@@ -913,9 +913,9 @@ def test_a_choice_needs_an_object_and_a_payment_chosen_is_one():
     assert got == [5], _decisions(messages)
 
 
-def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_two_decisions():
+def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_three_decisions():
     """A conversation's decisions are the agent's rulings and the person's choices, asked by turns (a run
-    of choices does not crowd out every ruling); an agent working alone is asked its best two."""
+    of choices does not crowd out every ruling); an agent working alone is asked its best three."""
     messages = [
         Message("system", TAU_POLICY),
         Message("user", "I want to change my flight to the cheapest business round trip."),
@@ -938,11 +938,13 @@ def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_two_dec
         Message("user", "ok"),
         Message("assistant", "I'll keep the `tau_0` term instead of recomputing it, because it is already right."),
         Message("user", "ok"),
+        Message("assistant", "The simplest fix is to divide only where `b` is not zero, since `b == 0` gives nan."),
+        Message("user", "ok"),
         _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.divide(a, b, where=b != 0)"),
         Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
         Message("assistant", "Done."),
     ]
-    assert len(_decisions(coding)) == 2, _decisions(coding)
+    assert len(_decisions(coding)) == 3, _decisions(coding)
 
 
 def test_what_the_agent_offers_instead_after_a_failed_call_is_a_decision():

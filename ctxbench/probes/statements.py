@@ -202,10 +202,10 @@ UNDECIDED = re.compile(
     r"\baccording to the (?:pr|issue|task|ticket|description)\b|" + TO_CHECK,
     re.IGNORECASE,
 )
-# How many of its own decisions an agent working alone is asked: past the best two, they restate
-# them or are approaches it dropped (measured on the gold set); a conversation's rulings and a
+# How many of its own decisions an agent working alone is asked: a third is often the way the fix goes,
+# said before the choices and decisions not to act that rank first; a conversation's rulings and a
 # person's choices are asked beside them.
-AGENT_DECISIONS = 2
+AGENT_DECISIONS = 3
 # Tactical steps are no decisions: installing, retrying a tool, fixing a typo, navigating.
 TACTICAL = re.compile(r"\b(?:install|pip|apt|typo|retry|view command|navigate|scroll|open the file|look at)\b", re.I)
 DECISION = re.compile(
