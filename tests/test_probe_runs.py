@@ -924,3 +924,49 @@ def test_a_script_for_looking_around_reproduces_with_its_error_only():
         Message("assistant", "Done."),
     ]
     assert _facts(messages, "reproduction") == []
+
+
+def test_a_tox_run_reports_its_environments_result_where_its_tests_print_no_counts():
+    tox4 = "py39: install_deps> pip install\n  py39: OK (12.34=setup[5.67]+cmd[6.67] seconds)\n  congratulations :)"
+    assert suite_summary(tox4) == "py39: OK (12.34=setup[5.67]+cmd[6.67] seconds)"
+    assert suite_summary("  py311: FAIL code 1 (3.21=setup[2.10]+cmd[1.11] seconds)\n  evaluation failed :(") == (
+        "py311: FAIL code 1 (3.21=setup[2.10]+cmd[1.11] seconds)"
+    )
+    # tox 3: a failed environment is the verdict, whichever one passed after it
+    tox3 = "ERROR:   py39: commands failed\n  py310: commands succeeded\n"
+    assert suite_summary(tox3) == "ERROR: py39: commands failed"
+    # the tests' own counts say more than tox's line
+    assert suite_summary("===== 3 passed in 0.10s =====\n  py39: OK (1.0=setup[0.5]+cmd[0.5] seconds)") == (
+        "3 passed in 0.10s"
+    )
+
+
+def test_the_projects_suite_that_never_ran_is_a_result_though_the_agents_own_unittest_script_ran():
+    settings = "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be empty."
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "cd /testbed && python -m django test auth_tests.test_validators"),
+        _out("b", f'Traceback (most recent call last):\n  File "/testbed/django/conf/__init__.py"\n{settings}', 1),
+        _bash("c", "python run_existing_tests.py"),
+        _out("c", "..\n" + "-" * 70 + "\nRan 2 tests in 0.001s\n\nOK"),
+        Message("assistant", "Done."),
+    ]
+    results = _facts(messages, "test_result")
+    assert ("Ran 2 tests in 0.001s OK", "What did `python run_existing_tests.py` report after the change?") in results
+    assert (settings, "What did `cd /testbed && python -m django test auth_tests.test_validators` report?") in results
+    # once the project's runner ran after it, its failure to start was superseded
+    ran = [*messages[:-1], _bash("d", "python -m pytest tests/"), _out("d", "== 5 passed in 0.2s =="), messages[-1]]
+    assert settings not in [a for a, _ in _facts(ran, "test_result")]
+
+
+def test_a_verification_states_the_runs_verdict_not_one_cases_line():
+    printed = (
+        "OK:   'empty header' -> parse raises HeaderError: PASS\n"  # one case, naming the task
+        "OK:   'a\\nb'          -> parse header: FAIL (rejected, as it should be)\n"
+        "✓ All tests passed! The fix works correctly."
+    )
+    messages = [Message("user", TASK), *_edit("a"), _bash("b", "python verify.py"), _out("b", printed)]
+    assert ("✓ All tests passed! The fix works correctly.", "What did `python verify.py` print after the change?") in (
+        _facts(messages, "test_result")
+    )

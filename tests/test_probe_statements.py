@@ -461,6 +461,29 @@ def test_a_decision_not_to_do_something_and_one_said_after_the_fix_are_decisions
     assert [a for _, a in _decisions([messages[0], Message("assistant", plan), *messages[2:6]])] == [plan]
 
 
+def test_a_decision_is_asked_about_the_code_it_names_that_the_fix_touches():
+    """Of a run's decisions, the question names the code each is about (the code the fix changes
+    first, not the way rejected), so one answer is right; one naming no code keeps the plain question."""
+    messages = [
+        Message("user", "<pr_description>\nDateTime format option ignored in List fields\n</pr_description>"),
+        Message("assistant", "I will make `DateTime` read `self.root.opts` instead of `schema.opts`."),
+        Message("user", "ok"),
+        _edit("e", "/r/fields.py", "schema.opts.datetimeformat", "self.root.opts.datetimeformat"),
+        Message("tool", "The file /r/fields.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Rather than rewriting the test suite, I will add one new test case."),
+        Message("user", "ok"),
+        _edit("f", "/r/fields.py", "return value", "return value  # kept"),
+        Message("tool", "The file /r/fields.py has been edited.", tool_call_id="f"),
+        Message("assistant", "The fix is complete: `DateTime` inside `List` now reads the schema's format."),
+    ]
+    probes = [p for p in extract_probes(Transcript("t", messages)) if p.label == "decision"]
+    asked = {p.message_index: p.question for p in probes}
+    assert asked == {
+        1: "What did the agent decide about `self.root.opts`, and why?",
+        5: "What did the agent decide, and why?",
+    }, asked
+
+
 TAU_POLICY = "# Airline Agent Policy\nYou can help users book, modify, or cancel flight reservations."
 
 
@@ -476,6 +499,27 @@ def test_a_customer_confirming_a_concrete_action_is_a_choice():
         Message("user", "Thanks! ###STOP###"),
     ]
     assert (3, "Yes, please downgrade all of them to economy class.") in _decisions(messages)
+
+
+def test_a_customers_choice_with_a_curly_apostrophe_a_request_or_a_way_to_pay_is_a_choice():
+    """Customers type "I’d" as often as "I'd"; "Could you please use Gift Card 6276644" chooses by asking;
+    "I'll use the credit card on file" names no ID but a way to pay. A bare "Yes, go ahead." chooses nothing."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Hi, I want to change my flight to Newark to a later one."),
+        Message("assistant", "Here are two options: 1. HAT004 at 14:00 2. HAT110 at 16:30. Which one would you like?"),
+        Message("user", "I’d like to go with Option 1 for EWR, please."),
+        Message("assistant", "The total is $122. How would you like to pay?"),
+        Message("user", "Could you please use Gift Card 6276644 and then the rest on my card?"),
+        Message("assistant", "The gift card balance is not enough. Would you like another payment method?"),
+        Message("user", "I'll use the credit card on file for the payment."),
+        Message("assistant", "Shall I proceed with the change?"),
+        Message("user", "Yes, go ahead."),
+        Message("assistant", "Your flight is changed to HAT004."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    chosen = {at for at, _ in _decisions(messages)}
+    assert {3, 5, 7} <= chosen and 9 not in chosen, _decisions(messages)
 
 
 def test_a_refusal_with_its_reason_is_a_decision():
@@ -869,9 +913,9 @@ def test_a_choice_needs_an_object_and_a_payment_chosen_is_one():
     assert got == [5], _decisions(messages)
 
 
-def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_two_decisions():
+def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_three_decisions():
     """A conversation's decisions are the agent's rulings and the person's choices, asked by turns (a run
-    of choices does not crowd out every ruling); an agent working alone is asked its best two."""
+    of choices does not crowd out every ruling); an agent working alone is asked its best three."""
     messages = [
         Message("system", TAU_POLICY),
         Message("user", "I want to change my flight to the cheapest business round trip."),
@@ -894,11 +938,13 @@ def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_two_dec
         Message("user", "ok"),
         Message("assistant", "I'll keep the `tau_0` term instead of recomputing it, because it is already right."),
         Message("user", "ok"),
+        Message("assistant", "The simplest fix is to divide only where `b` is not zero, since `b == 0` gives nan."),
+        Message("user", "ok"),
         _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.divide(a, b, where=b != 0)"),
         Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
         Message("assistant", "Done."),
     ]
-    assert len(_decisions(coding)) == 2, _decisions(coding)
+    assert len(_decisions(coding)) == 3, _decisions(coding)
 
 
 def test_what_the_agent_offers_instead_after_a_failed_call_is_a_decision():

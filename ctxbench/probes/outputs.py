@@ -303,9 +303,20 @@ def suite_summary(text: str) -> str | None:
     return summary
 
 
+# tox's per-environment result (tox 4: "py39: OK (12.34=setup[5.67]+cmd[6.67] seconds)", "py39: FAIL code 1 (...)";
+# tox 3: "py39: commands succeeded", "ERROR:   py39: commands failed"): a verdict only where the tests it ran
+# printed no counts of their own.
+TOX_RESULT = re.compile(
+    r"^[ \t]*(?:ERROR:[ \t]+)?[\w.-]+: (?:OK \([\d.]+=setup\[[\d.]+\]\+cmd\[[\d.]+\][^)\n]*\)|FAIL code \d+ \([^)\n]*\)"
+    r"|commands succeeded|commands failed|InvocationError\b.*)[ \t]*$",
+    re.MULTILINE,
+)
+
+
 def _summary_line(text: str) -> str | None:
     """The suite's result line: pytest's counts, unittest's "Ran N tests ... OK/FAILED (...)",
-    cargo/go/jest/mocha/vitest/rspec/phpunit/ctest/maven summaries. The last one printed wins (a re-run's)."""
+    cargo/go/jest/mocha/vitest/rspec/phpunit/ctest/maven summaries. The last one printed wins (a re-run's);
+    tox's environment result where the run printed none of those."""
     found: list[tuple[int, str]] = []
     for m in PYTEST_SUMMARY.finditer(text):
         found.append((m.start(), m.group(1).strip().rstrip(",")))
@@ -315,7 +326,11 @@ def _summary_line(text: str) -> str | None:
         found.append((m.start(), m.group(0).strip()))
     for m in OTHER_SUMMARY.finditer(text):
         found.append((m.start(), " ".join(m.group(1).split())))
-    return max(found)[1] if found else None
+    if not found:  # of tox's environments, one that failed (the others passing do not undo it)
+        tox = [" ".join(m.group(0).split()) for m in TOX_RESULT.finditer(text)]
+        failed = [line for line in tox if re.search(r"\bFAIL|failed|ERROR|InvocationError", line)]
+        return (failed or tox)[-1] if tox else None
+    return max(found)[1]
 
 
 def failing_tests(text: str) -> list[str]:

@@ -202,10 +202,10 @@ UNDECIDED = re.compile(
     r"\baccording to the (?:pr|issue|task|ticket|description)\b|" + TO_CHECK,
     re.IGNORECASE,
 )
-# How many of its own decisions an agent working alone is asked: past the best two, they restate
-# them or are approaches it dropped (measured on the gold set); a conversation's rulings and a
+# How many of its own decisions an agent working alone is asked: a third is often the way the fix goes,
+# said before the choices and decisions not to act that rank first; a conversation's rulings and a
 # person's choices are asked beside them.
-AGENT_DECISIONS = 2
+AGENT_DECISIONS = 3
 # Tactical steps are no decisions: installing, retrying a tool, fixing a typo, navigating.
 TACTICAL = re.compile(r"\b(?:install|pip|apt|typo|retry|view command|navigate|scroll|open the file|look at)\b", re.I)
 DECISION = re.compile(
@@ -501,14 +501,35 @@ class StatementReader:
         )
         facts = _distinct(stated, window=None)
         facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
-        yield from facts[:AGENT_DECISIONS]
+        for fact in facts[:AGENT_DECISIONS]:
+            yield self._asked_about(fact)
+
+    def _asked_about(self, fact: Fact) -> Fact:
+        """The decision asked about the code it names (the code the fix touches first), so that of a
+        run's several decisions the question has one answer: "What did the agent decide about `x`?"."""
+        quoted = [q for q in re.findall(r"`([^`\n]{2,60})`", fact.answer) if _names(q)]
+        if not quoted:
+            return fact
+        about = next((q for q in quoted if _code_names(q) & self.fix_names), quoted[0])
+        return Fact(fact.label, fact.answer, fact.message_index, f"What did the agent decide about `{about}`, and why?")
 
 
 # What a user chose or asked for after the task (tau-bench style conversations).
+# Customers type a curly apostrophe as often as a straight one ("I’d like to go with Option 1").
 USER_CHOICE = re.compile(
-    r"\b(?:i'?ll (?:go with|take|use|pay with)|i'?d (?:like|prefer)|i (?:want|choose|prefer)|let'?s go with|"
-    r"let'?s (?:proceed|go ahead) with|(?:please )?use my|"
+    r"\b(?:i['’]?ll (?:go with|take|use|pay with)|i['’]?d (?:like|prefer)|i (?:want|choose|prefer)|let['’]?s go with|"
+    r"let['’]?s (?:proceed|go ahead) with|(?:please )?use my|"
+    # a request that is a choice ("Could you please use Gift Card 6276644", "Yes, please use the credit card ...")
+    r"(?:could|can|would) you (?:please )?(?:use|apply|charge|upgrade|downgrade|book|cancel)|"
+    r"(?:please|yes,? please) (?:use|apply|charge)|"
     r"(?:yes|ok(?:ay)?),? (?:please )?(?:proceed|go ahead|do it|book|cancel|change|downgrade|upgrade))\b",
+    re.IGNORECASE,
+)
+# What a customer's choice names in words: a way to pay, a cabin, a kind of flight ("I'll use the credit card
+# on file", "use any certificates first, then any gift cards", "proceed with upgrading to economy class").
+CHOSEN_OBJECT = re.compile(
+    r"\b(?:gift ?cards?|certificates?|credit ?cards?|master ?card|visa|paypal|economy|business class|first class|"
+    r"checked bags?|travel insurance|cheapest|fastest|shortest|earliest|nonstop|non-stop|direct flight|one-stop)\b",
     re.IGNORECASE,
 )
 
@@ -548,7 +569,7 @@ def later_requests(messages: list[Message], first_user: int | None) -> Iterator[
 def _specific(choice: str) -> bool:
     """A choice that names what: an ID or a number, or an action on an object ("downgrade all of them
     to economy class"), not a bare "yes, go ahead" nor one on only "a few of them"."""
-    if re.search(r"[A-Z0-9]{3,}|\d", choice):
+    if re.search(r"[A-Z0-9]{3,}|\d", choice) or CHOSEN_OBJECT.search(choice):
         return True
     action = ACTION_ON.search(choice)
     if action is None or len(choice.split()) < 6:
