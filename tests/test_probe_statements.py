@@ -520,6 +520,9 @@ def test_a_customers_choice_with_a_curly_apostrophe_a_request_or_a_way_to_pay_is
     ]
     chosen = {at for at, _ in _decisions(messages)}
     assert {3, 5, 7} <= chosen and 9 not in chosen, _decisions(messages)
+    # each choice asked in the context of the agent's question it answers
+    asked = _questions(messages)
+    assert asked[5] == 'The agent asked: "How would you like to pay?" What did the user choose or ask for?', asked
 
 
 def test_a_refusal_with_its_reason_is_a_decision():
