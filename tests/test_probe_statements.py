@@ -520,6 +520,9 @@ def test_a_customers_choice_with_a_curly_apostrophe_a_request_or_a_way_to_pay_is
     ]
     chosen = {at for at, _ in _decisions(messages)}
     assert {3, 5, 7} <= chosen and 9 not in chosen, _decisions(messages)
+    # each choice asked in the context of the agent's question it answers
+    asked = _questions(messages)
+    assert asked[5] == 'The agent asked: "How would you like to pay?" What did the user choose or ask for?', asked
 
 
 def test_a_refusal_with_its_reason_is_a_decision():
@@ -913,9 +916,9 @@ def test_a_choice_needs_an_object_and_a_payment_chosen_is_one():
     assert got == [5], _decisions(messages)
 
 
-def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_two_decisions():
+def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_three_decisions():
     """A conversation's decisions are the agent's rulings and the person's choices, asked by turns (a run
-    of choices does not crowd out every ruling); an agent working alone is asked its best two."""
+    of choices does not crowd out every ruling); an agent working alone is asked its best three."""
     messages = [
         Message("system", TAU_POLICY),
         Message("user", "I want to change my flight to the cheapest business round trip."),
@@ -938,11 +941,13 @@ def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_two_dec
         Message("user", "ok"),
         Message("assistant", "I'll keep the `tau_0` term instead of recomputing it, because it is already right."),
         Message("user", "ok"),
+        Message("assistant", "The simplest fix is to divide only where `b` is not zero, since `b == 0` gives nan."),
+        Message("user", "ok"),
         _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.divide(a, b, where=b != 0)"),
         Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
         Message("assistant", "Done."),
     ]
-    assert len(_decisions(coding)) == 2, _decisions(coding)
+    assert len(_decisions(coding)) == 3, _decisions(coding)
 
 
 def test_what_the_agent_offers_instead_after_a_failed_call_is_a_decision():

@@ -202,10 +202,10 @@ UNDECIDED = re.compile(
     r"\baccording to the (?:pr|issue|task|ticket|description)\b|" + TO_CHECK,
     re.IGNORECASE,
 )
-# How many of its own decisions an agent working alone is asked: past the best two, they restate
-# them or are approaches it dropped (measured on the gold set); a conversation's rulings and a
+# How many of its own decisions an agent working alone is asked: a third is often the way the fix goes,
+# said before the choices and decisions not to act that rank first; a conversation's rulings and a
 # person's choices are asked beside them.
-AGENT_DECISIONS = 2
+AGENT_DECISIONS = 3
 # Tactical steps are no decisions: installing, retrying a tool, fixing a typo, navigating.
 TACTICAL = re.compile(r"\b(?:install|pip|apt|typo|retry|view command|navigate|scroll|open the file|look at)\b", re.I)
 DECISION = re.compile(
@@ -540,9 +540,25 @@ def user_choices(messages: list[Message], first_user: int | None) -> Iterator[Fa
     for i, m in enumerate(messages):
         if m.role != "user" or i == first_user or m.tool_call_id or "<returncode>" in m.content:
             continue
+        asked = _asked_before(messages, i)
+        question = (
+            f'The agent asked: "{asked}" What did the user choose or ask for?'
+            if asked
+            else "What did the user choose or ask for at this point?"
+        )
         for sentence in sentences_of(m.content):
             if 15 <= len(sentence) <= 200 and USER_CHOICE.search(sentence) and _specific(sentence):
-                yield Fact("decision", sentence, i, "What did the user choose or ask for at this point?")
+                yield Fact("decision", sentence, i, question)
+
+
+def _asked_before(messages: list[Message], at: int) -> str | None:
+    """The question the agent's reply right before a person's turn ends on ("How would you like to
+    pay?"): the context that makes the person's choice the one answer; short ones only."""
+    before = messages[at - 1] if at > 0 else None
+    if before is None or before.role != "assistant" or before.tool_calls:
+        return None
+    said = [x for x in sentences_of(before.content) if x.endswith("?")]
+    return said[-1] if said and len(said[-1]) <= 120 else None
 
 
 # A request added to the first ("Also, could you upgrade ...", "I'd also like to add a bag"): a task of its own.
