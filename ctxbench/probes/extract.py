@@ -20,8 +20,9 @@ from typing import Any
 
 from ctxbench.probes.actions import Action, agent_actions, call_arguments, observation_indices, probe_text
 from ctxbench.probes.boilerplate import FRAMEWORK_MESSAGE, Boilerplate, is_framework_message, sentences
+from ctxbench.probes.conversation import conversation_decisions, later_requests
 from ctxbench.probes.delimited import closing_tag, cut, first_body
-from ctxbench.probes.statements import conversation_decisions, final_report, later_requests
+from ctxbench.probes.statements import final_report
 from ctxbench.probes.work import Fact, WorkReader, api_facts, listed_ids
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
 from ctxbench.transcripts.tool_schemas import tool_schemas
