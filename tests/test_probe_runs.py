@@ -970,3 +970,58 @@ def test_a_verification_states_the_runs_verdict_not_one_cases_line():
     assert ("✓ All tests passed! The fix works correctly.", "What did `python verify.py` print after the change?") in (
         _facts(messages, "test_result")
     )
+
+
+HDR_DIFF = (
+    "diff --git a/src/hdr.py b/src/hdr.py\n--- a/src/hdr.py\n+++ b/src/hdr.py\n@@ -3,3 +3,3 @@ def parse(h):\n"
+    "-        return None\n+        raise HeaderError\n"
+)
+
+
+def test_a_script_that_reads_the_projects_code_reproduces_nothing_by_what_it_prints():
+    # it prints the code it read (or the agent's reading of it), not what the code does
+    reads = "src = open('src/hdr.py').read()\nprint(f'parse() returns None at line 12: {src[:10]}')"
+
+    def run(body: str, printed: str) -> list[Message]:
+        return [
+            Message("user", TASK),
+            _bash("a", f"cat > find_parse.py << 'EOF'\n{body}\nEOF"),
+            _out("a", ""),
+            _bash("b", "python find_parse.py"),
+            _out("b", printed),
+            *_edit("c"),
+            _bash("d", "git diff"),
+            _out("d", HDR_DIFF),
+        ]
+
+    assert _facts(run(reads, "parse() returns None at line 12: return None"), "reproduction") == []
+    calls = "from hdr import parse\nprint(f'parse() returned {parse(b\"\")}')"
+    assert _facts(run(calls, "parse() returned None"), "reproduction") == [
+        ("parse() returned None", "What did `python find_parse.py` print before the fix?")
+    ]
+
+
+def test_a_run_the_environment_stopped_is_quoted_by_its_error_and_a_mended_one_gives_way():
+    # the first run died on a missing module; once installed, the same script raised the task's error
+    missing = (
+        'Traceback (most recent call last):\n  File "/testbed/repro.py", line 1, in <module>\n'
+        "    from hdr import parse\n"
+        '  File "/testbed/src/hdr.py", line 2, in <module>\n'
+        "    import pytz\nModuleNotFoundError: No module named 'pytz'"
+    )
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python repro.py"),
+        _out("a", missing, 1),
+        _bash("b", "pip install pytz && python repro.py"),
+        _out("b", "HeaderError: parse() returns None for an empty header", 1),
+        *_edit("c"),
+        _bash("d", "git diff"),
+        _out("d", HDR_DIFF),
+    ]
+    # the missing module was gone when the agent ran the script again before the fix: that run is the reproduction
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["HeaderError: parse() returns None for an empty header"]
+    # never got past it: the missing module is all the reproduction showed
+    assert [a for a, _ in _facts(messages[:3] + messages[5:], "reproduction")] == [
+        "File \"/testbed/src/hdr.py\", line 2, in <module> import pytz ModuleNotFoundError: No module named 'pytz'"
+    ]

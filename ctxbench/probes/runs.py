@@ -124,6 +124,12 @@ PY_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
+# A script that reads the project's code (a source file opened for reading, `inspect.getsource`): what it prints
+# is that code, or the agent's reading of it, not what the code does.
+READS_SOURCE = re.compile(
+    r"""\bopen\(\s*(?:r?['"][^'"\n]*\.(?:py|js|ts|java|go|rs|rb|c|h|cpp)['"]|[\w.]*path\w*)\s*(?:,\s*['"]r['"]\s*)?\)"""
+    r"|\binspect\.getsource(?:lines)?\("
+)
 # One case's line: a quoted input and what came of it ("OK: 'user.1@x' -> ASCII: PASS", "'1e3' => 1000.0").
 CASE_RESULT = re.compile(r"""(?:'[^']*'|"[^"]*")\s*(?:->|=>|→)""")
 
@@ -370,9 +376,11 @@ class RunReader:
             errs = self._errs(a)
             if not errs:
                 return 0
+            if self._false_start(a, fix_at):
+                return 2
             if self._shows_reported_error(a):
                 return 0
-            if any(SETUP_ERROR.search(e) for e in errs) or self._false_start(a, fix_at):
+            if any(SETUP_ERROR.search(e) for e in errs):
                 return 2
             return int(any(_environment_error(e) for e in errs) or self._script_bug(a, errs[-1]))
 
@@ -414,11 +422,11 @@ class RunReader:
         if not out.lines:
             return None
         errs = self._errs(a)
-        if errs and not _environment_error(errs[-1]):
+        if errs:  # what it died of; of a run the environment stopped, that too (its other lines are a traceback)
             return errs[-1]
         name = self._run_name(a) or ""
-        if EXPLORATION_SCRIPT.search(name):
-            return None
+        if EXPLORATION_SCRIPT.search(name) or READS_SOURCE.search(self._script_text(a)):
+            return None  # a look around: its lines are the code it read, or what the agent made of it
         said = frozenset(
             ln.strip() for ln in out.lines if len(ln.strip()) >= 12 and self._written_or_listed(a, ln.strip())
         )
