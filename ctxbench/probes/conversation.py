@@ -54,6 +54,8 @@ def user_choices(messages: list[Message], first_user: int | None) -> Iterator[Fa
             else "What did the user choose or ask for at this point?"
         )
         for sentence in sentences_of(m.content):
+            if _added_request(sentence):
+                continue  # a request added to the first, asked as a task of its own (``later_requests``)
             if 15 <= len(sentence) <= 200 and USER_CHOICE.search(sentence) and _specific(sentence):
                 yield Fact("decision", sentence, i, question)
 
@@ -84,9 +86,13 @@ def later_requests(messages: list[Message], first_user: int | None) -> Iterator[
         if i <= first_user or m.role != "user" or m.tool_call_id or "<returncode>" in m.content:
             continue
         for sentence in sentences_of(m.content):
-            added = ADDED.search(sentence) and REQUEST.search(sentence) and ACTION_ON.search(sentence)
-            if 15 <= len(sentence) <= 200 and added:
+            if 15 <= len(sentence) <= 200 and _added_request(sentence):
                 yield Fact("task", sentence, i, "What did the user ask for later, after the first request?")
+
+
+def _added_request(sentence: str) -> bool:
+    """An "also" with a request form and a verb acting on something: a task of its own."""
+    return bool(ADDED.search(sentence) and REQUEST.search(sentence) and ACTION_ON.search(sentence))
 
 
 def _specific(choice: str) -> bool:
