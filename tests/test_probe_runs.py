@@ -1039,3 +1039,21 @@ def test_googletest_and_ponytest_runs_report_their_counts_and_failing_tests():
     pony = "---- Passed: 41\n**** FAILED: 1 test, listed below:\n**** FAILED: builtin/String.add\n"
     assert suite_summary(pony) == "---- Passed: 41 **** FAILED: 1 test, listed below:"
     assert failing_tests(pony) == ["builtin/String.add"]
+
+
+def test_a_check_that_states_no_verdict_is_quoted_by_what_it_computed_not_its_note():
+    note = "Expected: parse() raises HeaderError instead of returning None for an empty header"
+    script = (
+        f"cat > check_empty.py << 'EOF'\nfrom hdr import parse\nprint('{note}')\nprint(f'got: {{parse(b\"\")!r}}')\nEOF"
+    )
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", script),
+        _out("b", ""),
+        _bash("c", "python check_empty.py"),
+        _out("c", f"{note}\ngot: HeaderError('empty')"),
+        _bash("d", "git diff"),
+        _out("d", HDR_DIFF),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")] == ["got: HeaderError('empty')"]

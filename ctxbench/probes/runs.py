@@ -434,6 +434,15 @@ class RunReader:
         changed = changed_line(out.lines, self._out(later).lines, self.task_words, said) if later is not None else None
         return changed or _value_line(out.lines, self.task_words, set(said))
 
+    def _as_written(self, a: Action) -> set[str]:
+        """The lines a run printed as its script has them, outside a condition: titles and notes."""
+        text = self._script_text(a)
+        return {
+            s
+            for s in (ln.strip() for ln in self._out(a).lines)
+            if len(s) >= 12 and s in text and not _printed_if(text, s)
+        }
+
     def _written_or_listed(self, a: Action, line: str) -> bool:
         """The line is in the script's own text (printed as written), or in what a look around
         printed before the run (a line of the project's code)."""
@@ -523,7 +532,7 @@ class RunReader:
         facts += self._checks({f.message_index - 1 for f in facts}, {norm_words(f.answer) for f in facts})
         if not facts and fix >= 0:  # no suite, no verdict: what the last script run after the fix printed
             runs = [a for a in self._runs_after_fix() if not self._errs(a)]
-            line = _value_line(self._out(runs[-1]).lines, self.task_words, set()) if runs else None
+            line = _value_line(self._out(runs[-1]).lines, self.task_words, self._as_written(runs[-1])) if runs else None
             if line:
                 question = f"What did `{named(runs[-1].command)}` print after the change?"
                 facts.append(Fact("test_result", line, runs[-1].message_index + 1, question))
@@ -623,7 +632,7 @@ class RunReader:
             line = (
                 self._best_verdict(verdicts, said)
                 if verdicts
-                else _value_line(printed.lines, self.task_words, cases)
+                else _value_line(printed.lines, self.task_words, cases | self._as_written(a))
                 if len(printed.lines) <= 3
                 else None
             )
