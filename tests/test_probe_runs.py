@@ -1025,3 +1025,17 @@ def test_a_run_the_environment_stopped_is_quoted_by_its_error_and_a_mended_one_g
     assert [a for a, _ in _facts(messages[:3] + messages[5:], "reproduction")] == [
         "File \"/testbed/src/hdr.py\", line 2, in <module> import pytz ModuleNotFoundError: No module named 'pytz'"
     ]
+
+
+def test_googletest_and_ponytest_runs_report_their_counts_and_failing_tests():
+    gtest = (
+        "[==========] 3 tests from 1 test suite ran. (0 ms total)\n[  PASSED  ] 2 tests.\n"
+        "[  FAILED  ] 1 test, listed below:\n[  FAILED  ] ParseTest.EmptyHeader (2 ms)\n\n 1 FAILED TEST\n"
+    )
+    assert suite_summary(gtest) == "[ PASSED ] 2 tests. [ FAILED ] 1 test, listed below:"
+    assert failing_tests(gtest) == ["ParseTest.EmptyHeader"]
+    passed = "[==========] 3 tests from 1 test suite ran.\n[  PASSED  ] 3 tests.\n"
+    assert suite_summary(passed) == "[ PASSED ] 3 tests."
+    pony = "---- Passed: 41\n**** FAILED: 1 test, listed below:\n**** FAILED: builtin/String.add\n"
+    assert suite_summary(pony) == "---- Passed: 41 **** FAILED: 1 test, listed below:"
+    assert failing_tests(pony) == ["builtin/String.add"]

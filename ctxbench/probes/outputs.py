@@ -109,7 +109,10 @@ OTHER_SUMMARY = re.compile(
     r"|(?:Passed|Failed)! +- Failed: +\d+, Passed: +\d+, Skipped: +\d+, Total: +\d+"  # dotnet test
     r"|Executed \d+ tests?, with \d+ failures? [^\n]*? seconds"  # swift test (XCTest)
     r"|Ran \d+ tests? across \d+ files?\."  # bun test
-    r"|\d+ (?:doc)?tests?, \d+ failures?(?:, \d+ \w+)*)",  # mix test (Elixir)
+    r"|\d+ (?:doc)?tests?, \d+ failures?(?:, \d+ \w+)*"  # mix test (Elixir)
+    # googletest (C++; ponyc's libponyc.tests) and ponytest: the passed count, with the failed count below it
+    r"|\[  PASSED  \] \d+ tests?\.(?:[ \t]*\n\[  FAILED  \] \d+ tests?, listed below:)?"
+    r"|---- Passed: \d+(?:[ \t]*\n\*\*\*\* FAILED: \d+ tests?, listed below:)?)",
     re.MULTILINE,
 )
 # A failing test's id: pytest's "FAILED path::test", unittest's "FAIL: test_x (mod.Class)", go's "--- FAIL: TestX",
@@ -119,7 +122,9 @@ FAILING_TEST = re.compile(
     r"|^test (\S+) \.\.\. FAILED$|^[ \t]*[✕×] (\S.*?)(?: \(\d+ ?m?s\))?$"
     # verbose runs, whose summary a `| head` may cut: pytest -v's "path::test FAILED [ 40%]", unittest's and
     # Django's -v 2 "test_x (mod.Class) ... FAIL"
-    r"|^(?=\S+::\S)(\S++) (?:FAILED|ERROR)\b|^(\w+ \([\w.]+\)) \.\.\. (?:FAIL|ERROR)$",
+    r"|^(?=\S+::\S)(\S++) (?:FAILED|ERROR)\b|^(\w+ \([\w.]+\)) \.\.\. (?:FAIL|ERROR)$"
+    # googletest's "[  FAILED  ] Suite.Test (3 ms)", ponytest's "**** FAILED: builtin/String.add"
+    r"|^\[  FAILED  \] ([A-Za-z_][\w/]*\.[\w/]+)(?: \(\d+ ms\))?$|^\*\*\*\* FAILED: (?!\d+ tests?\b)(\S+)$",
     re.MULTILINE,
 )
 
