@@ -525,6 +525,21 @@ def test_a_customers_choice_with_a_curly_apostrophe_a_request_or_a_way_to_pay_is
     assert asked[5] == 'The agent asked: "How would you like to pay?" What did the user choose or ask for?', asked
 
 
+def test_a_request_added_with_a_curly_apostrophe_is_a_task_of_its_own():
+    """ "Also, I’d like to add an extra passenger" adds a request as "Also, I'd like ..." does."""
+    added = "Also, I’d like to add an extra passenger, Kevin Smith, and we don’t have any baggage."
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "I want to book a flight from JFK to SEA on May 20."),
+        Message("assistant", "Here is the direct flight HAT136 at 19:00 for $152. Shall I book it?"),
+        Message("user", added),
+        Message("assistant", "Noted. Shall I book HAT136 for two passengers?"),
+        Message("user", "Yes. ###STOP###"),
+    ]
+    tasks = {p.answer for p in extract_probes(Transcript("t", messages)) if p.label == "task"}
+    assert added in tasks, tasks
+
+
 def test_a_refusal_with_its_reason_is_a_decision():
     """Customer-service agents refuse by policy ("Unfortunately, I need the reservation ID to proceed"):
     a decision a continuing agent must not reverse."""

@@ -73,7 +73,7 @@ def _asked_before(messages: list[Message], at: int) -> str | None:
 # A request added to the first ("Also, could you upgrade ...", "I'd also like to add a bag"): a task of its own.
 ADDED = re.compile(r"\b(?:also|additionally|as well|in addition|one more thing|another (?:thing|request))\b", re.I)
 REQUEST = re.compile(
-    r"\b(?:i(?:'d| would) (?:also )?like|i (?:also )?(?:want|need)|(?:can|could|would) you|please)\b", re.I
+    r"\b(?:i(?:['’]d| would) (?:also )?like|i (?:also )?(?:want|need)|(?:can|could|would) you|please)\b", re.I
 )
 
 
