@@ -3,12 +3,21 @@ DB-GPT's file path), the pointer in the prompt, task progress."""
 
 import json
 import os
+import re
 
 import pytest
 
 from ctxbench.errors import InputError
 from ctxbench.layers.observation_micro import ObservationMicroCompact
-from ctxbench.layers.snapshot_store import SnapshotReader, SnapshotStore, snapshot_line, store_path
+from ctxbench.layers.snapshot_store import (
+    POINTER_MARK,
+    POINTER_PATTERN,
+    SnapshotReader,
+    SnapshotStore,
+    StoredSnapshots,
+    snapshot_line,
+    store_path,
+)
 from ctxbench.layers.snapshots import ToolResultSnapshots, file_name, react_fields
 from ctxbench.transcripts.model import Message
 from tests.dbgpt_histories import TASK, make_ctx, react_history, tool_history
@@ -419,3 +428,27 @@ def test_task_progress_block_is_dbgpts_on_real_runs(shared_transcripts, tmp_path
         assert system.content == own + "\n" + dbgpt_progress_text(entries, task), name
         compared += 1
     assert compared == 3
+
+
+def test_the_pointer_mark_is_in_every_pointer_lowercased(tmp_path) -> None:
+    """pointers() skips a text whose lowercase lacks POINTER_MARK: sound only if every character
+    that matches a mark character under re.IGNORECASE lowercases to it (every code point tried;
+    "i", for one, would not do: the dotless ı matches it), and the pointers are the pattern's."""
+    mark = POINTER_MARK
+    assert mark in POINTER_PATTERN.pattern
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    for char in set(mark):
+        assert {m for m in re.findall(re.escape(char), every, re.IGNORECASE) if m.lower() != char} == set()
+    assert [m for m in re.findall("i", every, re.IGNORECASE) if m.lower() != "i"]  # the check can fail
+    source = StoredSnapshots(tmp_path)
+    texts = [
+        "ok\n[Full detail available at: op_snapshots/step_001_a.json]",
+        "cut... [truncated, full detail at: /root/x/step_002_b.json] and FULL DETAIL AT: c.json]",
+        "İstanbul FULL DETAIL AVAILABLE AT:  spaced.json ]\nfull detaıl at: dotless.json]",
+        "ſ full\tdetail at: no.json] fuLL DeTaIl aT: mixed.json]",
+        "no pointer here: detail at: x]",
+        "",
+    ]
+    for text in texts:
+        assert source.pointers(text) == [p.strip() for p in POINTER_PATTERN.findall(text)]
+    assert source.pointers(texts[2]) == ["spaced.json", "dotless.json"]

@@ -956,3 +956,136 @@ def test_a_scripts_setup_error_the_agent_got_past_is_no_error_seen():
     assert bug in errors_seen(messages) and no_pytest in errors_seen(messages)
     assert not any(unset[:100] in a for a in errors_seen(messages))
     assert any(unset[:100] in a for a in errors_seen(messages[:3] + messages[5:]))  # never got past it
+
+
+def test_a_tox_run_reports_its_environments_result_where_its_tests_print_no_counts():
+    tox4 = "py39: install_deps> pip install\n  py39: OK (12.34=setup[5.67]+cmd[6.67] seconds)\n  congratulations :)"
+    assert suite_summary(tox4) == "py39: OK (12.34=setup[5.67]+cmd[6.67] seconds)"
+    assert suite_summary("  py311: FAIL code 1 (3.21=setup[2.10]+cmd[1.11] seconds)\n  evaluation failed :(") == (
+        "py311: FAIL code 1 (3.21=setup[2.10]+cmd[1.11] seconds)"
+    )
+    # tox 3: a failed environment is the verdict, whichever one passed after it
+    tox3 = "ERROR:   py39: commands failed\n  py310: commands succeeded\n"
+    assert suite_summary(tox3) == "ERROR: py39: commands failed"
+    # the tests' own counts say more than tox's line
+    assert suite_summary("===== 3 passed in 0.10s =====\n  py39: OK (1.0=setup[0.5]+cmd[0.5] seconds)") == (
+        "3 passed in 0.10s"
+    )
+
+
+def test_the_projects_suite_that_never_ran_is_a_result_though_the_agents_own_unittest_script_ran():
+    settings = "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be empty."
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "cd /testbed && python -m django test auth_tests.test_validators"),
+        _out("b", f'Traceback (most recent call last):\n  File "/testbed/django/conf/__init__.py"\n{settings}', 1),
+        _bash("c", "python run_existing_tests.py"),
+        _out("c", "..\n" + "-" * 70 + "\nRan 2 tests in 0.001s\n\nOK"),
+        Message("assistant", "Done."),
+    ]
+    results = _facts(messages, "test_result")
+    assert ("Ran 2 tests in 0.001s OK", "What did `python run_existing_tests.py` report after the change?") in results
+    assert (settings, "What did `cd /testbed && python -m django test auth_tests.test_validators` report?") in results
+    # once the project's runner ran after it, its failure to start was superseded
+    ran = [*messages[:-1], _bash("d", "python -m pytest tests/"), _out("d", "== 5 passed in 0.2s =="), messages[-1]]
+    assert settings not in [a for a, _ in _facts(ran, "test_result")]
+
+
+def test_a_verification_states_the_runs_verdict_not_one_cases_line():
+    printed = (
+        "OK:   'empty header' -> parse raises HeaderError: PASS\n"  # one case, naming the task
+        "OK:   'a\\nb'          -> parse header: FAIL (rejected, as it should be)\n"
+        "✓ All tests passed! The fix works correctly."
+    )
+    messages = [Message("user", TASK), *_edit("a"), _bash("b", "python verify.py"), _out("b", printed)]
+    assert ("✓ All tests passed! The fix works correctly.", "What did `python verify.py` print after the change?") in (
+        _facts(messages, "test_result")
+    )
+
+
+HDR_DIFF = (
+    "diff --git a/src/hdr.py b/src/hdr.py\n--- a/src/hdr.py\n+++ b/src/hdr.py\n@@ -3,3 +3,3 @@ def parse(h):\n"
+    "-        return None\n+        raise HeaderError\n"
+)
+
+
+def test_a_script_that_reads_the_projects_code_reproduces_nothing_by_what_it_prints():
+    # it prints the code it read (or the agent's reading of it), not what the code does
+    reads = "src = open('src/hdr.py').read()\nprint(f'parse() returns None at line 12: {src[:10]}')"
+
+    def run(body: str, printed: str) -> list[Message]:
+        return [
+            Message("user", TASK),
+            _bash("a", f"cat > find_parse.py << 'EOF'\n{body}\nEOF"),
+            _out("a", ""),
+            _bash("b", "python find_parse.py"),
+            _out("b", printed),
+            *_edit("c"),
+            _bash("d", "git diff"),
+            _out("d", HDR_DIFF),
+        ]
+
+    assert _facts(run(reads, "parse() returns None at line 12: return None"), "reproduction") == []
+    calls = "from hdr import parse\nprint(f'parse() returned {parse(b\"\")}')"
+    assert _facts(run(calls, "parse() returned None"), "reproduction") == [
+        ("parse() returned None", "What did `python find_parse.py` print before the fix?")
+    ]
+
+
+def test_a_run_the_environment_stopped_is_quoted_by_its_error_and_a_mended_one_gives_way():
+    # the first run died on a missing module; once installed, the same script raised the task's error
+    missing = (
+        'Traceback (most recent call last):\n  File "/testbed/repro.py", line 1, in <module>\n'
+        "    from hdr import parse\n"
+        '  File "/testbed/src/hdr.py", line 2, in <module>\n'
+        "    import pytz\nModuleNotFoundError: No module named 'pytz'"
+    )
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python repro.py"),
+        _out("a", missing, 1),
+        _bash("b", "pip install pytz && python repro.py"),
+        _out("b", "HeaderError: parse() returns None for an empty header", 1),
+        *_edit("c"),
+        _bash("d", "git diff"),
+        _out("d", HDR_DIFF),
+    ]
+    # the missing module was gone when the agent ran the script again before the fix: that run is the reproduction
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["HeaderError: parse() returns None for an empty header"]
+    # never got past it: the missing module is all the reproduction showed
+    assert [a for a, _ in _facts(messages[:3] + messages[5:], "reproduction")] == [
+        "File \"/testbed/src/hdr.py\", line 2, in <module> import pytz ModuleNotFoundError: No module named 'pytz'"
+    ]
+
+
+def test_googletest_and_ponytest_runs_report_their_counts_and_failing_tests():
+    gtest = (
+        "[==========] 3 tests from 1 test suite ran. (0 ms total)\n[  PASSED  ] 2 tests.\n"
+        "[  FAILED  ] 1 test, listed below:\n[  FAILED  ] ParseTest.EmptyHeader (2 ms)\n\n 1 FAILED TEST\n"
+    )
+    assert suite_summary(gtest) == "[ PASSED ] 2 tests. [ FAILED ] 1 test, listed below:"
+    assert failing_tests(gtest) == ["ParseTest.EmptyHeader"]
+    passed = "[==========] 3 tests from 1 test suite ran.\n[  PASSED  ] 3 tests.\n"
+    assert suite_summary(passed) == "[ PASSED ] 3 tests."
+    pony = "---- Passed: 41\n**** FAILED: 1 test, listed below:\n**** FAILED: builtin/String.add\n"
+    assert suite_summary(pony) == "---- Passed: 41 **** FAILED: 1 test, listed below:"
+    assert failing_tests(pony) == ["builtin/String.add"]
+
+
+def test_a_check_that_states_no_verdict_is_quoted_by_what_it_computed_not_its_note():
+    note = "Expected: parse() raises HeaderError instead of returning None for an empty header"
+    script = (
+        f"cat > check_empty.py << 'EOF'\nfrom hdr import parse\nprint('{note}')\nprint(f'got: {{parse(b\"\")!r}}')\nEOF"
+    )
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", script),
+        _out("b", ""),
+        _bash("c", "python check_empty.py"),
+        _out("c", f"{note}\ngot: HeaderError('empty')"),
+        _bash("d", "git diff"),
+        _out("d", HDR_DIFF),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")] == ["got: HeaderError('empty')"]

@@ -438,6 +438,52 @@ def test_a_result_instead_of_another_is_an_observation_not_a_decision():
     assert [at for at, _ in _decisions(messages)] == [1], _decisions(messages)
 
 
+def test_a_decision_not_to_do_something_and_one_said_after_the_fix_are_decisions():
+    """ "we shouldn't change <it>" (a decision not to do something), "We should X instead." (the plan,
+    "instead" at its end) and, after the last fix, "I should not modify the tests" (a constraint accepted); the
+    agent judging its own fix after it ("Our fix is the right fix") decides nothing."""
+    messages = [
+        Message("user", "<pr_description>\ngetitem raises AttributeError on an uninferable key\n</pr_description>"),
+        Message("assistant", "Strings are accepted there too, and that is existing behavior that we shouldn't change."),
+        Message("user", "ok"),
+        _edit("e", "/r/node.py", "value.getitem(index)", "_infer_or_raise(value).getitem(index)"),
+        Message("tool", "The file /r/node.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Our fix for `getitem` is the right fix and all checks pass now."),
+        Message("user", "ok"),
+        Message("assistant", "Since the instructions forbid it, I should not modify the tests in `tests/test_n.py`."),
+        Message("user", "ok"),
+        Message("assistant", "The fix is complete: `getitem` now raises `AstroidIndexError` for uninferable keys."),
+    ]
+    got = _decisions(messages)
+    assert {at for at, _ in got} == {1, 7}, got
+    # the plan with "instead" at its end
+    plan = "So we should catch inference errors and raise `AstroidIndexError` instead."
+    assert [a for _, a in _decisions([messages[0], Message("assistant", plan), *messages[2:6]])] == [plan]
+
+
+def test_a_decision_is_asked_about_the_code_it_names_that_the_fix_touches():
+    """Of a run's decisions, the question names the code each is about (the code the fix changes
+    first, not the way rejected), so one answer is right; one naming no code keeps the plain question."""
+    messages = [
+        Message("user", "<pr_description>\nDateTime format option ignored in List fields\n</pr_description>"),
+        Message("assistant", "I will make `DateTime` read `self.root.opts` instead of `schema.opts`."),
+        Message("user", "ok"),
+        _edit("e", "/r/fields.py", "schema.opts.datetimeformat", "self.root.opts.datetimeformat"),
+        Message("tool", "The file /r/fields.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Rather than rewriting the test suite, I will add one new test case."),
+        Message("user", "ok"),
+        _edit("f", "/r/fields.py", "return value", "return value  # kept"),
+        Message("tool", "The file /r/fields.py has been edited.", tool_call_id="f"),
+        Message("assistant", "The fix is complete: `DateTime` inside `List` now reads the schema's format."),
+    ]
+    probes = [p for p in extract_probes(Transcript("t", messages)) if p.label == "decision"]
+    asked = {p.message_index: p.question for p in probes}
+    assert asked == {
+        1: "What did the agent decide about `self.root.opts`, and why?",
+        5: "What did the agent decide, and why?",
+    }, asked
+
+
 TAU_POLICY = "# Airline Agent Policy\nYou can help users book, modify, or cancel flight reservations."
 
 
@@ -453,6 +499,45 @@ def test_a_customer_confirming_a_concrete_action_is_a_choice():
         Message("user", "Thanks! ###STOP###"),
     ]
     assert (3, "Yes, please downgrade all of them to economy class.") in _decisions(messages)
+
+
+def test_a_customers_choice_with_a_curly_apostrophe_a_request_or_a_way_to_pay_is_a_choice():
+    """Customers type "I’d" as often as "I'd"; "Could you please use Gift Card 6276644" chooses by asking;
+    "I'll use the credit card on file" names no ID but a way to pay. A bare "Yes, go ahead." chooses nothing."""
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "Hi, I want to change my flight to Newark to a later one."),
+        Message("assistant", "Here are two options: 1. HAT004 at 14:00 2. HAT110 at 16:30. Which one would you like?"),
+        Message("user", "I’d like to go with Option 1 for EWR, please."),
+        Message("assistant", "The total is $122. How would you like to pay?"),
+        Message("user", "Could you please use Gift Card 6276644 and then the rest on my card?"),
+        Message("assistant", "The gift card balance is not enough. Would you like another payment method?"),
+        Message("user", "I'll use the credit card on file for the payment."),
+        Message("assistant", "Shall I proceed with the change?"),
+        Message("user", "Yes, go ahead."),
+        Message("assistant", "Your flight is changed to HAT004."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    chosen = {at for at, _ in _decisions(messages)}
+    assert {3, 5, 7} <= chosen and 9 not in chosen, _decisions(messages)
+    # each choice asked in the context of the agent's question it answers
+    asked = _questions(messages)
+    assert asked[5] == 'The agent asked: "How would you like to pay?" What did the user choose or ask for?', asked
+
+
+def test_a_request_added_with_a_curly_apostrophe_is_a_task_of_its_own():
+    """ "Also, I’d like to add an extra passenger" adds a request as "Also, I'd like ..." does."""
+    added = "Also, I’d like to add an extra passenger, Kevin Smith, and we don’t have any baggage."
+    messages = [
+        Message("system", TAU_POLICY),
+        Message("user", "I want to book a flight from JFK to SEA on May 20."),
+        Message("assistant", "Here is the direct flight HAT136 at 19:00 for $152. Shall I book it?"),
+        Message("user", added),
+        Message("assistant", "Noted. Shall I book HAT136 for two passengers?"),
+        Message("user", "Yes. ###STOP###"),
+    ]
+    tasks = {p.answer for p in extract_probes(Transcript("t", messages)) if p.label == "task"}
+    assert added in tasks, tasks
 
 
 def test_a_refusal_with_its_reason_is_a_decision():
@@ -846,9 +931,9 @@ def test_a_choice_needs_an_object_and_a_payment_chosen_is_one():
     assert got == [5], _decisions(messages)
 
 
-def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_two_decisions():
+def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_three_decisions():
     """A conversation's decisions are the agent's rulings and the person's choices, asked by turns (a run
-    of choices does not crowd out every ruling); an agent working alone is asked its best two."""
+    of choices does not crowd out every ruling); an agent working alone is asked its best three."""
     messages = [
         Message("system", TAU_POLICY),
         Message("user", "I want to change my flight to the cheapest business round trip."),
@@ -871,11 +956,13 @@ def test_a_conversation_asks_rulings_and_choices_both_and_an_agent_alone_two_dec
         Message("user", "ok"),
         Message("assistant", "I'll keep the `tau_0` term instead of recomputing it, because it is already right."),
         Message("user", "ok"),
+        Message("assistant", "The simplest fix is to divide only where `b` is not zero, since `b == 0` gives nan."),
+        Message("user", "ok"),
         _edit("e", "/r/iam.py", "rho12_s = a / b", "rho12_s = np.divide(a, b, where=b != 0)"),
         Message("tool", "The file /r/iam.py has been edited.", tool_call_id="e"),
         Message("assistant", "Done."),
     ]
-    assert len(_decisions(coding)) == 2, _decisions(coding)
+    assert len(_decisions(coding)) == 3, _decisions(coding)
 
 
 def test_what_the_agent_offers_instead_after_a_failed_call_is_a_decision():

@@ -196,3 +196,27 @@ def test_rows_text_is_the_rows_as_json_lines_for_any_verdict(verdicts, fields, w
         observers=[observer],
     )
     assert observer.rows and observer.rows_text() == _json_lines(observer.rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 300), st.sampled_from(["kept", "lost", "recoverable"]), st.sampled_from("abc")),
+        max_size=40,
+    )
+)
+def test_grouped_rates_are_each_groups_share_kept(cells):
+    """Retention by bucket or by value, counted in one pass: each group's share of kept rows, in
+    the buckets' order (values sorted), as grouping the rows and rating each group gives."""
+    from ctxbench.probes.metrics import AGE_BUCKETS, _bucket, _grouped
+
+    rows = [{"age_calls": age, "status": status, "kind": kind} for age, status, kind in cells]
+    for key, buckets in (("age_calls", AGE_BUCKETS), ("kind", None)):
+        groups: dict = {}
+        for row in rows:
+            groups.setdefault(_bucket(row[key], buckets) if buckets else row[key], []).append(row)
+        order = [_bucket(low, buckets) for low, _ in buckets] if buckets else sorted(groups)
+        expected = {
+            k: round(sum(r["status"] == "kept" for r in groups[k]) / len(groups[k]), 4) for k in order if k in groups
+        }
+        assert json.dumps(_grouped(rows, key, buckets)) == json.dumps(expected)

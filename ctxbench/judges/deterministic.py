@@ -12,12 +12,13 @@ same for one probe."""
 from __future__ import annotations
 
 import json
-import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import chain, compress, count
+from typing import cast
 
 from ctxbench.core import SnapshotSource
 from ctxbench.judges.base import Verdict
+from ctxbench.judges.context_view import ContextView
 from ctxbench.judges.gold_index import EMPTY, LINES_KEPT, GoldIndex, normalise
 from ctxbench.transcripts.model import Message, Probe, json_strings
 
@@ -50,7 +51,8 @@ class DeterministicJudge:
         self._index = GoldIndex()
         self._version = 0  # the index's version the cached facts were found with
         self._facts: dict[int, _Facts] = {}  # by id of the message (held in the facts)
-        self._marked: dict[int, _Facts] = {}  # those of messages with a gold or a snapshot pointer
+        # The last context judged: each position's facts when it holds a gold or a snapshot pointer.
+        self._view: ContextView[_Facts] = ContextView(self._mark)
         self._probe_golds: dict[int, tuple[Probe, tuple[int, ...]]] = {}
         self._snapshot_golds: dict[str, frozenset[int]] = {}
         self._lines: _LineFacts | None = None  # what the lines of appended texts hold, remembered
@@ -80,7 +82,7 @@ class DeterministicJudge:
     def _sync(self) -> None:
         if self._version != self._index.version:  # new golds: what was found may miss them
             self._facts.clear()
-            self._marked.clear()
+            self._view.clear()
             self._snapshot_golds.clear()
             self._content_anchors.clear()
             self._lines = None
@@ -93,9 +95,12 @@ class DeterministicJudge:
             facts = self._facts[id(message)] = self._find(message)
             if facts.pointers is None:
                 facts.pointers = tuple(self.snapshots.pointers(message.content)) if self.snapshots is not None else ()
-            if facts.golds or facts.pointers:
-                self._marked[id(message)] = facts
         return facts
+
+    def _mark(self, message: Message) -> _Facts | None:
+        """The message's facts when they matter to a verdict (a gold or a snapshot pointer)."""
+        facts = self._facts_of(message)
+        return facts if facts.golds or facts.pointers else None
 
     def _line_facts(self) -> _LineFacts:
         lines = self._lines
@@ -151,7 +156,6 @@ class DeterministicJudge:
         """Drop what was found in messages no longer in the working context."""
         alive = {id(m) for m in working}
         self._facts = {k: v for k, v in self._facts.items() if k in alive}
-        self._marked = {k: v for k, v in self._marked.items() if k in alive}
         self._content_anchors.clear()  # a cache only: what it misses is searched again
 
     def _snapshot_holds(self, path: str) -> frozenset[int] | None:
@@ -190,29 +194,30 @@ class DeterministicJudge:
         working: Sequence[Message],
         origins: Sequence[int] | None = None,
         before: Sequence[int | None] | None = None,
+        origin_of: Mapping[int, int] | None = None,
     ) -> list[Verdict]:
         """The verdict of each probe on one context. With ``origins`` (a number per message of
         ``working``) and ``before`` (a limit per probe, or None), probe k is judged on the
         messages whose origin is below ``before[k]``: the verdict ``judge(probe, [m for m, o in
-        zip(working, origins) if o < before[k]])`` gives, evidence index included."""
+        zip(working, origins) if o < before[k]])`` gives, evidence index included. ``origin_of``
+        instead of ``origins``: a message's origin by its id (-1 when absent), the same mapping
+        from checkpoint to checkpoint (the origins are then kept per position, as the facts)."""
         wanted = [self._golds(p) for p in probes]
         self._sync()
         if len(self._facts) > 2 * len(working) + 1024:  # keep memory to about the context's
             self.forget_except(working)
-        ids = list(map(id, working))
-        facts = self._facts
-        if not all(map(facts.__contains__, ids)):  # new messages (the walks here run in C)
-            for position in compress(count(), map(operator.not_, map(facts.__contains__, ids))):
-                self._facts_of(working[position])
+        view = self._view
+        view.update(working, origin_of)  # finds what new messages hold
         # Only messages holding a gold or a snapshot pointer matter from here on.
-        marked = self._marked
-        interesting = [(p, marked[ids[p]]) for p in compress(count(), map(marked.__contains__, ids))]
+        marks = view.marks
+        interesting = cast("list[tuple[int, _Facts]]", list(compress(zip(count(), marks), marks)))  # (position, facts)
         where: dict[int, list[int]] = {}  # gold -> positions of the messages that hold it
         for position, found in interesting:
             for gold in found.golds:
                 where.setdefault(gold, []).append(position)
-        seen_from: Sequence[int] = origins if origins is not None else ()
-        highest = max(seen_from, default=-1)
+        seen_from: Sequence[int] = origins if origins is not None else view.origins if origin_of is not None else ()
+        hides = before is not None and any(limit is not None for limit in before)
+        highest = max(seen_from, default=-1) if hides else -1
         recoverable: list[tuple[int, str, frozenset[int]]] | None = None
         kept = self._kept
         verdicts = []
@@ -239,7 +244,7 @@ class DeterministicJudge:
                     break
             if verdict is None and self.snapshots is not None and golds:
                 if recoverable is None:
-                    recoverable = self._recoverable(interesting)
+                    recoverable = self._recoverable(interesting, marks)
                 wanted_set = set(golds)
                 for position, path, held in recoverable:
                     if cut is not None and seen_from[position] >= cut:
@@ -252,7 +257,9 @@ class DeterministicJudge:
             verdicts.append(verdict or self._lost)
         return verdicts
 
-    def _recoverable(self, interesting: Sequence[tuple[int, _Facts]]) -> list[tuple[int, str, frozenset[int]]]:
+    def _recoverable(
+        self, interesting: Sequence[tuple[int, _Facts]], marks: list[_Facts | None]
+    ) -> list[tuple[int, str, frozenset[int]]]:
         """(position, pointer, golds) of every pointer in the context whose snapshot holds a gold,
         in the order of the context and of the pointers in each message. A message that holds no
         gold and whose snapshots are all written without one is of no more interest."""
@@ -267,7 +274,7 @@ class DeterministicJudge:
                     out.append((position, path, held))
                     keep = True
             if not keep and not found.golds:
-                self._marked.pop(id(found.message), None)
+                marks[position] = None  # of no more interest while it stays there
         return out
 
 

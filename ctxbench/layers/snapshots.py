@@ -130,6 +130,9 @@ class ToolResultSnapshots(Layer):
         self._store = SnapshotStore(folder)  # the records, written to the cell when it is published
         self._head: tuple[Message, Message] | None = None  # (system message, it + the block's fixed head)
         self._block_head: tuple[Any, str] | None = None  # (transcript, the block's tail: footer, question)
+        # (first step shown, steps joined, their text): the steps' text grows by its new lines
+        # instead of being joined again from every line at every step.
+        self._steps: tuple[int, int, str] = (0, 0, "")
 
     def snapshots(self, workdir: Path | None) -> StoredSnapshots | None:
         """The cell's snapshots, for the judge to follow this layer's pointers."""
@@ -200,7 +203,7 @@ class ToolResultSnapshots(Layer):
         """Put the progress block into ``messages``' first system message, in place; returns its
         position, or None when there was none and one was put first."""
         notice, start, tail = self._progress_block(ctx)
-        rest = f"{notice}{''.join(islice(self.progress, start, None))}{tail}"
+        rest = f"{notice}{self._steps_text(start)}{tail}"
         # DB-GPT's estimator sums the block's count from its lines' (each counted once).
         count = getattr(ctx.estimator, "count_progress_block", None)
         for i, message in enumerate(messages):
@@ -223,6 +226,16 @@ class ToolResultSnapshots(Layer):
             count(system, PROGRESS_TITLE, self.progress, start, tail, notice)
         messages.insert(0, system)
         return None
+
+    def _steps_text(self, start: int) -> str:
+        """``"".join(self.progress[start:])``, from the last step's text and the lines added since."""
+        first, joined, text = self._steps
+        if first != start or joined > len(self.progress):
+            first, joined, text = start, start, ""
+        if joined < len(self.progress):
+            text += "".join(islice(self.progress, joined, None))
+            self._steps = (first, len(self.progress), text)
+        return text
 
     def _progress_block(self, ctx: StrategyContext) -> tuple[str, int, str]:
         """The progress block after its fixed head (the title), as the notice of the steps left out

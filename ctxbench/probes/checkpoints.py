@@ -6,7 +6,6 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Annotated, Any
 
 from ctxbench.core import Param, StrategyContext
@@ -116,12 +115,8 @@ class ProbeObserver:
             return [REJECTED] * len(probes)
         judge_many = getattr(self.judge, "judge_many", None)
         if judge_many is not None:  # all probes in one walk of the context (the deterministic judge)
-            before = [p.needed_at for p in probes]
-            index_of = self._index_of
-            origins = (
-                list(map(index_of.get, map(id, working), repeat(-1))) if any(b is not None for b in before) else None
-            )
-            return list(judge_many(probes, working, origins, before))
+            # origins by the messages' ids: the judge keeps them per position from call to call
+            return list(judge_many(probes, working, None, [p.needed_at for p in probes], self._index_of))
         if hasattr(self.judge, "forget_except"):
             self.judge.forget_except(working)
         return [self.judge.judge(probe, self._without_echoes(probe, working)) for probe in probes]

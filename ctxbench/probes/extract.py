@@ -20,8 +20,9 @@ from typing import Any
 
 from ctxbench.probes.actions import Action, agent_actions, call_arguments, observation_indices, probe_text
 from ctxbench.probes.boilerplate import FRAMEWORK_MESSAGE, Boilerplate, is_framework_message, sentences
+from ctxbench.probes.conversation import conversation_decisions, later_requests
 from ctxbench.probes.delimited import closing_tag, cut, first_body
-from ctxbench.probes.statements import conversation_decisions, final_report, later_requests
+from ctxbench.probes.statements import final_report
 from ctxbench.probes.work import Fact, WorkReader, api_facts, listed_ids
 from ctxbench.transcripts.model import Message, Probe, ProbeKind, Transcript
 from ctxbench.transcripts.tool_schemas import tool_schemas
@@ -33,7 +34,7 @@ LABELS = (
 # How many probes of each type a transcript gets at most, in the order slots are filled: what an
 # engineer taking over needs first (reference.md section 10). Read-only commands, directories and
 # files only viewed are not facts worth a slot. Decisions: five, for a conversation's rulings and the
-# person's choices (an agent working alone is asked two of its own, statements.AGENT_DECISIONS).
+# person's choices (an agent working alone is asked three of its own, statements.AGENT_DECISIONS).
 SLOTS = {
     "task": 2, "change": 4, "file_changed": 2, "test_result": 3, "root_cause": 2, "reproduction": 1, "error": 2,
     "outcome": 2, "decision": 5, "identifier": 2, "constraint": 3,

@@ -109,7 +109,10 @@ OTHER_SUMMARY = re.compile(
     r"|(?:Passed|Failed)! +- Failed: +\d+, Passed: +\d+, Skipped: +\d+, Total: +\d+"  # dotnet test
     r"|Executed \d+ tests?, with \d+ failures? [^\n]*? seconds"  # swift test (XCTest)
     r"|Ran \d+ tests? across \d+ files?\."  # bun test
-    r"|\d+ (?:doc)?tests?, \d+ failures?(?:, \d+ \w+)*)",  # mix test (Elixir)
+    r"|\d+ (?:doc)?tests?, \d+ failures?(?:, \d+ \w+)*"  # mix test (Elixir)
+    # googletest (C++; ponyc's libponyc.tests) and ponytest: the passed count, with the failed count below it
+    r"|\[  PASSED  \] \d+ tests?\.(?:[ \t]*\n\[  FAILED  \] \d+ tests?, listed below:)?"
+    r"|---- Passed: \d+(?:[ \t]*\n\*\*\*\* FAILED: \d+ tests?, listed below:)?)",
     re.MULTILINE,
 )
 # A failing test's id: pytest's "FAILED path::test", unittest's "FAIL: test_x (mod.Class)", go's "--- FAIL: TestX",
@@ -119,7 +122,9 @@ FAILING_TEST = re.compile(
     r"|^test (\S+) \.\.\. FAILED$|^[ \t]*[✕×] (\S.*?)(?: \(\d+ ?m?s\))?$"
     # verbose runs, whose summary a `| head` may cut: pytest -v's "path::test FAILED [ 40%]", unittest's and
     # Django's -v 2 "test_x (mod.Class) ... FAIL"
-    r"|^(?=\S+::\S)(\S++) (?:FAILED|ERROR)\b|^(\w+ \([\w.]+\)) \.\.\. (?:FAIL|ERROR)$",
+    r"|^(?=\S+::\S)(\S++) (?:FAILED|ERROR)\b|^(\w+ \([\w.]+\)) \.\.\. (?:FAIL|ERROR)$"
+    # googletest's "[  FAILED  ] Suite.Test (3 ms)", ponytest's "**** FAILED: builtin/String.add"
+    r"|^\[  FAILED  \] ([A-Za-z_][\w/]*\.[\w/]+)(?: \(\d+ ms\))?$|^\*\*\*\* FAILED: (?!\d+ tests?\b)(\S+)$",
     re.MULTILINE,
 )
 
@@ -303,9 +308,20 @@ def suite_summary(text: str) -> str | None:
     return summary
 
 
+# tox's per-environment result (tox 4: "py39: OK (12.34=setup[5.67]+cmd[6.67] seconds)", "py39: FAIL code 1 (...)";
+# tox 3: "py39: commands succeeded", "ERROR:   py39: commands failed"): a verdict only where the tests it ran
+# printed no counts of their own.
+TOX_RESULT = re.compile(
+    r"^[ \t]*(?:ERROR:[ \t]+)?[\w.-]+: (?:OK \([\d.]+=setup\[[\d.]+\]\+cmd\[[\d.]+\][^)\n]*\)|FAIL code \d+ \([^)\n]*\)"
+    r"|commands succeeded|commands failed|InvocationError\b.*)[ \t]*$",
+    re.MULTILINE,
+)
+
+
 def _summary_line(text: str) -> str | None:
     """The suite's result line: pytest's counts, unittest's "Ran N tests ... OK/FAILED (...)",
-    cargo/go/jest/mocha/vitest/rspec/phpunit/ctest/maven summaries. The last one printed wins (a re-run's)."""
+    cargo/go/jest/mocha/vitest/rspec/phpunit/ctest/maven summaries. The last one printed wins (a re-run's);
+    tox's environment result where the run printed none of those."""
     found: list[tuple[int, str]] = []
     for m in PYTEST_SUMMARY.finditer(text):
         found.append((m.start(), m.group(1).strip().rstrip(",")))
@@ -315,7 +331,11 @@ def _summary_line(text: str) -> str | None:
         found.append((m.start(), m.group(0).strip()))
     for m in OTHER_SUMMARY.finditer(text):
         found.append((m.start(), " ".join(m.group(1).split())))
-    return max(found)[1] if found else None
+    if not found:  # of tox's environments, one that failed (the others passing do not undo it)
+        tox = [" ".join(m.group(0).split()) for m in TOX_RESULT.finditer(text)]
+        failed = [line for line in tox if re.search(r"\bFAIL|failed|ERROR|InvocationError", line)]
+        return (failed or tox)[-1] if tox else None
+    return max(found)[1]
 
 
 def failing_tests(text: str) -> list[str]:

@@ -124,6 +124,16 @@ PY_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
+# A script that reads the project's code (a source file opened for reading, `inspect.getsource`): what it prints
+# is that code, or the agent's reading of it, not what the code does.
+READS_SOURCE = re.compile(
+    r"""\bopen\(\s*(?:r?['"][^'"\n]*\.(?:py|js|ts|java|go|rs|rb|c|h|cpp)['"]|[\w.]*path\w*)\s*(?:,\s*['"]r['"]\s*)?\)"""
+    r"|\binspect\.getsource(?:lines)?\("
+)
+# One case's line: a quoted input and what came of it ("OK: 'user.1@x' -> ASCII: PASS", "'1e3' => 1000.0").
+CASE_RESULT = re.compile(r"""(?:'[^']*'|"[^"]*")\s*(?:->|=>|→)""")
+
+
 def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_line: bool = False) -> str | None:
     """The output line that says most: values and task words count, separators and echoes do not
     (``any_line``: the best of lines that all tell something, such as the lines a fix changed)."""
@@ -372,9 +382,11 @@ class RunReader:
             errs = self._errs(a)
             if not errs:
                 return 0
+            if self._false_start(a, fix_at):
+                return 2
             if self._shows_reported_error(a):
                 return 0
-            if any(SETUP_ERROR.search(e) for e in errs) or self._false_start(a, fix_at):
+            if any(SETUP_ERROR.search(e) for e in errs):
                 return 2
             return int(any(_environment_error(e) for e in errs) or self._script_bug(a, errs[-1]))
 
@@ -416,17 +428,26 @@ class RunReader:
         if not out.lines:
             return None
         errs = self._errs(a)
-        if errs and not _environment_error(errs[-1]):
+        if errs:  # what it died of; of a run the environment stopped, that too (its other lines are a traceback)
             return errs[-1]
         name = self._run_name(a) or ""
-        if EXPLORATION_SCRIPT.search(name):
-            return None
+        if EXPLORATION_SCRIPT.search(name) or READS_SOURCE.search(self._script_text(a)):
+            return None  # a look around: its lines are the code it read, or what the agent made of it
         said = frozenset(
             ln.strip() for ln in out.lines if len(ln.strip()) >= 12 and self._written_or_listed(a, ln.strip())
         )
         later = self._rerun_after_fix(a)
         changed = changed_line(out.lines, self._out(later).lines, self.task_words, said) if later is not None else None
         return changed or _value_line(out.lines, self.task_words, set(said))
+
+    def _as_written(self, a: Action) -> set[str]:
+        """The lines a run printed as its script has them, outside a condition: titles and notes."""
+        text = self._script_text(a)
+        return {
+            s
+            for s in (ln.strip() for ln in self._out(a).lines)
+            if len(s) >= 12 and s in text and not _printed_if(text, s)
+        }
 
     def _written_or_listed(self, a: Action, line: str) -> bool:
         """The line is in the script's own text (printed as written), or in what a look around
@@ -510,14 +531,14 @@ class RunReader:
         facts += before
         facts += self._rerun_fact()
         facts += [suite_facts[a.message_index] for a in [*widest[:1], *ranked[1:2]]]
-        facts += self._verification(exclude={f.message_index - 1 for f in facts})
+        facts += self._verification({f.message_index - 1 for f in facts}, {norm_words(f.answer) for f in facts})
         facts += self._failing(suites, summaries, fix)
         facts += self._suite_not_run(suites, summaries)
         facts += [suite_facts[a.message_index] for a in ranked[1:]]
-        facts += self._checks(exclude={f.message_index - 1 for f in facts})
+        facts += self._checks({f.message_index - 1 for f in facts}, {norm_words(f.answer) for f in facts})
         if not facts and fix >= 0:  # no suite, no verdict: what the last script run after the fix printed
             runs = [a for a in self._runs_after_fix() if not self._errs(a)]
-            line = _value_line(self._out(runs[-1]).lines, self.task_words, set()) if runs else None
+            line = _value_line(self._out(runs[-1]).lines, self.task_words, self._as_written(runs[-1])) if runs else None
             if line:
                 question = f"What did `{named(runs[-1].command)}` print after the change?"
                 facts.append(Fact("test_result", line, runs[-1].message_index + 1, question))
@@ -566,17 +587,21 @@ class RunReader:
         question = f"What did `{named(after.command)}` print after the change?"
         return [Fact("test_result", clip(line, 160), after.message_index + 1, question)]
 
-    def _best_verdict(self, lines: list[str]) -> str:
-        """The verdict line that names most of the task (what was fixed), then an "all passed" one."""
+    def _best_verdict(self, lines: list[str], said: set[str] | frozenset[str] = frozenset()) -> str:
+        """The verdict line that names most of the task (what was fixed), then an "all passed" one;
+        one that another fact does not say already (``said``: their words), where there is one
+        (two scripts' "All tests passed!" are one answer to two questions)."""
+        lines = [ln for ln in lines if norm_words(clip(ln, 160)) not in said] or lines
 
-        def rank(line: str) -> tuple[bool, int, bool]:
+        def rank(line: str) -> tuple[bool, bool, int, bool]:
             words = set(re.findall(r"\w+", line.lower()))
             overall = bool(VERDICT_WORD.search(line))
-            return overall, len(words & self.task_words), bool(re.search(r"\ball\b", line, re.I))
+            case = bool(CASE_RESULT.search(line))  # one input's result ("'a.b@c' -> ASCII: PASS"), not the run's
+            return overall, not case, len(words & self.task_words), bool(re.search(r"\ball\b", line, re.I))
 
         return max(reversed(lines), key=rank)
 
-    def _verification(self, exclude: set[int]) -> list[Fact]:
+    def _verification(self, exclude: set[int], said: set[str]) -> list[Fact]:
         """The verdict of the last run of the agent's own verification script after the fix."""
         runs = [a for a in self._runs_after_fix() if a.message_index not in exclude]
         for a in reversed(runs):
@@ -587,10 +612,11 @@ class RunReader:
             verdicts = [v for v in verdict_lines(out.lines) if v not in cases]
             if verdicts:
                 question = f"What did `{named(a.command)}` print after the change?"
-                return [Fact("test_result", clip(self._best_verdict(verdicts), 160), a.message_index + 1, question)]
+                verdict = clip(self._best_verdict(verdicts, said), 160)
+                return [Fact("test_result", verdict, a.message_index + 1, question)]
         return []
 
-    def _checks(self, exclude: set[int]) -> list[Fact]:
+    def _checks(self, exclude: set[int], said: set[str]) -> list[Fact]:
         """What each other script of the agent's printed when last run after the fix, latest first:
         its verdict, else its telling line (edge cases checked by scripts that state no verdict);
         not the reproduction's reruns, scripts for looking around, or runs that raised an error."""
@@ -600,7 +626,8 @@ class RunReader:
             name = self._run_name(a)
             if name and name not in ("-", repro) and not EXPLORATION_SCRIPT.search(name):
                 last[name] = a
-        out = []
+        out: list[Fact] = []
+        said = set(said)
         for a in sorted(last.values(), key=lambda a: -a.message_index):
             printed = self._out(a)
             if a.message_index in exclude or self._errs(a) or not printed.lines:
@@ -609,15 +636,16 @@ class RunReader:
             cases = per_case(printed.lines)
             verdicts = [] if failed else [v for v in verdict_lines(printed.lines) if v not in cases]
             line = (
-                self._best_verdict(verdicts)
+                self._best_verdict(verdicts, said)
                 if verdicts
-                else _value_line(printed.lines, self.task_words, cases)
+                else _value_line(printed.lines, self.task_words, cases | self._as_written(a))
                 if len(printed.lines) <= 3
                 else None
             )
             if line:
                 question = f"What did `{named(a.command)}` print after the change?"
                 out.append(Fact("test_result", clip(line, 160), a.message_index + 1, question))
+                said.add(norm_words(clip(line, 160)))
                 if not verdicts:
                     self.values_only.add(question)
         return out
@@ -637,10 +665,12 @@ class RunReader:
         return out
 
     def _suite_not_run(self, suites: list[Action], summaries: dict[int, str | None]) -> list[Fact]:
-        """The last suite run that could not start (an error, no summary) when none ran after it:
-        why the agent verified otherwise."""
-        ran = [i for i, s in summaries.items() if s]
-        for a in reversed(suites):
+        """The last run of the project's suite (a test runner's command) that could not start (an
+        error, no summary) when no runner ran after it: why the agent verified otherwise, by its
+        own scripts (a script of its own running unittest is no run of the project's suite)."""
+        runners = [a for a in suites if runs_tests(a.command)]
+        ran = [a.message_index for a in runners if summaries[a.message_index]]
+        for a in reversed(runners):
             errs = self._errs(a)
             if summaries[a.message_index] or not errs:
                 continue

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Container, Sequence
-from itertools import compress, count
-from operator import is_not
 from typing import Any
 
 from ctxbench.core import ModelSpec, StrategyContext
 from ctxbench.json_text import compact, compact_sorted, string_bytes
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import ROLES, Message, Transcript
+from ctxbench.transcripts.running import SeenPrefix
 
 FORMAT = "ctxbench.contexts/1"
 FILE = "contexts.jsonl.gz"  # gzip, two members (results/store.py: gzip_lines)
@@ -177,7 +176,9 @@ class ContextRecorder:
         self._kept: list[Message] = []  # every message in _refs, kept alive so its id stays its own
         self._stored: set[str] = set()
         self._last: list[str] = []  # the references of the prompt sent last
-        self._sent: list[Message] = []  # that prompt
+        # That prompt: the list object and its length then (the replay only appends to a list it
+        # passed on, so it is not copied; see ``ctxbench.transcripts.running``).
+        self._sent = SeenPrefix()
         self._where: dict[str, int] | None = None  # the first place of each reference in _last, if known
         self._arrived = 0  # transcript messages stored so far
         self._encoded: dict[str, bytes] = {}  # a new entry's JSON (UTF-8), until its row is written
@@ -196,10 +197,11 @@ class ContextRecorder:
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, dict[str, Any]] = {}
         # The messages this prompt starts with, object for object, as the one sent before did have
-        # its references (found in C); only the rest is looked up. Most prompts share a long start
-        # (a strategy that only appended, as `none` always does: all of the one before).
-        start = next(compress(count(), map(is_not, working, self._sent)), min(len(working), len(self._sent)))
-        grown = start == len(self._sent) > 0
+        # its references; only the rest is looked up. Most prompts share a long start (a strategy
+        # that only appended, as `none` always does: all of the one before, the same list grown,
+        # known without comparing them).
+        start = self._sent.unchanged(working)
+        grown = start == len(self._last) > 0
         rest = working[start:] if start else working
         refs: list[Any] = list(map(self._refs.get, map(id, rest)))  # in C: most were sent before
         position = _find(refs, None, 0)
@@ -211,14 +213,17 @@ class ContextRecorder:
             self._ref(self.transcript.messages[i], new)
         self._arrived = max(self._arrived, upto)
         said = self._appended(refs) if grown else None
-        if start:
-            refs = self._last[:start] + refs
-        if said is None:
+        if said is not None:
+            self._last.extend(refs)  # the list sent before, grown: not copied
+            refs = self._last
+        else:
+            if start:
+                refs = self._last[:start] + refs
             said = runs(refs, self._last, new)  # new: stored by this call, so not in the prompt before
             self._where = None
         self._row({"call": record["call"], "refs": said, "new": new})
         self._last = refs
-        self._sent = list(working)  # a copy: the engine appends the reply to a rewrite strategy's list
+        self._sent.remember(working)
 
     def _appended(self, tail: list[str]) -> list[str | list[int]] | None:
         """``runs(self._last + tail, self._last)`` when no reference of ``tail`` is in ``self._last``

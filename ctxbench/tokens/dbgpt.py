@@ -88,6 +88,9 @@ class DbgptEstimator(Estimator):
         self._lines: Sequence[str] | None = None
         self._line_sums = [0]
         self._pieces: dict[str, int] = {}
+        # (head, tail, their count): the layer passes the same two string objects every step, so
+        # they are known by identity, not copied ("\n" added, cut off) and hashed again each step.
+        self._ends: tuple[str, str, int] | None = None
 
     def start(self, transcript: Transcript) -> None:
         """Before the replay counts the transcript: its observations (what Layer 1 may cut, up to
@@ -121,9 +124,11 @@ class DbgptEstimator(Estimator):
             sums = self._summed(tokenizer, lines)
             if sums is None or not _starts_line(tail) or (notice and not _starts_line(notice)):
                 return
-            tokens = self._piece(tokenizer, head + "\n") + sums[len(lines)] - sums[start]
-            tokens += self._piece(tokenizer, notice[1:] + "\n") if notice else 0
-            message.token_cache[key] = tokens + self._piece(tokenizer, tail[1:])
+            ends = self._ends
+            if ends is None or ends[0] is not head or ends[1] is not tail:
+                ends = self._ends = (head, tail, self._piece(tokenizer, head + "\n") + self._piece(tokenizer, tail[1:]))
+            tokens = ends[2] + sums[len(lines)] - sums[start]
+            message.token_cache[key] = tokens + (self._piece(tokenizer, notice[1:] + "\n") if notice else 0)
         except Exception:  # noqa: BLE001 - counted as usual instead, with DB-GPT's fallback (message)
             return
 
