@@ -7,6 +7,7 @@ import json
 from ctxbench.judges.deterministic import DeterministicJudge
 from ctxbench.probes import CheckpointPolicy, ProbeObserver, retention_metrics
 from ctxbench.probes.extract import extract_probes
+from ctxbench.probes.statements import StatementReader
 from ctxbench.replay.engine import replay
 from ctxbench.replay.provider import ModelSpec
 from ctxbench.strategies.none import FullHistory
@@ -482,6 +483,10 @@ def test_a_decision_is_asked_about_the_code_it_names_that_the_fix_touches():
         1: "What did the agent decide about `self.root.opts`, and why?",
         5: "What did the agent decide, and why?",
     }, asked
+    # a one-letter name quoted first is a span of its own, not the start of one running to the next quote
+    said = [Message("assistant", "`Q` objects become `WhereNode` objects. So we don't need to fix `WhereNode`.")]
+    (decided,) = StatementReader(said, "", None, None).decisions()
+    assert decided.question == "What did the agent decide about `WhereNode`, and why?", decided
 
 
 TAU_POLICY = "# Airline Agent Policy\nYou can help users book, modify, or cancel flight reservations."

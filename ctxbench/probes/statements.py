@@ -506,7 +506,8 @@ class StatementReader:
     def _asked_about(self, fact: Fact) -> Fact:
         """The decision asked about the code it names (the code the fix touches first), so that of a
         run's several decisions the question has one answer: "What did the agent decide about `x`?"."""
-        quoted = [q for q in re.findall(r"`([^`\n]{2,60})`", fact.answer) if _names(q)]
+        # every quoted span in order ("`Q` objects ... `WhereNode`": `Q` too, so no span runs between two)
+        quoted = [q for q in re.findall(r"`([^`\n]+)`", fact.answer) if len(q) <= 60 and _names(q)]
         if not quoted:
             return fact
         about = next((q for q in quoted if _code_names(q) & self.fix_names), quoted[0])
