@@ -174,7 +174,7 @@ def run_cell(
     if observer is not None:
         answers = {p.id: p.answer for p in observer.probes}
         metrics.update(retention_metrics(observer.rows, answers))
-        if any(r.get("others") for r in observer.rows):
+        if observer.has_others():
             metrics["judge_agreement"] = agreement_metrics(observer.rows)
         extra["retention.jsonl"] = observer.rows_text()  # encoded from pieces as they were judged
         controls = getattr(observer.judge, "controls", None)

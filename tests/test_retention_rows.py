@@ -179,7 +179,7 @@ _verdicts = st.builds(
 )
 def test_rows_text_is_the_rows_as_json_lines_for_any_verdict(verdicts, fields, window):
     """Any verdict, probe text and checkpoint (rejected calls too, with a small window): the lines
-    are each row's JSON."""
+    are each row's JSON, and the rows' fields the probe's (its age and triviality found once)."""
     t = coding_transcript(rounds=6, lines_per_output=20)
     probes = [
         Probe(f"p{i}{pid}", question, answer, "recall", 2 + 3 * i, 9 if i % 2 else None, label=label, span=(i, i + 1))
@@ -196,6 +196,8 @@ def test_rows_text_is_the_rows_as_json_lines_for_any_verdict(verdicts, fields, w
         observers=[observer],
     )
     assert observer.rows and observer.rows_text() == _json_lines(observer.rows)
+    # whether any row holds other judges' verdicts (the cell's judge_agreement), known as judged
+    assert observer.has_others() == any(r["others"] for r in observer.rows)
 
 
 @settings(max_examples=200, deadline=None)

@@ -39,8 +39,9 @@ class ProbeObserver:
         # The rows as retention.jsonl's lines (``rows_text``), put together from pieces encoded once:
         # a probe's fields, a verdict's (the judge hands the same verdict objects out again).
         self._lines: list[str] = []
-        self._probe_text: dict[int, tuple[Probe, str]] = {}
         self._verdict_text: dict[int, tuple[Verdict, str, str]] = {}
+        self._probe_text: dict[int, tuple[Probe, str, int, bool, str, tuple[int, int] | None]] = {}
+        self._others = False  # a verdict with other judges' verdicts was recorded
         self.compactions = 0
         # Probes by the message that needs them, in order; judged at the first call at or after it
         # (a fact can be needed by a tool or user message, and calls happen at assistant messages).
@@ -102,7 +103,7 @@ class ProbeObserver:
 
     def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
         self._attach(ctx)
-        calls = ctx.transcript.call_indices
+        calls = self._calls if self._index_of else ctx.transcript.call_indices  # the property walks every message
         # The replay stops at the last recorded call: facts stated after it never reach a context.
         replayed = calls[-1] + 1 if calls else 0
         # The end context is what the agent had at its last call: nothing, if that call was rejected.
@@ -124,38 +125,42 @@ class ProbeObserver:
     def _judge_all(
         self, probes: Sequence[Probe], working: Sequence[Message], record: dict[str, Any], why: str, calls: list[int]
     ) -> None:
-        at = record["message_index"]
+        at, call = record["message_index"], record["call"]
         accepted = bool(record.get("accepted", True))
         layers = list(record["layers"])
         # The line's pieces fixed for this checkpoint (a row's keys in the order of its dict below).
-        head = "{" + compact({"checkpoint": why, "call": record["call"], "message_index": at})[1:-1] + ", "
+        head = "{" + compact({"checkpoint": why, "call": call, "message_index": at})[1:-1] + ", "
         middle = ', "accepted": ' + ("true" if accepted else "false") + ', "trivial": '
         after_age = ', "compactions": ' + compact(self.compactions) + ", "
         after_score = ', "layers": ' + compact(layers) + ", "
-        lines, first_user = self._lines, self._first_user
+        lines, rows, compactions = self._lines, self.rows, self.compactions
+        calls_before = bisect_left(calls, at)  # the probe's age: calls from its statement to here
+        known_calls = calls is self._calls  # a probe's own numbers are kept for the bound transcript
+        verdict_text = self._verdict_text
         for probe, verdict in zip(probes, self._verdicts(probes, working, accepted)):
-            age = bisect_left(calls, at) - bisect_right(calls, probe.message_index)
+            piece, stated_calls, early, label, span = self._probe_facts(probe, calls, known_calls)
+            age = calls_before - stated_calls
             # kept by any strategy: in the system prompt or first user message, or within the
             # last two rounds here (a probe is trivial when every one of its rows is)
-            trivial = probe.message_index <= first_user or age <= 1
-            self.rows.append(
+            trivial = early or age <= 1
+            rows.append(
                 {
                     "checkpoint": why,
-                    "call": record["call"],
-                    "message_index": record["message_index"],
+                    "call": call,
+                    "message_index": at,
                     "probe": probe.id,
                     "kind": probe.kind,
-                    "label": probe.label or probe.kind,
+                    "label": label,
                     "question": probe.question,
                     "gold": probe.answer,
                     "stated_at": probe.message_index,
-                    "span": list(probe.span) if probe.span else None,
+                    "span": list(span) if span else None,
                     "needed_at": probe.needed_at,
                     "used_again": probe.needed_at is not None,  # why it matters: the agent uses it later
                     "accepted": accepted,
                     "trivial": trivial,
                     "age_calls": age,
-                    "compactions": self.compactions,
+                    "compactions": compactions,
                     "status": verdict.status,
                     "judge": verdict.judge,
                     "score": verdict.score,
@@ -165,10 +170,11 @@ class ProbeObserver:
                     "others": verdict.others,
                 }
             )
-            known = self._verdict_text.get(id(verdict))
+            known = verdict_text.get(id(verdict))
             if known is None or known[0] is not verdict:
-                known = self._verdict_text[id(verdict)] = (verdict, *_verdict_pieces(verdict))
-            piece = self._probe_piece(probe)
+                known = verdict_text[id(verdict)] = (verdict, *_verdict_pieces(verdict))
+                if verdict.others:
+                    self._others = True
             flag = "true" if trivial else "false"
             lines.append(
                 f'{head}{piece}{middle}{flag}, "age_calls": {age:d}{after_age}{known[1]}{after_score}{known[2]}}}\n'
@@ -176,8 +182,12 @@ class ProbeObserver:
         if probes and hasattr(self.judge, "check_controls"):  # known answers graded alongside (LLM judge)
             self.judge.check_controls(probes, {"call": record["call"], "why": why}, self.probes)
 
-    def _probe_piece(self, probe: Probe) -> str:
-        """A row's fields from ``probe`` to ``used_again``, as its line holds them."""
+    def _probe_facts(
+        self, probe: Probe, calls: list[int], known_calls: bool
+    ) -> tuple[str, int, bool, str, tuple[int, int] | None]:
+        """What a row takes from ``probe``: its fields from ``probe`` to ``used_again`` as its line
+        holds them, the calls up to its statement, whether it sits where every strategy keeps it
+        (the system prompt or first user message), its label and span; found once per probe."""
         known = self._probe_text.get(id(probe))
         if known is None or known[0] is not probe:
             fields = {
@@ -191,8 +201,22 @@ class ProbeObserver:
                 "needed_at": probe.needed_at,
                 "used_again": probe.needed_at is not None,
             }
-            known = self._probe_text[id(probe)] = (probe, compact(fields)[1:-1])
-        return known[1]
+            stated = bisect_right(calls, probe.message_index)
+            early = probe.message_index <= self._first_user
+            known = (probe, compact(fields)[1:-1], stated, early, probe.label or probe.kind, probe.span)
+            if not known_calls:  # not bound to the transcript yet: nothing kept
+                return known[1:]
+            self._probe_text[id(probe)] = known
+        elif not known_calls:  # calls other than the bound transcript's
+            stated, early = bisect_right(calls, probe.message_index), probe.message_index <= self._first_user
+            return known[1], stated, early, known[4], known[5]
+        return known[1:]
+
+    def has_others(self) -> bool:
+        """Whether a row holds other judges' verdicts (``others``): known as the rows were judged."""
+        if len(self._lines) != len(self.rows):  # rows added from outside
+            return any(r.get("others") for r in self.rows)
+        return self._others
 
     def rows_text(self) -> str:
         """``rows`` as retention.jsonl's lines: ``json.dumps(row, ensure_ascii=False)`` each, the
