@@ -1492,3 +1492,56 @@ def test_a_step_with_its_reason_is_a_decision_and_a_prediction_a_check_or_an_ope
         ]
         got = [a for _, a in _decisions(messages)]
         assert got == ([said] if said in decided else []), (said, got)
+
+
+def test_a_cause_said_only_by_where_it_is_is_asked_with_what_the_message_says_after_its_code():
+    """Agents say "Found it! The issue is in the `_fill_text` method of argparse's HelpFormatter. It's doing:", then
+    code, then "This replaces all whitespace ...": the place alone says nothing of what is wrong; the
+    sentence after the quoted code does (mini-swe-agent DeepSeek's habit)."""
+    said = (
+        "Found it! The issue is in the `_fill_text` method of argparse's HelpFormatter. It's doing:\n"
+        "```python\ntext = self._whitespace_matcher.sub(' ', text).strip()\n```\n\n"
+        "This replaces all whitespace (including newlines) with a single space, which collapses the multiline "
+        "help text.\n\nLet me check if DjangoHelpFormatter overrides any of these methods:"
+    )
+    messages = [
+        Message("user", "<pr_description>\nCustomizable management command formatters.\n</pr_description>"),
+        _bash("g", "sed -n 1,40p /usr/lib/python3/argparse.py", "Let me read argparse."),
+        _out("g", "    def _fill_text(self, text, width, indent):\n        text = self._ws.sub(' ', text)"),
+        _bash("h", "grep -n _fill_text django/core/management/base.py", said),
+        _out("h", ""),
+        _edit("e", "/r/django/core/management/base.py", "class DjangoHelpFormatter:", "class DjangoHelpFormatter: x"),
+        Message("tool", "The file /r/django/core/management/base.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)
+    assert causes and causes[0][0] == 3, causes
+    assert "replaces all whitespace (including newlines)" in causes[0][1], causes
+    assert "`_fill_text`" in causes[0][1]
+
+
+def test_a_cause_stated_as_the_lead_in_to_a_list_is_asked_with_its_list():
+    """A lead-in "The problem is that the parent `IsNull` class's implementation for SQLite and Oracle will match
+    both:" with the two cases listed under it: the lead-in states the cause, the list says what it
+    matches; a lead-in to reasons ("..., but this doesn't make sense because:") argues for the fix instead."""
+    said = (
+        "Now let me look closer.\n\nThe problem is that the parent `IsNull` class's implementation for SQLite "
+        "and Oracle will match both:\n- Objects that don't have the key (which is correct)\n- Objects that have "
+        "the key with JSON null value (which is incorrect)\n\nLet me check what the parent `IsNull` class does:"
+    )
+    messages = [
+        Message("user", "<pr_description>\n__isnull=True on a KeyTransform should not match null\n</pr_description>"),
+        _bash("g", "sed -n 360,380p django/db/models/fields/json.py", "Let me read the lookup."),
+        _out("g", "class KeyTransformIsNull(lookups.IsNull):\n    def as_sqlite(self, c, conn):\n        return 1"),
+        _bash("h", "grep -n 'class IsNull' django/db/models/lookups.py", said),
+        _out("h", "500:class IsNull(BuiltinLookup):"),
+        _edit("e", "/r/django/db/models/fields/json.py", "return 1", "return 2"),
+        Message("tool", "The file /r/django/db/models/fields/json.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)
+    assert causes and causes[0][0] == 3, causes
+    assert causes[0][1].endswith("Objects that have the key with JSON null value (which is incorrect)"), causes
+    argued = said.replace("will match both:", "matches both, but this doesn't make sense because:")
+    messages[3] = _bash("h", "grep -n 'class IsNull' django/db/models/lookups.py", argued)
+    assert not any("Objects that" in answer for _, answer in _causes(messages)), _causes(messages)

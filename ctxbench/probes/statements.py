@@ -337,10 +337,19 @@ class StatementReader:
                 continue
             if label == "root_cause" and NOT_A_CAUSE.search(sentence):
                 continue
+            lead_in = sentence
+            if label == "root_cause" and LOCATED.search(sentence):
+                # "The issue is in the `_fill_text` method. It's doing: <code> This replaces all whitespace ..."
+                sentence = _with_explanation(text, sentence)
+            elif label == "root_cause" and sentence == said[k] and _claims(sentence):
+                sentence = _with_list(text, sentence)  # "The problem is that X will match both:\n- ...\n- ..."
             if sentence.rstrip().endswith(":") and not (label == "decision" and CHOSEN_WAY.search(sentence)):
                 continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
             sentence = _with_neighbour(text, sentence)
-            if label == "root_cause" and (AS_WANTED.search(sentence) or OWN_WORK.search(sentence)):
+            # a list's items may say which half is right ("(which is correct)"): its lead-in says what is wrong
+            listed = lead_in.endswith(":") and sentence != lead_in
+            wanted = AS_WANTED.search(lead_in if listed else sentence)
+            if label == "root_cause" and (wanted or OWN_WORK.search(sentence)):
                 continue
             entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
             # names nothing the task did not already say (names compare whole); a short quoted
@@ -820,6 +829,56 @@ def _restates(fact: Fact, words: set[str], kept: list[tuple[Fact, set[str]]], wi
         if len(words & seen) >= 0.5 * max(1, len(words)):
             return True
     return False
+
+
+# Where the cause is, with nothing of what it is ("The issue is in the `_fill_text` method of argparse's
+# HelpFormatter."): what follows says it, often after a lead-in and the code it quotes.
+LOCATED = re.compile(
+    r"\bthe (?:root cause|(?:real |actual )?(?:bug|problem|issue)) (?:is|lies|was) (?:in|at|on) "
+    r"(?:`[^`\n]{1,60}`|[^,;:.!?`\n]){1,100}[.!:]?$",
+    re.IGNORECASE,
+)
+# A list under a lead-in, as agents write one: items marked "-", "*" or "1." on lines of their own.
+LISTED = re.compile(r"(?:[ \t]*\n)+((?:[ \t]*(?:[-*\u2022]|\d+[.)])[ \t]+[^\n]+(?:\n|$))+)")
+# A short lead-in, the code it quotes in one block, then the first sentence of the next paragraph.
+CODE_THEN_PROSE = re.compile(r"(?:\s*[^\n`]{0,60}:)?\s*```[^`]{0,240}```\s*\n\s*([^\n]+)")
+
+
+def _with_explanation(content: str, sentence: str) -> str:
+    """A cause said only by where it is, with what the message says of it after the code it quotes
+    (the whole span as the message spells it, if it fits a probe); else the sentence alone."""
+    at = content.find(sentence)
+    if at < 0:
+        return sentence
+    end = at + len(sentence)
+    shown = CODE_THEN_PROSE.match(content, end)
+    if shown is None:
+        return sentence
+    first = next(sentences_of(shown.group(1)), "")
+    if len(first) < 20 or PLAN.search(first) or NOT_A_CAUSE.search(first) or first.endswith(":"):
+        return sentence  # a next step, a guess or another lead-in: no statement of what is wrong
+    whole = " ".join(content[at : shown.start(1) + shown.group(1).find(first) + len(first)].split())
+    return whole if len(whole) <= 300 else f"{sentence} {first}"
+
+
+def _claims(lead_in: str) -> bool:
+    """A lead-in to a list that states a cause itself: a cause's words, then five words or more of what
+    is wrong ("The problem is that the parent `IsNull` class's implementation ... will match both:"); not
+    an announcement ("Now I see the issue! Looking at the code:") or a bare "The problem is that:"."""
+    cue = ROOT_CAUSE.search(lead_in)
+    if not lead_in.endswith(":") or cue is None or re.search(r"\b(?:because|why|since):$", lead_in, re.I):
+        return False  # "..., but this doesn't make sense because:": its list argues for the fix
+    return len(re.findall(r"\w+", lead_in[cue.end() :])) >= 5
+
+
+def _with_list(content: str, sentence: str) -> str:
+    """A lead-in that states a cause ("The problem is that the parent `IsNull` ... will match both:") with
+    the list under it, as the message spells them (up to a probe's length); else the lead-in alone."""
+    at = content.find(sentence)
+    listed = LISTED.match(content, at + len(sentence)) if at >= 0 else None
+    if listed is None:
+        return sentence
+    return clip(" ".join(content[at : listed.end(1)].split()), 300)
 
 
 def _with_neighbour(content: str, sentence: str) -> str:
