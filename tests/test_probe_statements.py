@@ -1461,6 +1461,39 @@ def test_a_slip_in_the_agents_own_edit_is_no_cause_of_the_problem():
         assert [at for at, _ in _causes(messages)] == [1], (slip, _causes(messages))
 
 
+def test_a_step_with_its_reason_is_a_decision_and_a_prediction_a_check_or_an_open_alternative_is_not():
+    """What the agent will do with why ("we should also fix `get_choices` for consistency", "`json_key` should be
+    computed before the try block since ...", "However, since the PR ..., I should focus on ...") decides; a
+    prediction with a reason ("This should work since ..."), a check to make ("I should also check if `X` should
+    be updated too, since ..."), a caution ("we should be careful because ..."), a way weighed against another
+    ("... Or maybe we should ...") and the issue explained ("The issue is that ... should be changed because ...")
+    do not."""
+    decided = [
+        "But we should also fix `get_choices` for consistency.",
+        "Actually, `json_key` should be computed before the try block since it's needed for the error message.",
+        "However, since the PR description only mentions `get_FIELD_display`, I should focus on fixing that first.",
+    ]
+    not_decided = [
+        "This should work since `get_choices` now calls `distinct()`.",
+        "Now I should also check if `SplitArrayWidget` should be updated too, since it has the same pattern.",
+        "However, we should be careful because `ValueError` is a broad exception in `path.resolve()`.",
+        "I think we should return `Unknown` for consistency with `Uninferable`. Or maybe we should return `<Unknown>`.",
+        "The issue is that `entity_ptr` was created with `auto_created=True`, but it should be changed to "
+        "`auto_created=False` because it is now the primary key.",
+    ]
+    for said in decided + not_decided:
+        messages = [
+            Message("user", "<pr_description>\nDuplicate choices in a form field\n</pr_description>"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit("e", "/r/models.py", "qs = qs.complex_filter(f)", "qs = qs.complex_filter(f).distinct()"),
+            Message("tool", "The file /r/models.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([said] if said in decided else []), (said, got)
+
+
 def test_a_cause_said_only_by_where_it_is_is_asked_with_what_the_message_says_after_its_code():
     """Agents say "Found it! The issue is in the `_fill_text` method of argparse's HelpFormatter. It's doing:", then
     code, then "This replaces all whitespace ...": the place alone says nothing of what is wrong; the

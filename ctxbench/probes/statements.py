@@ -161,7 +161,8 @@ AS_WANTED = re.compile(
 # What the agent goes to test next ("Let me check if the issue is that ...", "let's see if there's a simpler
 # fix"): a hypothesis, not a finding nor a choice (a check the code makes, "the fix is to check if", is neither).
 TO_CHECK = (
-    r"\b(?:let me|let'?s|i'll|i will|we'll) (?:first |now |also )?(?:check|see|verify|test|find out) (?:if|whether)\b"
+    r"\b(?:let me|let'?s|i'll|we'll|(?:i|we) (?:will|should|need to|must)) (?:first |now |also )*"
+    r"(?:check|see|verify|test|find out) (?:if|whether)\b"
 )
 NOT_A_CAUSE = re.compile(
     r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|(?<!which )\b(?:could|may) be\b|"
@@ -177,7 +178,23 @@ NOT_DOING = (
     r"handle|edit|rewrite)\b"
 )
 # The reason first, then what the agent will do ("Since I need to test my fix, I should include it in the patch").
-WHY_FIRST = r"^(?:since|because|given that)\b[^.!?]{5,160},\s*(?:i|we) (?:should|will|'ll|need to|must|have to)\b"
+WHY_FIRST = (
+    r"^(?:(?:however|but|so|and|also|actually|now),?\s+)?(?:since|because|given that)\b[^.!?]{5,160},\s*"
+    r"(?:i|we) (?:should|will|'ll|need to|must|have to)\b"
+)
+# What the agent will do, with why ("But we should also fix `get_choices` for consistency", "`json_key` should
+# be computed before the try block since it's needed for the error message"): its own modal or a prescription
+# for the code ("should be <done>"), not a prediction ("this should work since ..."), then a reason.
+REASONED = (
+    r"(?:\b(?:i|we) (?:should|must|need to|have to|will)|\b(?:i|we)'ll|\bshould (?:also )?be \w+ed)\b"
+    r"(?! (?:also |first |still )?(?:be careful|be sure|make sure|check|verify|test|see|look|consider|think)\b)"
+    r"[^.!?]*\b(?:since|because|for (?:consistency|completeness|safety|simplicity|clarity|robustness)|to avoid|"
+    r"so that)\b"
+)
+REASONED_ONLY = re.compile(REASONED, re.IGNORECASE)
+# A sentence that opens by stating the issue ("The issue is that ..., but it should be changed to `x` because
+# ..."): the cause explained, a decision only if it names a way chosen, not by a reason alone.
+ISSUE_STATED = re.compile(r"^(?:so,? )?the (?:real |actual |root )?(?:issue|problem|bug|cause) (?:is|was)\b", re.I)
 # A decision is the agent's: a modal, a plan or a choice word ("I should ... instead of"), not a result
 # ("returns `0.0` instead of `nan`").
 # The nouns "fix", "solution", "approach" after a determiner ("with the fix, `f` returns ...") say when
@@ -201,6 +218,9 @@ UNDECIDED = re.compile(
     r"\baccording to the (?:pr|issue|task|ticket|description)\b|" + TO_CHECK,
     re.IGNORECASE,
 )
+# A way weighed against another ("Or it should return `None`", "... for consistency with `Uninferable`. Or maybe
+# we should return `"<Unknown>"` ..."): still open, not decided.
+OPEN_ALTERNATIVE = re.compile(r"^or\b", re.IGNORECASE)
 # How many of its own decisions an agent working alone is asked: a third is often the way the fix goes,
 # said before the choices and decisions not to act that rank first; a conversation's rulings and a
 # person's choices are asked beside them.
@@ -217,7 +237,7 @@ DECISION = re.compile(
     r"(?:this|that|it) (?:is|would be|seems) (?:much |also )?"
     r"(?:safer|cleaner|simpler|more (?:targeted|robust|general))|"
     # what it will do instead, as its own plan ("So we should catch inference errors and raise X instead.")
-    r"(?:should|must|need to)\b[^.!?]*\binstead(?=\s*[.!:]*$))\b|" + NOT_DOING + "|" + WHY_FIRST,
+    r"(?:should|must|need to)\b[^.!?]*\binstead(?=\s*[.!:]*$))\b|" + NOT_DOING + "|" + WHY_FIRST + "|" + REASONED,
     re.IGNORECASE,
 )
 # The way chosen, said in full before the code that carries it out ("The simplest fix is to use `np.where` to
@@ -238,6 +258,11 @@ CODE_ENTITY = re.compile(r"`[^`\n]{2,60}`|\b\w+\(\)|\b[a-z]+_[a-z_]+\b|\b[A-Z][a
 # Tools an agent thinks aloud with (OpenHands `think`, MCP `sequentialthinking`): the thought is a
 # call argument, in every later context like the message's text.
 THINK_TOOL = re.compile(r"think", re.IGNORECASE)
+
+
+def _decided_beyond_reason(sentence: str) -> bool:
+    """The sentence is a decision by more than a reason given (a way named, a choice, a decision not to act)."""
+    return any(DECISION.search(part) for part in REASONED_ONLY.split(sentence))
 
 
 def sentences_of(text: str) -> Iterator[str]:
@@ -303,7 +328,11 @@ class StatementReader:
             if len(sentence) < 12 or not (contrast or pattern.search(sentence)) or RESOLVED.search(sentence):
                 continue
             if label == "decision" and (
-                TACTICAL.search(sentence) or not INTENT.search(sentence) or UNDECIDED.search(sentence)
+                TACTICAL.search(sentence)
+                or not INTENT.search(sentence)
+                or UNDECIDED.search(sentence)
+                or any(OPEN_ALTERNATIVE.match(x) for x in said[k : k + 2])
+                or (ISSUE_STATED.match(sentence) and not _decided_beyond_reason(sentence))
             ):
                 continue
             if label == "root_cause" and NOT_A_CAUSE.search(sentence):
