@@ -1580,3 +1580,39 @@ def test_a_conclusion_a_thing_kept_a_way_given_up_and_the_fix_revised_are_decisi
         ]
         got = [a for _, a in _decisions(messages)]
         assert got == ([said] if said in decided else []), (said, got)
+
+
+def test_what_the_code_does_wrong_is_asked_before_a_cause_said_as_a_plan():
+    """The cause said early ("The problem is that the `AddIndex` operation is created before the
+    `AlterOrderWithRespectTo` operation ...") and, nearer the fix after a long search, said again as what
+    to do ("The issue is that ..., we need to add those indexes after ..."): the plan is the fix, not
+    what the code does wrong; the plans nearest the fix no longer push the statement out of the slots."""
+    messages = [
+        Message(
+            "user", "<pr_description>\nAlterOrderWithRespectTo() crash when _order is in Index()\n</pr_description>"
+        ),
+        _bash("g", "sed -n 600,640p django/db/migrations/autodetector.py", "Let me read it."),
+        _out(
+            "g", "    def generate_created_models(self):\n        self.add_operation(app_label, operations.AddIndex())"
+        ),
+        Message(
+            "assistant",
+            "The problem is that the `AddIndex` operation is created before the `AlterOrderWithRespectTo` "
+            "operation, which creates the `_order` field.",
+        ),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "The bug is that the timing is off, so we must postpone every `AddIndex` call.",
+        ),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "The issue is that when `order_with_respect_to` is set, we need to add each `AddIndex` after it.",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/django/db/migrations/autodetector.py", "operations.AddIndex()", "deferred.append(AddIndex())"),
+        Message("tool", "The file /r/django/db/migrations/autodetector.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [3, 7], _causes(messages)

@@ -408,7 +408,8 @@ class StatementReader:
         """Statements of the cause, and of where the fix goes, before the last fix (after it the
         agent explains its checks): those made by the first fix first, a cause named outright
         ("This is the bug!") before one guessed or a plan, one naming the code the fix changes
-        before one naming none of it, then the closest to the fix."""
+        before one naming none of it, what the code does wrong before what to do about it ("we need
+        to ..."), then the closest to the fix."""
         last = self.last_fix if self.last_fix is not None else len(self.messages)
         fix = self.first_fix
         stated = [
@@ -422,15 +423,17 @@ class StatementReader:
         plans = [f for f in said if not ROOT_CAUSE.search(f.answer) and (fix is None or f.message_index <= fix)]
         said = [f for f in said if f not in plans[:-1]]
 
-        def rank(f: Fact) -> tuple[bool, bool, bool, bool, int]:
+        def rank(f: Fact) -> tuple[bool, bool, bool, bool, bool, int]:
             if fix is None:  # no source edit: in the order stated
-                return False, not _announced(f.answer), not _explicit(f.answer), False, f.message_index
+                said = not _announced(f.answer), not _explicit(f.answer)
+                return False, *said, False, _planned(f.answer), f.message_index
             # then one naming the code the fix changes before one naming none of it (a guess, a side note)
             return (
                 f.message_index > fix,
                 not _announced(f.answer),
                 not _explicit(f.answer),
                 not self.names_fix(f),
+                _planned(f.answer),
                 abs(fix - f.message_index),
             )
 
@@ -782,6 +785,23 @@ def _new_words(messages: list[Message], at: int) -> set[str]:
 def _explicit(cause: str) -> bool:
     """A cause named outright, or announced ("Now I see! <the cause>")."""
     return bool(EXPLICIT_CAUSE.search(cause) or DISCOVERY.match(next(sentences_of(cause), "")))
+
+
+# What the agent will do, said in a cause's sentence ("The issue is that ..., we need to add those indexes
+# after `X`", "The fix is to implement ..."): a plan, asked after a statement of what the code does wrong.
+PLANNED = re.compile(
+    r"\b(?:(?:we|i) (?:need|have|want) to|(?:we|i)(?:'ll| will| should| must| can)|let'?s|let me|"
+    r"the (?:fix|solution|approach) (?:is|should be|would be|will be) to|"
+    r"one (?:approach|option|way) (?:is|would be))\b",
+    re.IGNORECASE,
+)
+
+
+def _planned(cause: str) -> bool:
+    """The cause's first sentence after any announcement holds a plan ("we need to ...", "The fix is to")."""
+    said = [s for s in sentences_of(cause) if not DISCOVERY.match(s)]
+    own = re.sub(r"`[^`]*`|\"[^\"]*\"|“[^”]*”", "", said[0]) if said else ""  # not what it quotes
+    return bool(PLANNED.search(own))
 
 
 def _announced(cause: str) -> bool:
