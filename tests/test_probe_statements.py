@@ -1459,3 +1459,160 @@ def test_a_slip_in_the_agents_own_edit_is_no_cause_of_the_problem():
             Message("assistant", "Done."),
         ]
         assert [at for at, _ in _causes(messages)] == [1], (slip, _causes(messages))
+
+
+def test_a_step_with_its_reason_is_a_decision_and_a_prediction_a_check_or_an_open_alternative_is_not():
+    """What the agent will do with why ("we should also fix `get_choices` for consistency", "`json_key` should be
+    computed before the try block since ...", "However, since the PR ..., I should focus on ...") decides; a
+    prediction with a reason ("This should work since ..."), a check to make ("I should also check if `X` should
+    be updated too, since ..."), a caution ("we should be careful because ..."), a way weighed against another
+    ("... Or maybe we should ...") and the issue explained ("The issue is that ... should be changed because ...")
+    do not."""
+    decided = [
+        "But we should also fix `get_choices` for consistency.",
+        "Actually, `json_key` should be computed before the try block since it's needed for the error message.",
+        "However, since the PR description only mentions `get_FIELD_display`, I should focus on fixing that first.",
+    ]
+    not_decided = [
+        "This should work since `get_choices` now calls `distinct()`.",
+        "Now I should also check if `SplitArrayWidget` should be updated too, since it has the same pattern.",
+        "However, we should be careful because `ValueError` is a broad exception in `path.resolve()`.",
+        "I think we should return `Unknown` for consistency with `Uninferable`. Or maybe we should return `<Unknown>`.",
+        "The issue is that `entity_ptr` was created with `auto_created=True`, but it should be changed to "
+        "`auto_created=False` because it is now the primary key.",
+    ]
+    for said in decided + not_decided:
+        messages = [
+            Message("user", "<pr_description>\nDuplicate choices in a form field\n</pr_description>"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit("e", "/r/models.py", "qs = qs.complex_filter(f)", "qs = qs.complex_filter(f).distinct()"),
+            Message("tool", "The file /r/models.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([said] if said in decided else []), (said, got)
+
+
+def test_a_cause_said_only_by_where_it_is_is_asked_with_what_the_message_says_after_its_code():
+    """Agents say "Found it! The issue is in the `_fill_text` method of argparse's HelpFormatter. It's doing:", then
+    code, then "This replaces all whitespace ...": the place alone says nothing of what is wrong; the
+    sentence after the quoted code does (mini-swe-agent DeepSeek's habit)."""
+    said = (
+        "Found it! The issue is in the `_fill_text` method of argparse's HelpFormatter. It's doing:\n"
+        "```python\ntext = self._whitespace_matcher.sub(' ', text).strip()\n```\n\n"
+        "This replaces all whitespace (including newlines) with a single space, which collapses the multiline "
+        "help text.\n\nLet me check if DjangoHelpFormatter overrides any of these methods:"
+    )
+    messages = [
+        Message("user", "<pr_description>\nCustomizable management command formatters.\n</pr_description>"),
+        _bash("g", "sed -n 1,40p /usr/lib/python3/argparse.py", "Let me read argparse."),
+        _out("g", "    def _fill_text(self, text, width, indent):\n        text = self._ws.sub(' ', text)"),
+        _bash("h", "grep -n _fill_text django/core/management/base.py", said),
+        _out("h", ""),
+        _edit("e", "/r/django/core/management/base.py", "class DjangoHelpFormatter:", "class DjangoHelpFormatter: x"),
+        Message("tool", "The file /r/django/core/management/base.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)
+    assert causes and causes[0][0] == 3, causes
+    assert "replaces all whitespace (including newlines)" in causes[0][1], causes
+    assert "`_fill_text`" in causes[0][1]
+
+
+def test_a_cause_stated_as_the_lead_in_to_a_list_is_asked_with_its_list():
+    """A lead-in "The problem is that the parent `IsNull` class's implementation for SQLite and Oracle will match
+    both:" with the two cases listed under it: the lead-in states the cause, the list says what it
+    matches; a lead-in to reasons ("..., but this doesn't make sense because:") argues for the fix instead."""
+    said = (
+        "Now let me look closer.\n\nThe problem is that the parent `IsNull` class's implementation for SQLite "
+        "and Oracle will match both:\n- Objects that don't have the key (which is correct)\n- Objects that have "
+        "the key with JSON null value (which is incorrect)\n\nLet me check what the parent `IsNull` class does:"
+    )
+    messages = [
+        Message("user", "<pr_description>\n__isnull=True on a KeyTransform should not match null\n</pr_description>"),
+        _bash("g", "sed -n 360,380p django/db/models/fields/json.py", "Let me read the lookup."),
+        _out("g", "class KeyTransformIsNull(lookups.IsNull):\n    def as_sqlite(self, c, conn):\n        return 1"),
+        _bash("h", "grep -n 'class IsNull' django/db/models/lookups.py", said),
+        _out("h", "500:class IsNull(BuiltinLookup):"),
+        _edit("e", "/r/django/db/models/fields/json.py", "return 1", "return 2"),
+        Message("tool", "The file /r/django/db/models/fields/json.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)
+    assert causes and causes[0][0] == 3, causes
+    assert causes[0][1].endswith("Objects that have the key with JSON null value (which is incorrect)"), causes
+    argued = said.replace("will match both:", "matches both, but this doesn't make sense because:")
+    messages[3] = _bash("h", "grep -n 'class IsNull' django/db/models/lookups.py", argued)
+    assert not any("Objects that" in answer for _, answer in _causes(messages)), _causes(messages)
+
+
+def test_a_conclusion_a_thing_kept_a_way_given_up_and_the_fix_revised_are_decisions():
+    """A conclusion drawn into a step naming the code ("So we should expand `~` in `_norm`:", a lead-in to the
+    code carrying it out), what is kept as it is, a way given up, the fix revised naming the code, a test changed
+    to expect the new value; not a conclusion naming nothing ("So we need to assign the result back."), a revision
+    naming no way ("Let me update the fix to be more targeted:"), nor carrying on looking."""
+    decided = [
+        "So we should expand `~` in `_cache_normalize_path`:",
+        'That\'s fine - we can keep writing uppercase "NO" in `_write_table`.',
+        "Actually, this approach is getting complicated.",
+        "Let me update the fix to check if `filterable` is a boolean class attribute:",
+        "We need to update the test to expect `0.0` instead of `np.nan`.",
+    ]
+    not_decided = [
+        "So we need to assign the result back.",
+        "Let me update the fix to be more targeted:",
+        "I'll keep looking at `_cache_normalize_path` for now.",
+        "So we need to:",
+    ]
+    for said in decided + not_decided:
+        messages = [
+            Message("user", "<pr_description>\nmodutils fails on a path with ~\n</pr_description>"),
+            Message("assistant", "The problem is that `_cache_normalize_path` never expands `~` in the path."),
+            Message("user", "ok"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit(
+                "e", "/r/modutils.py", "path = os.path.realpath(p)", "path = os.path.realpath(os.path.expanduser(p))"
+            ),
+            Message("tool", "The file /r/modutils.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([said] if said in decided else []), (said, got)
+
+
+def test_what_the_code_does_wrong_is_asked_before_a_cause_said_as_a_plan():
+    """The cause said early ("The problem is that the `AddIndex` operation is created before the
+    `AlterOrderWithRespectTo` operation ...") and, nearer the fix after a long search, said again as what
+    to do ("The issue is that ..., we need to add those indexes after ..."): the plan is the fix, not
+    what the code does wrong; the plans nearest the fix no longer push the statement out of the slots."""
+    messages = [
+        Message(
+            "user", "<pr_description>\nAlterOrderWithRespectTo() crash when _order is in Index()\n</pr_description>"
+        ),
+        _bash("g", "sed -n 600,640p django/db/migrations/autodetector.py", "Let me read it."),
+        _out(
+            "g", "    def generate_created_models(self):\n        self.add_operation(app_label, operations.AddIndex())"
+        ),
+        Message(
+            "assistant",
+            "The problem is that the `AddIndex` operation is created before the `AlterOrderWithRespectTo` "
+            "operation, which creates the `_order` field.",
+        ),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "The bug is that the timing is off, so we must postpone every `AddIndex` call.",
+        ),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "The issue is that when `order_with_respect_to` is set, we need to add each `AddIndex` after it.",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/django/db/migrations/autodetector.py", "operations.AddIndex()", "deferred.append(AddIndex())"),
+        Message("tool", "The file /r/django/db/migrations/autodetector.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [3, 7], _causes(messages)

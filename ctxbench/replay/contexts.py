@@ -84,7 +84,7 @@ def shared_start(a: str, b: str) -> int:
 _SCANS = 4  # look-ups of a call's references in the list before by scanning it, before indexing it
 
 
-def runs(refs: list[str], before: list[str], absent: Container[str] = ()) -> list[str | list[int]]:
+def runs(refs: list[str], before: list[str], absent: Container[str] = (), agreed: int = 0) -> list[str | list[int]]:
     """``refs`` said against the call before's list: ``[start, length]`` for a run of references
     at consecutive places in ``before``, a reference for one that is not there. A prompt that only
     grew, or changed its system message and cut a message in the middle, is a few items.
@@ -96,7 +96,9 @@ def runs(refs: list[str], before: list[str], absent: Container[str] = ()) -> lis
 
     ``absent``: references known not to be in ``before`` (the recorder's new ones): said as they are
     without a look-up, so a prompt whose only changes are new messages (a masked observation, the
-    history's new turns) costs no index of ``before``'s places."""
+    history's new turns) costs no index of ``before``'s places. ``agreed``: how many leading
+    references are known to be ``before``'s (the recorder's unchanged start): the first run is not
+    compared over them again."""
     out: list[str | list[int]] = []
     total, known = len(refs), len(before)
     where: dict[str, int] | None = None
@@ -121,7 +123,8 @@ def runs(refs: list[str], before: list[str], absent: Container[str] = ()) -> lis
             out.append(ref)
             i += 1
             continue
-        length = _agree(refs, i, before, start, min(total - i, known - start))
+        limit = min(total - i, known - start)
+        length = _agree(refs, i, before, start, limit, max(1, min(agreed, limit)) if i == start == 0 else 1)
         out.append([start, length])
         i += length
     return out
@@ -135,10 +138,10 @@ def _find(items: list[Any], value: Any, start: int) -> int:
         return -1
 
 
-def _agree(a: list[str], i: int, b: list[str], j: int, limit: int) -> int:
-    """How many places ``a[i:]`` and ``b[j:]`` agree on from the start, given that the first does
-    (at most ``limit``): doubling until they differ, then halving between."""
-    low, step = 1, 1  # a[i : i + low] == b[j : j + low]
+def _agree(a: list[str], i: int, b: list[str], j: int, limit: int, low: int = 1) -> int:
+    """How many places ``a[i:]`` and ``b[j:]`` agree on from the start, given that the first ``low``
+    do (at most ``limit``): doubling until they differ, then halving between."""
+    step = 1  # a[i : i + low] == b[j : j + low]
     while low < limit:
         high = min(low + step, limit)
         if a[i + low : i + high] != b[j + low : j + high]:
@@ -219,7 +222,8 @@ class ContextRecorder:
         else:
             if start:
                 refs = self._last[:start] + refs
-            said = runs(refs, self._last, new)  # new: stored by this call, so not in the prompt before
+            # new: stored by this call, so not in the prompt before; the first ``start`` are the ones before.
+            said = runs(refs, self._last, new, start)
             self._where = None
         self._row({"call": record["call"], "refs": said, "new": new})
         self._last = refs
