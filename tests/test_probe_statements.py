@@ -1654,3 +1654,33 @@ def test_what_a_challenges_code_does_is_asked_beside_the_weakness_stated():
         "assistant", "The function `FUN_0040060d` is only defined here, with no reference to it.", tool_calls=edit
     )
     assert [at for at, _ in _causes(messages)] == [3], _causes(messages)
+
+
+def test_a_way_led_in_to_a_list_is_asked_with_its_first_step():
+    """ "I think the best approach is:" says the choice in the list under it: the lead-in with its first item is
+    the decision, as the message spells them; not where the item goes back on it, nor a list of issues."""
+    cases = {
+        "Given all this, I think the best approach is:\n\n1. Add an optional `encoder` parameter to `json_script()`"
+        "\n2. Keep the filter as it is": "Given all this, I think the best approach is: 1. Add an optional `encoder` "
+        "parameter to `json_script()`",
+        "So the fix should be:\nBut actually, we need to think about this more.\n": None,
+        "The main issues to fix are:\n1. Check if `value` is `None` or not a `nodes.Const`\n": None,
+    }
+    for said, want in cases.items():
+        messages = [
+            Message("user", "<pr_description>\nAdd an encoder parameter to json_script\n</pr_description>"),
+            Message("assistant", "The problem is that `json_script` hard-codes `DjangoJSONEncoder` in `html.py`."),
+            Message("user", "ok"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit(
+                "e",
+                "/r/html.py",
+                "def json_script(value, element_id=None):",
+                "def json_script(value, element_id=None, encoder=None):",
+            ),
+            Message("tool", "The file /r/html.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([want] if want else []), (said, got)

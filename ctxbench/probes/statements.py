@@ -355,6 +355,11 @@ class StatementReader:
                 joined = _with_next(text, said[k - 1], sentence)
                 contrast = joined != said[k - 1]
                 sentence = joined if contrast else sentence
+            if label == "decision" and WAY_THEN_LIST.search(sentence):
+                way = _with_first_item(text, sentence)  # "I think the best approach is:\n1. Add an optional ..."
+                if way is not None and not UNDECIDED.search(sentence):
+                    yield Fact(label, way, i, "What did the agent decide, and why?")
+                continue
             if len(sentence) < 12 or not (contrast or pattern.search(sentence)) or RESOLVED.search(sentence):
                 continue
             if label == "decision" and (
@@ -890,6 +895,16 @@ LOCATED = re.compile(
     r"(?:`[^`\n]{1,60}`|[^,;:.!?`\n]){1,100}[.!:]?$",
     re.IGNORECASE,
 )
+# A lead-in naming the way the fix goes, its steps listed under it ("Given all this analysis, I think the best
+# approach is:", "So the fix should be to:", "So our fix is:").
+WAY_THEN_LIST = re.compile(
+    r"\b(?:the|my|our|this|a)(?: \w+)? (?:fix|approach|solution|way|plan) (?:is|would be|should be|will be)(?: to)?:$",
+    re.IGNORECASE,
+)
+# The first line under a lead-in, a list item or not (not a code block).
+FIRST_ITEM = re.compile(r"(?:[ \t]*\n)+[ \t]*(?:(?:[-*\u2022]|\d+[.)])[ \t]+)?(?:\*\*)?([^\n`\s][^\n]{10,})")
+# An item that goes back on the lead-in.
+BACK_ON_IT = re.compile(r"(?:but|however|actually|wait|hmm)\b", re.IGNORECASE)
 # A list under a lead-in, as agents write one: items marked "-", "*" or "1." on lines of their own.
 LISTED = re.compile(r"(?:[ \t]*\n)+((?:[ \t]*(?:[-*\u2022]|\d+[.)])[ \t]+[^\n]+(?:\n|$))+)")
 # A short lead-in, the code it quotes in one block, then the first sentence of the next paragraph.
@@ -921,6 +936,17 @@ def _claims(lead_in: str) -> bool:
     if not lead_in.endswith(":") or cue is None or re.search(r"\b(?:because|why|since):$", lead_in, re.I):
         return False  # "..., but this doesn't make sense because:": its list argues for the fix
     return len(re.findall(r"\w+", lead_in[cue.end() :])) >= 5
+
+
+def _with_first_item(content: str, lead_in: str) -> str | None:
+    """A lead-in naming the way ("The fix should be to:") with the first item under it, as the message
+    spells them: the step chosen; none where that item goes back on it ("But actually, we need to think
+    about this more.") or there is none (code follows)."""
+    at = content.find(lead_in)
+    item = FIRST_ITEM.match(content, at + len(lead_in)) if at >= 0 else None
+    if item is None or BACK_ON_IT.match(item.group(1)) or UNDECIDED.search(item.group(1)):
+        return None
+    return clip(" ".join(content[at : item.end(1)].split()), 300)
 
 
 def _with_list(content: str, sentence: str) -> str:
