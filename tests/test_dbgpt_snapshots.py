@@ -18,7 +18,7 @@ from ctxbench.layers.snapshot_store import (
     snapshot_line,
     store_path,
 )
-from ctxbench.layers.snapshots import ToolResultSnapshots, file_name, react_fields
+from ctxbench.layers.snapshots import EPOCH, MAX_STEP_TIMES, ToolResultSnapshots, file_name, react_fields, step_time
 from ctxbench.transcripts.model import Message
 from tests.dbgpt_histories import TASK, make_ctx, react_history, tool_history
 
@@ -62,6 +62,18 @@ def test_react_fields():
         "action": "sql_query",
         "action_input": "{}",
     }
+    assert react_fields("Observation: 3 rows") == {}  # a label word, but no field of an action
+    assert react_fields("Reading module 3; the action is next.") == {}  # no label word (a tool-calling reply)
+
+
+def test_step_times_are_the_epoch_plus_the_step_in_seconds():
+    """The timestamps kept per step number are the ones made for each snapshot before (steps past
+    the kept ones are made each time)."""
+    from datetime import timedelta
+
+    steps = [*range(0, 3000, 7), 86_399, 86_400, MAX_STEP_TIMES - 1, MAX_STEP_TIMES, MAX_STEP_TIMES + 5]
+    for step in [*steps, *reversed(steps)]:
+        assert step_time(step) == (EPOCH + timedelta(seconds=step)).isoformat()
 
 
 def test_snapshot_files_fields_and_pointers(tmp_path):

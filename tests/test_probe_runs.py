@@ -1089,3 +1089,38 @@ def test_a_check_that_states_no_verdict_is_quoted_by_what_it_computed_not_its_no
         _out("d", HDR_DIFF),
     ]
     assert [a for a, _ in _facts(messages, "test_result")] == ["got: HeaderError('empty')"]
+
+
+def test_a_check_run_on_both_sides_of_a_fix_edit_is_quoted_by_the_line_the_fix_changed():
+    # a second script, run between the fix's two edits and again after the last one, states no verdict: what
+    # the edit changed in its output is the result (not its first lines, the same on both sides)
+    lines = "Value: [b'\\x01', b'\\x02']\nTrying to write OB...\nFile size: 12 bytes\nHeader: DICM\n"
+    script = (  # its verdict printed as written, in a try block once the write went through: a finding
+        "cat > test_write.py << 'EOF'\nprint('Trying to write OB...')\ntry:\n    write(ds)\n"
+        "    print('Write succeeded')\nexcept Exception as e:\n    print(f'Write error: {e}')\nEOF\n"
+    )
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce.py"),
+        _out("a", "parse(b''): None"),
+        *_edit("b"),
+        _bash("c", "python reproduce.py"),
+        _out("c", "parse(b''): HeaderError('empty')"),
+        _bash("d", f"{script}python test_write.py"),
+        _out("d", lines + "Write error: TypeError: a bytes-like object is required, not 'MultiValue'"),
+        *_edit("e"),
+        _bash("f", "python test_write.py"),
+        _out("f", lines + "Write succeeded"),
+        _bash("h", "git diff"),
+        _out("h", HDR_DIFF),
+    ]
+    asked = "What did `python test_write.py` print after the change?"
+    check = [a for a, q in _facts(messages, "test_result") if q == asked]
+    assert len(check) == 1 and check[0].endswith("Write succeeded")  # with its label line above, unchanged
+    rewritten = [  # the script rewritten between its runs: what changed may be the script's doing, not the fix's
+        *messages[:9],
+        _bash("g", "cat > test_write.py << 'EOF'\nprint('other')\nEOF\n"),
+        _out("g", ""),
+        *messages[9:],
+    ]
+    assert asked not in [q for _, q in _facts(rewritten, "test_result")]

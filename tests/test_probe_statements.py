@@ -1547,6 +1547,41 @@ def test_a_cause_stated_as_the_lead_in_to_a_list_is_asked_with_its_list():
     assert not any("Objects that" in answer for _, answer in _causes(messages)), _causes(messages)
 
 
+def test_a_conclusion_a_thing_kept_a_way_given_up_and_the_fix_revised_are_decisions():
+    """A conclusion drawn into a step naming the code ("So we should expand `~` in `_norm`:", a lead-in to the
+    code carrying it out), what is kept as it is, a way given up, the fix revised naming the code, a test changed
+    to expect the new value; not a conclusion naming nothing ("So we need to assign the result back."), a revision
+    naming no way ("Let me update the fix to be more targeted:"), nor carrying on looking."""
+    decided = [
+        "So we should expand `~` in `_cache_normalize_path`:",
+        'That\'s fine - we can keep writing uppercase "NO" in `_write_table`.',
+        "Actually, this approach is getting complicated.",
+        "Let me update the fix to check if `filterable` is a boolean class attribute:",
+        "We need to update the test to expect `0.0` instead of `np.nan`.",
+    ]
+    not_decided = [
+        "So we need to assign the result back.",
+        "Let me update the fix to be more targeted:",
+        "I'll keep looking at `_cache_normalize_path` for now.",
+        "So we need to:",
+    ]
+    for said in decided + not_decided:
+        messages = [
+            Message("user", "<pr_description>\nmodutils fails on a path with ~\n</pr_description>"),
+            Message("assistant", "The problem is that `_cache_normalize_path` never expands `~` in the path."),
+            Message("user", "ok"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit(
+                "e", "/r/modutils.py", "path = os.path.realpath(p)", "path = os.path.realpath(os.path.expanduser(p))"
+            ),
+            Message("tool", "The file /r/modutils.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([said] if said in decided else []), (said, got)
+
+
 def test_what_the_code_does_wrong_is_asked_before_a_cause_said_as_a_plan():
     """The cause said early ("The problem is that the `AddIndex` operation is created before the
     `AlterOrderWithRespectTo` operation ...") and, nearer the fix after a long search, said again as what
@@ -1581,3 +1616,33 @@ def test_what_the_code_does_wrong_is_asked_before_a_cause_said_as_a_plan():
         Message("assistant", "Done."),
     ]
     assert [at for at, _ in _causes(messages)] == [3, 7], _causes(messages)
+
+
+def test_a_way_led_in_to_a_list_is_asked_with_its_first_step():
+    """ "I think the best approach is:" says the choice in the list under it: the lead-in with its first item is
+    the decision, as the message spells them; not where the item goes back on it, nor a list of issues."""
+    cases = {
+        "Given all this, I think the best approach is:\n\n1. Add an optional `encoder` parameter to `json_script()`"
+        "\n2. Keep the filter as it is": "Given all this, I think the best approach is: 1. Add an optional `encoder` "
+        "parameter to `json_script()`",
+        "So the fix should be:\nBut actually, we need to think about this more.\n": None,
+        "The main issues to fix are:\n1. Check if `value` is `None` or not a `nodes.Const`\n": None,
+    }
+    for said, want in cases.items():
+        messages = [
+            Message("user", "<pr_description>\nAdd an encoder parameter to json_script\n</pr_description>"),
+            Message("assistant", "The problem is that `json_script` hard-codes `DjangoJSONEncoder` in `html.py`."),
+            Message("user", "ok"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit(
+                "e",
+                "/r/html.py",
+                "def json_script(value, element_id=None):",
+                "def json_script(value, element_id=None, encoder=None):",
+            ),
+            Message("tool", "The file /r/html.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([want] if want else []), (said, got)

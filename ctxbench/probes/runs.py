@@ -246,16 +246,21 @@ def _around_change(line: str, other: str) -> str:
     return line[lo : cut if cut > lo else hi].strip()
 
 
-def _printed_if(script: str, line: str) -> bool:
-    """The script prints the line under a condition (an ``if``, ``else`` or ``except`` branch): a
-    finding ("❌ ISSUE: ..." when the check fails), not a title it prints every run."""
+def _printed_if(script: str, line: str, tried: bool = False) -> bool:
+    """The script prints the line under a condition (an ``if``, ``else`` or ``except`` branch; with
+    ``tried``, a ``try`` block after code that may raise: a check's "Write succeeded" once the write
+    went through, which before the fix says only that the bug did not show): a finding ("❌ ISSUE:
+    ..." when the check fails), not a title it prints every run."""
     rows = script.splitlines()
     for n, row in enumerate(rows):
         if line not in row:
             continue
         indent = len(row) - len(row.lstrip())
-        for above in reversed(rows[:n]):
+        for at in range(n - 1, -1, -1):
+            above = rows[at]
             if above.strip() and len(above) - len(above.lstrip()) < indent:
+                if tried and re.match(r"\s*try\s*:", above):  # printed only if the code above it did not raise
+                    return any(r.strip() and not re.match(r"\s*(?:print\(|#)", r) for r in rows[at + 1 : n])
                 return bool(re.match(r"\s*(?:if|elif|else|except)\b", above))
     return False
 
@@ -441,12 +446,12 @@ class RunReader:
         return changed or _value_line(out.lines, self.task_words, set(said))
 
     def _as_written(self, a: Action) -> set[str]:
-        """The lines a run printed as its script has them, outside a condition: titles and notes."""
+        """The lines a check run printed as its script has them, outside a condition: titles and notes."""
         text = self._script_text(a)
         return {
             s
             for s in (ln.strip() for ln in self._out(a).lines)
-            if len(s) >= 12 and s in text and not _printed_if(text, s)
+            if len(s) >= 12 and s in text and not _printed_if(text, s, tried=True)
         }
 
     def _written_or_listed(self, a: Action, line: str) -> bool:
@@ -640,7 +645,7 @@ class RunReader:
                 if verdicts
                 else _value_line(printed.lines, self.task_words, cases | self._as_written(a))
                 if len(printed.lines) <= 3
-                else None
+                else self._changed_by_fix(a)
             )
             if line:
                 question = f"What did `{named(a.command)}` print after the change?"
@@ -649,6 +654,22 @@ class RunReader:
                 if not verdicts:
                     self.values_only.add(question)
         return out
+
+    def _changed_by_fix(self, a: Action) -> str | None:
+        """Of a check run after a fix edit, the line the edit changed: what the same script, as written then, printed
+        when last run before that edit (between two edits of the fix, or before the first) does not print in its place.
+        None when the script was rewritten between the two runs (the change may be the script's), died with an error
+        then, or did not run before."""
+        name, text = self._run_name(a), self._script_text(a)
+        for b in reversed(self.shell):
+            if b.message_index >= a.message_index or self._run_name(b) != name or not self._out(b).lines:
+                continue
+            if not any(b.message_index < f < a.message_index for f in self.fixes) or b.message_index in self.fixes:
+                return None  # its last run before this one: no fix edit between them
+            if self._script_text(b) != text or self._errs(b):
+                return None  # rewritten, or it died before: what follows its error is new, none of it the change
+            return changed_line(self._out(a).lines, self._out(b).lines, self.task_words, frozenset(self._as_written(a)))
+        return None
 
     def _failing(self, suites: list[Action], summaries: dict[int, str | None], fix: int) -> list[Fact]:
         """Which test failed: in the first run before the fix that reports failures, and in the

@@ -182,16 +182,44 @@ WHY_FIRST = (
     r"^(?:(?:however|but|so|and|also|actually|now),?\s+)?(?:since|because|given that)\b[^.!?]{5,160},\s*"
     r"(?:i|we) (?:should|will|'ll|need to|must|have to)\b"
 )
+# Steps that are no choice of a way: looking, checking, taking care.
+LOOK_VERB = (
+    r"(?:also |first |still |just )?(?:be careful|be sure|make sure|check|verify|test|see|look|consider|think)\b"
+)
 # What the agent will do, with why ("But we should also fix `get_choices` for consistency", "`json_key` should
 # be computed before the try block since it's needed for the error message"): its own modal or a prescription
 # for the code ("should be <done>"), not a prediction ("this should work since ..."), then a reason.
 REASONED = (
     r"(?:\b(?:i|we) (?:should|must|need to|have to|will)|\b(?:i|we)'ll|\bshould (?:also )?be \w+ed)\b"
-    r"(?! (?:also |first |still )?(?:be careful|be sure|make sure|check|verify|test|see|look|consider|think)\b)"
+    r"(?! " + LOOK_VERB + ")"
     r"[^.!?]*\b(?:since|because|for (?:consistency|completeness|safety|simplicity|clarity|robustness)|to avoid|"
     r"so that)\b"
 )
 REASONED_ONLY = re.compile(REASONED, re.IGNORECASE)
+# A conclusion drawn into what to do, naming the code ("So we should expand `~` in `_cache_normalize_path`:";
+# "So we need to assign the result back" says no more than that a fix follows), what is kept as it is
+# ("That's fine - we can keep writing uppercase "NO""), a way given up ("Actually, this approach is getting
+# complicated."), the fix revised ("Let me update the fix to check if `filterable` is a boolean class attribute:").
+CONCLUDED = r"^(?:so|therefore|thus|hence),? (?:i|we) (?:should|need to|must|will)\b(?! " + LOOK_VERB + r")[^.!?:]*`"
+KEPT = (
+    r"\b(?:i|we)(?:'ll| can| will| should) (?:just |simply )?keep\b"
+    r"(?! (?:looking|trying|searching|exploring|going|reading))"
+)
+GIVEN_UP = (
+    r"\b(?:this|that|the|my|our) (?:approach|fix|solution|way) (?:is|gets|seems) (?:getting |becoming )?"
+    r"(?:too |very |overly |quite )?(?:complicated|complex|hacky|fragile|convoluted)\b"
+)
+REVISED = r"\b(?:update|change|revise|rewrite|simplify|refine|improve) (?:the|my|our) (?:fix|approach|solution) to\b"
+# A decision leading in to the code or list that carries it out: the way named, a conclusion or the fix revised
+# naming the code ("Let me update the fix to be more targeted:" names no way).
+WAY_LEAD_IN = re.compile(
+    r"\b(?:fix|approach|solution|way) (?:is|would be|will be) to \w+ \S+ \w+|"
+    + CONCLUDED
+    + "|"
+    + REVISED
+    + r"[^.!?:]*`",
+    re.IGNORECASE,
+)
 # A sentence that opens by stating the issue ("The issue is that ..., but it should be changed to `x` because
 # ..."): the cause explained, a decision only if it names a way chosen, not by a reason alone.
 ISSUE_STATED = re.compile(r"^(?:so,? )?the (?:real |actual |root )?(?:issue|problem|bug|cause) (?:is|was)\b", re.I)
@@ -205,7 +233,9 @@ INTENT = re.compile(
     r"(?<!\bthe )(?<!\bthis )(?<!\bthat )(?<!\bmy )(?<!\bour )(?<!\bits )(?:approach|fix|solution))\b|"
     + NOT_DOING
     + "|"
-    + WHY_FIRST,
+    + WHY_FIRST
+    + r"|\b(?:i|we) (?:need|have) to (?:update|change|adjust|fix) (?:the|this|that|these|those) tests?\b|"
+    + "|".join((CONCLUDED, KEPT, GIVEN_UP, REVISED)),
     re.IGNORECASE,
 )
 # A question the agent asks itself, a guess ("Should I ...?", "Maybe we should revert ..."), a
@@ -237,12 +267,12 @@ DECISION = re.compile(
     r"(?:this|that|it) (?:is|would be|seems) (?:much |also )?"
     r"(?:safer|cleaner|simpler|more (?:targeted|robust|general))|"
     # what it will do instead, as its own plan ("So we should catch inference errors and raise X instead.")
-    r"(?:should|must|need to)\b[^.!?]*\binstead(?=\s*[.!:]*$))\b|" + NOT_DOING + "|" + WHY_FIRST + "|" + REASONED,
+    r"(?:should|must|need to)\b[^.!?]*\binstead(?=\s*[.!:]*$))\b|"
+    + NOT_DOING
+    + "|"
+    + "|".join((WHY_FIRST, REASONED, CONCLUDED, KEPT, GIVEN_UP, REVISED)),
     re.IGNORECASE,
 )
-# The way chosen, said in full before the code that carries it out ("The simplest fix is to use `np.where` to
-# handle GHI = 0:"): a decision though it leads in to code.
-CHOSEN_WAY = re.compile(r"\b(?:fix|approach|solution|way) (?:is|would be|will be) to \w+ \S+ \w+", re.I)
 # The agent judging its own fix after making it ("Our fix for `X` is the right fix", "my change should work").
 JUDGED = re.compile(
     r"\b(?:our|my|the|this) (?:fix|change|patch|implementation|solution|approach)(?:es|s)?\b(?! is to\b)", re.I
@@ -325,6 +355,11 @@ class StatementReader:
                 joined = _with_next(text, said[k - 1], sentence)
                 contrast = joined != said[k - 1]
                 sentence = joined if contrast else sentence
+            if label == "decision" and WAY_THEN_LIST.search(sentence):
+                way = _with_first_item(text, sentence)  # "I think the best approach is:\n1. Add an optional ..."
+                if way is not None and not UNDECIDED.search(sentence):
+                    yield Fact(label, way, i, "What did the agent decide, and why?")
+                continue
             if len(sentence) < 12 or not (contrast or pattern.search(sentence)) or RESOLVED.search(sentence):
                 continue
             if label == "decision" and (
@@ -343,7 +378,7 @@ class StatementReader:
                 sentence = _with_explanation(text, sentence)
             elif label == "root_cause" and sentence == said[k] and _claims(sentence):
                 sentence = _with_list(text, sentence)  # "The problem is that X will match both:\n- ...\n- ..."
-            if sentence.rstrip().endswith(":") and not (label == "decision" and CHOSEN_WAY.search(sentence)):
+            if sentence.rstrip().endswith(":") and not (label == "decision" and WAY_LEAD_IN.search(sentence)):
                 continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
             sentence = _with_neighbour(text, sentence)
             # a list's items may say which half is right ("(which is correct)"): its lead-in says what is wrong
@@ -858,6 +893,16 @@ LOCATED = re.compile(
     r"(?:`[^`\n]{1,60}`|[^,;:.!?`\n]){1,100}[.!:]?$",
     re.IGNORECASE,
 )
+# A lead-in naming the way the fix goes, its steps listed under it ("Given all this analysis, I think the best
+# approach is:", "So the fix should be to:", "So our fix is:").
+WAY_THEN_LIST = re.compile(
+    r"\b(?:the|my|our|this|a)(?: \w+)? (?:fix|approach|solution|way|plan) (?:is|would be|should be|will be)(?: to)?:$",
+    re.IGNORECASE,
+)
+# The first line under a lead-in, a list item or not (not a code block).
+FIRST_ITEM = re.compile(r"(?:[ \t]*\n)+[ \t]*(?:(?:[-*\u2022]|\d+[.)])[ \t]+)?(?:\*\*)?([^\n`\s][^\n]{10,})")
+# An item that goes back on the lead-in.
+BACK_ON_IT = re.compile(r"(?:but|however|actually|wait|hmm)\b", re.IGNORECASE)
 # A list under a lead-in, as agents write one: items marked "-", "*" or "1." on lines of their own.
 LISTED = re.compile(r"(?:[ \t]*\n)+((?:[ \t]*(?:[-*\u2022]|\d+[.)])[ \t]+[^\n]+(?:\n|$))+)")
 # A short lead-in, the code it quotes in one block, then the first sentence of the next paragraph.
@@ -889,6 +934,17 @@ def _claims(lead_in: str) -> bool:
     if not lead_in.endswith(":") or cue is None or re.search(r"\b(?:because|why|since):$", lead_in, re.I):
         return False  # "..., but this doesn't make sense because:": its list argues for the fix
     return len(re.findall(r"\w+", lead_in[cue.end() :])) >= 5
+
+
+def _with_first_item(content: str, lead_in: str) -> str | None:
+    """A lead-in naming the way ("The fix should be to:") with the first item under it, as the message
+    spells them: the step chosen; none where that item goes back on it ("But actually, we need to think
+    about this more.") or there is none (code follows)."""
+    at = content.find(lead_in)
+    item = FIRST_ITEM.match(content, at + len(lead_in)) if at >= 0 else None
+    if item is None or BACK_ON_IT.match(item.group(1)) or UNDECIDED.search(item.group(1)):
+        return None
+    return clip(" ".join(content[at : item.end(1)].split()), 300)
 
 
 def _with_list(content: str, sentence: str) -> str:
