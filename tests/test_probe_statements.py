@@ -1684,3 +1684,30 @@ def test_a_way_led_in_to_a_list_is_asked_with_its_first_step():
         ]
         got = [a for _, a in _decisions(messages)]
         assert got == ([want] if want else []), (said, got)
+
+
+def test_the_tasks_words_reported_are_no_cause_the_agent_found():
+    """ "Now I understand the issue. The PR description says we should "unwrap functools.partial objects"":
+    what the agent was told, not what it found; "The issue is in the `__init__` method where it sets
+    `self._func_path`." is the finding."""
+    messages = [
+        Message(
+            "user", "<pr_description>\nResolverMatch.__repr__() doesn't handle functools.partial()\n</pr_description>"
+        ),
+        _bash("g", "sed -n 30,60p django/urls/resolvers.py", "Let me read it."),
+        _out(
+            "g", "class ResolverMatch:\n    def __init__(self, func, args):\n        self._func_path = func.__module__"
+        ),
+        Message(
+            "assistant",
+            'Now I understand the issue. The PR description says we should "unwrap functools.partial objects in '
+            'ResolverMatch.__init__()".',
+        ),
+        Message("user", "ok"),
+        Message("assistant", "The issue is in the `__init__` method where it sets `self._func_path`."),
+        Message("user", "ok"),
+        _edit("e", "/r/django/urls/resolvers.py", "self._func_path = func.__module__", "func = func.func"),
+        Message("tool", "The file /r/django/urls/resolvers.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [5], _causes(messages)

@@ -384,7 +384,7 @@ class StatementReader:
             # a list's items may say which half is right ("(which is correct)"): its lead-in says what is wrong
             listed = lead_in.endswith(":") and sentence != lead_in
             wanted = AS_WANTED.search(lead_in if listed else sentence)
-            if label == "root_cause" and (wanted or OWN_WORK.search(sentence)):
+            if label == "root_cause" and (wanted or OWN_WORK.search(sentence) or _reported(sentence)):
                 continue
             entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
             # names nothing the task did not already say (names compare whole); a short quoted
@@ -926,6 +926,22 @@ def _with_explanation(content: str, sentence: str) -> str:
         return sentence  # a next step, a guess or another lead-in: no statement of what is wrong
     whole = " ".join(content[at : shown.start(1) + shown.group(1).find(first) + len(first)].split())
     return whole if len(whole) <= 300 else f"{sentence} {first}"
+
+
+# The task's words reported ("The PR description says the hint is wrong ...", "According to the PR, ..."):
+# what the agent was told, not what it found.
+REPORTED = re.compile(
+    r"^(?:so,? )?(?:(?:the|this) (?:pr|issue|task|ticket)(?: description| text)?,? (?:also |clearly )?"
+    r"(?:says|said|mentions|mentioned|states|stated|suggests|suggested|asks|wants|describes)\b|"
+    r"according to the (?:pr|issue|task|ticket|description)\b)",
+    re.IGNORECASE,
+)
+
+
+def _reported(cause: str) -> bool:
+    """The cause's first sentence after any announcement reports the task's words."""
+    said = [s for s in sentences_of(cause) if not DISCOVERY.match(s)]
+    return bool(said) and bool(REPORTED.match(said[0]))
 
 
 def _claims(lead_in: str) -> bool:
