@@ -458,6 +458,8 @@ class StatementReader:
         if not seen:  # no statement of a cause: the explanation before the first edit of the fixed file
             explained = list(self.explained())
             yield from explained or self.readings()
+        else:  # what the agent read the code it was shown to do (a challenge's workings), after what it stated
+            yield from (f for f in self.readings() if f.message_index not in seen and WORKINGS.search(f.answer))
 
     def readings(self) -> Iterator[Fact]:
         """What the agent read off code it was just shown, up to its first fix (a CTF challenge's
