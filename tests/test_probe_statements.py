@@ -1711,3 +1711,32 @@ def test_the_tasks_words_reported_are_no_cause_the_agent_found():
         Message("assistant", "Done."),
     ]
     assert [at for at, _ in _causes(messages)] == [5], _causes(messages)
+
+
+def test_a_decision_not_to_use_a_thing_and_a_fix_widened_with_what_for_are_decisions():
+    """Not doing something names more acts than change or touch ("they're iterable but we shouldn't iterate over
+    them", "We should NOT use `or ''`."), and a fix widened says what for ("we should also fix `write_OBvalue` to
+    handle MultiValue"); a check widened ("we should also check `x` to handle ...") and a prediction ("we shouldn't
+    see the error") are no decisions."""
+    decided = [
+        "Also, we need to be careful with strings and bytes - they're iterable but we shouldn't iterate over them.",
+        "We should NOT use `or ''` in `cleanse_setting`.",
+        "Actually, we should also fix `write_OBvalue` and `write_OWvalue` to handle MultiValue by concatenating.",
+    ]
+    not_decided = [
+        "We should also check `write_OBvalue` to handle MultiValue by concatenating.",
+        "Now we shouldn't see the `TypeError` from `write_OBvalue` any more.",
+    ]
+    for said in decided + not_decided:
+        messages = [
+            Message("user", "<pr_description>\nwrite fails for OL elements\n</pr_description>"),
+            Message("assistant", "The problem is that `value` splits every VR that is not listed in `dataelem.py`."),
+            Message("user", "ok"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit("e", "/r/dataelem.py", "if self.VR not in ['OB', 'OW']:", "if self.VR not in ['OB', 'OW', 'OL']:"),
+            Message("tool", "The file /r/dataelem.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([said] if said in decided else []), (said, got)

@@ -175,7 +175,7 @@ NOT_A_CAUSE = re.compile(
 NOT_DOING = (
     r"\b(?:(?:we|i) (?:do ?n[o']t need to|should ?n[o']t|should not|wo ?n[o']t|will not|must not|need not|"
     r"do ?n[o']t want to)|no need to) (?:also )?(?:change|modify|touch|break|alter|fix|update|remove|add|"
-    r"handle|edit|rewrite)\b"
+    r"handle|edit|rewrite|use|call|override|raise|catch|split|iterate|include|convert|import|expose|rely)\b"
 )
 # The reason first, then what the agent will do ("Since I need to test my fix, I should include it in the patch").
 WHY_FIRST = (
@@ -192,8 +192,10 @@ LOOK_VERB = (
 REASONED = (
     r"(?:\b(?:i|we) (?:should|must|need to|have to|will)|\b(?:i|we)'ll|\bshould (?:also )?be \w+ed)\b"
     r"(?! " + LOOK_VERB + ")"
-    r"[^.!?]*\b(?:since|because|for (?:consistency|completeness|safety|simplicity|clarity|robustness)|to avoid|"
-    r"so that)\b"
+    r"[^.!?]*\b(?:since|because|for (?:consistency|completeness|safety|simplicity|clarity|robustness)|so that|"
+    r"to avoid)\b|"
+    # the fix widened, with what for ("we should also fix `write_OBvalue` ... to handle MultiValue")
+    r"\b(?:i|we) (?:should|will|need to|must) also (?!" + LOOK_VERB + r")\w+\b[^.!?]*\bto (?:handle|support|cover)\b"
 )
 REASONED_ONLY = re.compile(REASONED, re.IGNORECASE)
 # A conclusion drawn into what to do, naming the code ("So we should expand `~` in `_cache_normalize_path`:";
