@@ -1618,6 +1618,44 @@ def test_what_the_code_does_wrong_is_asked_before_a_cause_said_as_a_plan():
     assert [at for at, _ in _causes(messages)] == [3, 7], _causes(messages)
 
 
+def test_what_a_challenges_code_does_is_asked_beside_the_weakness_stated():
+    """A CTF run states the weakness ("The `gets` call offers a buffer-overflow ...") and then reads the
+    next function it disassembles ("This function makes a system call that runs the command `cat
+    flag.txt`."): where the exploit must jump, the second finding; a reading that is no workings of the
+    code (a check of the agent's own script) still waits for a run that states nothing."""
+    messages = [
+        Message("user", "<task>\nWarmUp: So you want to be a pwn-er huh? Files: warmup, warmup.c\n</task>"),
+        _bash("d", "decompile warmup --function_name main", "Let me disassemble the provided binary."),
+        _out("d", 'void main(void) {\n  char buf[64];\n  write(1, "Warm Up", 7);\n  gets(buf);\n}'),
+        _bash(
+            "f",
+            "decompile warmup --function_name FUN_0040060d",
+            "The main function reads into a stack buffer using `gets`. The `gets` call offers a buffer-overflow "
+            "vulnerability we can exploit.",
+        ),
+        _out("f", 'void FUN_0040060d(void) {\n  system("cat flag.txt");\n  return;\n}'),
+        _edit(
+            "e",
+            "/r/exploit.py",
+            "",
+            "from pwn import *\np = remote('pwn.chal.csaw.io', 8000)",
+            "This function makes a system call that runs the command `cat flag.txt`. Let me write the exploit.",
+        ),
+        Message("tool", "File created successfully at: /r/exploit.py", tool_call_id="e"),
+        _bash("x", "python exploit.py", "Let me run the exploit."),
+        _out("x", "flag{g3ts_is_d4ng3rous}"),
+        Message("assistant", "The exploit printed the flag flag{g3ts_is_d4ng3rous}; I will submit it."),
+    ]
+    causes = _causes(messages)
+    assert [at for at, _ in causes] == [3, 5], causes
+    assert "runs the command `cat flag.txt`" in causes[1][1], causes
+    edit = messages[5].tool_calls
+    messages[5] = Message(
+        "assistant", "The function `FUN_0040060d` is only defined here, with no reference to it.", tool_calls=edit
+    )
+    assert [at for at, _ in _causes(messages)] == [3], _causes(messages)
+
+
 def test_a_way_led_in_to_a_list_is_asked_with_its_first_step():
     """ "I think the best approach is:" says the choice in the list under it: the lead-in with its first item is
     the decision, as the message spells them; not where the item goes back on it, nor a list of issues."""
@@ -1646,3 +1684,59 @@ def test_a_way_led_in_to_a_list_is_asked_with_its_first_step():
         ]
         got = [a for _, a in _decisions(messages)]
         assert got == ([want] if want else []), (said, got)
+
+
+def test_the_tasks_words_reported_are_no_cause_the_agent_found():
+    """ "Now I understand the issue. The PR description says we should "unwrap functools.partial objects"":
+    what the agent was told, not what it found; "The issue is in the `__init__` method where it sets
+    `self._func_path`." is the finding."""
+    messages = [
+        Message(
+            "user", "<pr_description>\nResolverMatch.__repr__() doesn't handle functools.partial()\n</pr_description>"
+        ),
+        _bash("g", "sed -n 30,60p django/urls/resolvers.py", "Let me read it."),
+        _out(
+            "g", "class ResolverMatch:\n    def __init__(self, func, args):\n        self._func_path = func.__module__"
+        ),
+        Message(
+            "assistant",
+            'Now I understand the issue. The PR description says we should "unwrap functools.partial objects in '
+            'ResolverMatch.__init__()".',
+        ),
+        Message("user", "ok"),
+        Message("assistant", "The issue is in the `__init__` method where it sets `self._func_path`."),
+        Message("user", "ok"),
+        _edit("e", "/r/django/urls/resolvers.py", "self._func_path = func.__module__", "func = func.func"),
+        Message("tool", "The file /r/django/urls/resolvers.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [5], _causes(messages)
+
+
+def test_a_decision_not_to_use_a_thing_and_a_fix_widened_with_what_for_are_decisions():
+    """Not doing something names more acts than change or touch ("they're iterable but we shouldn't iterate over
+    them", "We should NOT use `or ''`."), and a fix widened says what for ("we should also fix `write_OBvalue` to
+    handle MultiValue"); a check widened ("we should also check `x` to handle ...") and a prediction ("we shouldn't
+    see the error") are no decisions."""
+    decided = [
+        "Also, we need to be careful with strings and bytes - they're iterable but we shouldn't iterate over them.",
+        "We should NOT use `or ''` in `cleanse_setting`.",
+        "Actually, we should also fix `write_OBvalue` and `write_OWvalue` to handle MultiValue by concatenating.",
+    ]
+    not_decided = [
+        "We should also check `write_OBvalue` to handle MultiValue by concatenating.",
+        "Now we shouldn't see the `TypeError` from `write_OBvalue` any more.",
+    ]
+    for said in decided + not_decided:
+        messages = [
+            Message("user", "<pr_description>\nwrite fails for OL elements\n</pr_description>"),
+            Message("assistant", "The problem is that `value` splits every VR that is not listed in `dataelem.py`."),
+            Message("user", "ok"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit("e", "/r/dataelem.py", "if self.VR not in ['OB', 'OW']:", "if self.VR not in ['OB', 'OW', 'OL']:"),
+            Message("tool", "The file /r/dataelem.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([said] if said in decided else []), (said, got)

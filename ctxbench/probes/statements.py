@@ -175,7 +175,7 @@ NOT_A_CAUSE = re.compile(
 NOT_DOING = (
     r"\b(?:(?:we|i) (?:do ?n[o']t need to|should ?n[o']t|should not|wo ?n[o']t|will not|must not|need not|"
     r"do ?n[o']t want to)|no need to) (?:also )?(?:change|modify|touch|break|alter|fix|update|remove|add|"
-    r"handle|edit|rewrite)\b"
+    r"handle|edit|rewrite|use|call|override|raise|catch|split|iterate|include|convert|import|expose|rely)\b"
 )
 # The reason first, then what the agent will do ("Since I need to test my fix, I should include it in the patch").
 WHY_FIRST = (
@@ -192,8 +192,10 @@ LOOK_VERB = (
 REASONED = (
     r"(?:\b(?:i|we) (?:should|must|need to|have to|will)|\b(?:i|we)'ll|\bshould (?:also )?be \w+ed)\b"
     r"(?! " + LOOK_VERB + ")"
-    r"[^.!?]*\b(?:since|because|for (?:consistency|completeness|safety|simplicity|clarity|robustness)|to avoid|"
-    r"so that)\b"
+    r"[^.!?]*\b(?:since|because|for (?:consistency|completeness|safety|simplicity|clarity|robustness)|so that|"
+    r"to avoid)\b|"
+    # the fix widened, with what for ("we should also fix `write_OBvalue` ... to handle MultiValue")
+    r"\b(?:i|we) (?:should|will|need to|must) also (?!" + LOOK_VERB + r")\w+\b[^.!?]*\bto (?:handle|support|cover)\b"
 )
 REASONED_ONLY = re.compile(REASONED, re.IGNORECASE)
 # A conclusion drawn into what to do, naming the code ("So we should expand `~` in `_cache_normalize_path`:";
@@ -384,7 +386,7 @@ class StatementReader:
             # a list's items may say which half is right ("(which is correct)"): its lead-in says what is wrong
             listed = lead_in.endswith(":") and sentence != lead_in
             wanted = AS_WANTED.search(lead_in if listed else sentence)
-            if label == "root_cause" and (wanted or OWN_WORK.search(sentence)):
+            if label == "root_cause" and (wanted or OWN_WORK.search(sentence) or _reported(sentence)):
                 continue
             entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
             # names nothing the task did not already say (names compare whole); a short quoted
@@ -456,6 +458,8 @@ class StatementReader:
         if not seen:  # no statement of a cause: the explanation before the first edit of the fixed file
             explained = list(self.explained())
             yield from explained or self.readings()
+        else:  # what the agent read the code it was shown to do (a challenge's workings), after what it stated
+            yield from (f for f in self.readings() if f.message_index not in seen and WORKINGS.search(f.answer))
 
     def readings(self) -> Iterator[Fact]:
         """What the agent read off code it was just shown, up to its first fix (a CTF challenge's
@@ -924,6 +928,22 @@ def _with_explanation(content: str, sentence: str) -> str:
         return sentence  # a next step, a guess or another lead-in: no statement of what is wrong
     whole = " ".join(content[at : shown.start(1) + shown.group(1).find(first) + len(first)].split())
     return whole if len(whole) <= 300 else f"{sentence} {first}"
+
+
+# The task's words reported ("The PR description says the hint is wrong ...", "According to the PR, ..."):
+# what the agent was told, not what it found.
+REPORTED = re.compile(
+    r"^(?:so,? )?(?:(?:the|this) (?:pr|issue|task|ticket)(?: description| text)?,? (?:also |clearly )?"
+    r"(?:says|said|mentions|mentioned|states|stated|suggests|suggested|asks|wants|describes)\b|"
+    r"according to the (?:pr|issue|task|ticket|description)\b)",
+    re.IGNORECASE,
+)
+
+
+def _reported(cause: str) -> bool:
+    """The cause's first sentence after any announcement reports the task's words."""
+    said = [s for s in sentences_of(cause) if not DISCOVERY.match(s)]
+    return bool(said) and bool(REPORTED.match(said[0]))
 
 
 def _claims(lead_in: str) -> bool:
