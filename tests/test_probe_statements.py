@@ -1740,3 +1740,21 @@ def test_a_decision_not_to_use_a_thing_and_a_fix_widened_with_what_for_are_decis
         ]
         got = [a for _, a in _decisions(messages)]
         assert got == ([said] if said in decided else []), (said, got)
+
+
+def test_where_the_problem_is_occurring_is_no_cause():
+    """SWE-agent's demonstrations open with "I will first search for the `missing_colon.py` file and open it
+    since that is where the problem is occurring.": a place to look, not a cause found."""
+    messages = [
+        Message("user", "<issue>\nSyntaxError: invalid syntax\n</issue>"),
+        Message(
+            "assistant",
+            "I will first search for the `missing_colon.py` file and open it since that is where the problem is "
+            "occurring.",
+        ),
+        Message("user", "1:def division(a, b)\n2:    return a / b"),
+        _edit("e", "/r/tests/missing_colon.py", "def division(a, b)", "def division(a, b):", "Adding the colon."),
+        Message("tool", "The file /r/tests/missing_colon.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert 1 not in [at for at, _ in _causes(messages)], _causes(messages)

@@ -18,7 +18,7 @@ from ctxbench.transcripts.model import Message
 # "the real issue is that ..." revises a finding; "That's because ..." explains a behaviour (every framework's models).
 ROOT_CAUSE = re.compile(
     r"\b(?:the (?:(?:root|real|actual|underlying|core|fundamental) )?(?:cause|problem|issue|bug) "
-    r"(?:is|was|lies|seems to be|appears to be|here is)|(?:this|that)(?:'s| is) because|"
+    r"(?:is|was|lies|seems to be|appears to be|here is)(?! occurring| happening)|(?:this|that)(?:'s| is) because|"
     r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
     r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|"
     r"the (?:problem|issue|bug) (?:with|in) [^.!?]{1,60}? (?:is|was) (?:that|in|because)|"
