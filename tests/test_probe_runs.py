@@ -719,6 +719,13 @@ def test_a_script_that_prints_a_bare_value_reproduces_with_it_and_checks_with_th
     ]
     assert _facts(messages, "reproduction") == [("344", "What did `python reproduce.py` print before the fix?")]
     assert ("345", "What did `python reproduce.py` print after the change?") in _facts(messages, "test_result")
+    # a decimal printed alone is a value too (`print(division(123, 15))` -> 8.2), not a version number
+    fixed = [messages[0], *messages[3:5], _bash("c", "python3 /r/tests/missing_colon.py"), _out("c", "8.2")]
+    assert _facts(fixed, "test_result") == [
+        ("8.2", "What did `python3 /r/tests/missing_colon.py` print after the change?")
+    ]
+    versions = [*fixed[:3], _bash("c", "python -c 'import hdr; print(hdr.__version__)'"), _out("c", "2.4.1")]
+    assert _facts(versions, "test_result") == []  # a version, with its two dots
 
 
 def test_a_short_word_is_no_value_to_quote():

@@ -38,10 +38,11 @@ VERDICT = re.compile(
     r"no (?:error|exception)s? (?:was |were )?(?:raised|thrown))\b|✅|✓",
     re.IGNORECASE,
 )
-# Lines that say nothing about the bug: a traceback's header or frame, a version, a source listing's line.
+# Lines that say nothing about the bug: a traceback's header or frame, a version (v1.2, 2.4.1, 3.1a; not a decimal
+# printed alone, 8.2), a source listing's line.
 CONTENT_FREE = re.compile(
-    r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*"
-    r"|File \"[^\"]+\", line \d+.*)$"
+    r"^(?:Traceback \(most recent call last\):|v\d+(?:\.\w+)+|\d+(?:\.\w+){2,}|\d+\.(?!\d+$)\w+"
+    r"|\d+[:\t]\s.*|\s*\d+\s{2,}.*|File \"[^\"]+\", line \d+.*)$"
 )
 # An object's repr with its address: a different value every run, nothing to remember.
 ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
