@@ -94,6 +94,11 @@ def test_verdicts_are_stated_and_only_a_failing_line_contradicts_them():
     lines = ["✓ error: extra_tags='' -> decoded=''", "Edge cases: PASS", "✅ All tests passed!"]
     assert not contradicted(lines) and contradicted([*lines, "✗ FAIL: got None"])
     assert not contradicted(["Ran 3 checks, 0 failed"])
+    # a sentence that starts with the word "error" reports no failure; an exception, an error line do
+    prose = ["error that occurred when the handler tried to use get_response_async", "✅ Fix appears correct!"]
+    assert not contradicted(prose)
+    assert contradicted(["TypeError: bad operand"]) and contradicted(["Error: no handler"])
+    assert contradicted(["ERROR: test_x failed to import"]) and contradicted(["error: could not compile"])
     assert verdict_lines(["  Message(level=30, extra_tags='success')", "test_parse passed!"]) == ["test_parse passed!"]
     assert verdict_lines(["File updated successfully!", "Patch applied successfully"]) == []  # a patch script
     said = ["Bug fixed!", "Issue resolved: empty header raises", "FIXED: header parsed", "No exception was raised"]

@@ -48,7 +48,11 @@ CONTENT_FREE = re.compile(
 ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
 # A line that reports a failure (an output holding one does not pass), unless it marks a pass or
 # counts zero failures: "✓ error: '' -> ''", "0 failed", "Failures: 0".
-FAILURE_LINE = re.compile(r"\bFAIL(?:ED|URE|S)?\b|✗|❌|^\s*(?:[\w.]*Error|Exception)\b", re.IGNORECASE)
+# An exception's or an error's line, not a sentence that starts with the word ("error that occurred when ...").
+FAILURE_LINE = re.compile(
+    r"\bFAIL(?:ED|URE|S)?\b|✗|❌|^\s*(?-i:[\w.]*Error|[\w.]*Exception|ERROR)\b|^\s*error\b\s*(?:\[\w+\])?:",
+    re.IGNORECASE,
+)
 PASS_MARK = re.compile(
     r"✓|✅|\bPASS(?:ED)?\b|\bOK\b|\b0 (?:failed|failures|errors)\b|\b(?:failed|failures|errors):\s*0\b", re.I
 )
