@@ -1136,3 +1136,22 @@ def test_a_check_run_on_both_sides_of_a_fix_edit_is_quoted_by_the_line_the_fix_c
         *messages[9:],
     ]
     assert asked not in [q for _, q in _facts(rewritten, "test_result")]
+
+
+def test_a_check_whose_every_case_passed_as_fixed_is_quoted_by_that_line():
+    # each case prints the same verdict, that it is fixed: with no failure and no overall verdict, that is the run's
+    printed = "1. parse(b'')\n   Result: HeaderError\n   ✓ PASS - Fixed!\n2. parse(b'a')\n   Result: Header\n"
+    printed += "   ✓ PASS - Fixed!"
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "python test_cases.py"),
+        _out("b", printed),
+        _bash("c", "git diff"),
+        _out("c", HDR_DIFF),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")] == ["✓ PASS - Fixed!"]
+    failing = [*messages[:4], _out("b", printed + "\n3. parse(None)\n   ✗ FAIL")]  # one case failed: no verdict
+    assert "✓ PASS - Fixed!" not in [a for a, _ in _facts(failing, "test_result")]
+    plain = [*messages[:4], _out("b", printed.replace(" - Fixed!", ""))]  # each case's bare "✓ PASS" tells nothing
+    assert "✓ PASS" not in [a for a, _ in _facts(plain, "test_result")]

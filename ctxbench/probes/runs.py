@@ -137,6 +137,7 @@ READS_SOURCE = re.compile(
 )
 # One case's line: a quoted input and what came of it ("OK: 'user.1@x' -> ASCII: PASS", "'1e3' => 1000.0").
 CASE_RESULT = re.compile(r"""(?:'[^']*'|"[^"]*")\s*(?:->|=>|→)""")
+CASE_FIXED = re.compile(r"\b(?:fixed|resolved)\b", re.IGNORECASE)  # a case's line that says the bug is gone
 
 
 def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_line: bool = False) -> str | None:
@@ -644,7 +645,9 @@ class RunReader:
                 continue
             failed = contradicted(printed.lines) or printed.exit_code
             cases = per_case(printed.lines)
-            verdicts = [] if failed else [v for v in verdict_lines(printed.lines) if v not in cases]
+            stated = [] if failed else verdict_lines(printed.lines)
+            # where the run states no verdict of its own and no case failed, a case's that says it is fixed
+            verdicts = [v for v in stated if v not in cases] or [v for v in stated if CASE_FIXED.search(v)]
             line = (
                 self._best_verdict(verdicts, said)
                 if verdicts
