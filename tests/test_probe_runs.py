@@ -1155,3 +1155,18 @@ def test_a_check_whose_every_case_passed_as_fixed_is_quoted_by_that_line():
     assert "✓ PASS - Fixed!" not in [a for a, _ in _facts(failing, "test_result")]
     plain = [*messages[:4], _out("b", printed.replace(" - Fixed!", ""))]  # each case's bare "✓ PASS" tells nothing
     assert "✓ PASS" not in [a for a, _ in _facts(plain, "test_result")]
+
+
+def test_the_same_tests_run_again_with_other_options_are_one_suite_asked_at_its_last_run():
+    # `pytest t.py -v | tail -50` then `pytest t.py -v | tail -20`: one suite; its last run is the verification
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "cd /r && python -m pytest tests/test_hdr.py -v 2>&1 | tail -50"),
+        _out("b", "tests/test_hdr.py::test_empty PASSED\n========== 12 passed in 0.32s =========="),
+        _bash("c", "cd /r && python -m pytest tests/test_hdr.py -v 2>&1 | tail -20"),
+        _out("c", "tests/test_hdr.py::test_empty PASSED\n========== 12 passed in 0.21s =========="),
+        _bash("d", "git diff"),
+        _out("d", HDR_DIFF),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")] == ["12 passed in 0.21s"]

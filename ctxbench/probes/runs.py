@@ -516,9 +516,10 @@ class RunReader:
         suites = self._suites()
         summaries = {a.message_index: suite_summary(self._out(a).text) for a in suites}
         last_runs: dict[str, Action] = {}
-        for a in suites:  # the last run of each suite command after the fix: the verification
+        for a in suites:  # the last run of each suite after the fix (its options and pipes aside): the verification
             if a.message_index >= fix and summaries[a.message_index]:
-                last_runs[named(a.command)] = a
+                # an inline script's runs are one, its latest (each one's code differs: no name to tell them by)
+                last_runs[named(a.command) if script_run(a.command) == "-" else test_command(a.command)] = a
         ranked = sorted(last_runs.values(), key=lambda a: (not TEST_TARGET.search(a.command), -a.message_index))
         widest = sorted(ranked, key=lambda a: -suite_size(summaries[a.message_index] or ""))
         suite_facts = {
