@@ -18,8 +18,9 @@ from ctxbench.transcripts.model import Message
 # "the real issue is that ..." revises a finding; "That's because ..." explains a behaviour (every framework's models).
 ROOT_CAUSE = re.compile(
     r"\b(?:the (?:(?:root|real|actual|underlying|core|fundamental) )?(?:cause|problem|issue|bug) "
-    r"(?:is|was|lies|seems to be|appears to be|here is)|(?:this|that)(?:'s| is) because|"
-    r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
+    r"(?:is|was|lies|seems to be|appears to be|here is)(?! occurring| happening)|(?:this|that)(?:'s| is) because|"
+    r"root cause|this (?:happens|occurs|fails) because|(?:is|are) (?:indeed |actually )?caused by|"
+    r"the reason (?:is|was)|"
     r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|"
     r"the (?:problem|issue|bug) (?:with|in) [^.!?]{1,60}? (?:is|was) (?:that|in|because)|"
     r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
@@ -31,11 +32,24 @@ ROOT_CAUSE = re.compile(
     r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through|the culprit|"
     r"(?:error|exception|crash|failure|segfault) (?:occurs|happens|is raised|arises) (?:because|when)|"
     r"(?:is|was) the reason|(?:does ?n[o']t|never|fails to) (?:handle|account for|check for|consider)|"
+    # "The syntax error ... is due to the missing colon" (SWE-agent's GPT-4 runs); "is likely due to" is a guess
+    r"(?:is|are|was|were) (?:indeed |actually |simply )?due to|"
     # a weakness found (security agents' causes) and the classic bug classes named
     r"(?:weakness|vulnerabilit(?:y|ies)|flaw)\b[^.!?]{0,40}?\b(?:is|lies|comes|in)|"
     r"(?:offers|gives|allows|has|contains|introduces|causes|leads to|results in) (?:us )?(?:an? )?(?:classic )?"
     r"(?:buffer[- ]overflow|format[- ]string|(?:sql|command|code) injection|integer overflow|use[- ]after[- ]free|"
     r"race condition|off[- ]by[- ]one))\b",
+    re.IGNORECASE,
+)
+# What the code does wrong, said plainly ("`none()` returns the original queryset instead of an empty one",
+# "`get_distinct()` is not called at all!", "Line 227 is missing the `bulk_data_uri_handler` parameter"):
+# a cause before the first fix; after it, mostly what the agent's own edit left out.
+PLAIN_CAUSE = re.compile(
+    r"(?<!should )(?<!would )(?<!will )(?<!to )(?<!now )(?<!still )\breturns? [^.!?]{1,80}? instead of\b|"
+    r"\b(?:is|are|was|were)(?:n't| not) (?:handling|checking|passing|calling|called|passed|handled|checked|"
+    r"propagated|forwarded|included|preserved|applied|respected|considered|updated|reset)\b|"
+    r"\b(?:is|are) missing (?:the|from|an?)\b|"
+    r"(?<!would )(?<!will )(?<!could )\b(?:fail(?:s|ed)?|crash(?:es|ed)?|breaks?|errors? out|gets? an error) because\b",
     re.IGNORECASE,
 )
 # Where the fix goes, stated as the agent's plan ("we need to modify the `make_pattern_type` function"):
@@ -53,10 +67,10 @@ EXPLICIT_CAUSE = re.compile(
     r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
     r"(?:found|see|understand|identified|located|pinpointed) the (?:bug|issue|problem)|"
     r"the reason (?:is|was)|(?:happens|occurs|fails) because|"
-    r"(?:is|are) caused by|found it)\b",
+    r"(?:is|are) (?:indeed |actually )?caused by|(?:is|are|was|were) (?:indeed |actually |simply )?due to|found it)\b",
     re.IGNORECASE,
 )
-ROOT_CAUSE_OR_PLACE = re.compile(f"{ROOT_CAUSE.pattern}|{FIX_PLACE.pattern}", re.IGNORECASE)
+ROOT_CAUSE_OR_PLACE = re.compile(f"{ROOT_CAUSE.pattern}|{FIX_PLACE.pattern}|{PLAIN_CAUSE.pattern}", re.IGNORECASE)
 # How the code behaves, said as agents explain right before they edit ("`_check` only looks at the
 # first item", "never sets", "returns `None`", "is being modified by `f`").
 BEHAVIOUR = re.compile(
@@ -111,7 +125,8 @@ SHOULD_INSTEAD = re.compile(
 # why its test or attempt behaved so, not the cause of the problem.
 OWN_WORK = re.compile(
     r"\b(?:my|our) (?:own )?(?:test|script|check|patch|monkey ?patch|fix|change|implementation|code|reproduction)s?\b|"
-    r"\bi(?:'m| am| was)\b|\baccidentally\b|\b(?:i|we) (?:added|inserted|put|placed|removed|deleted|replaced)\b",
+    r"\bi(?:'m| am| was)\b|\baccidentally\b|\b(?:i|we) (?:added|inserted|put|placed|removed|deleted|replaced)\b|"
+    r"\bold_str\b",  # the editor's argument: why the agent's own edit command failed
     re.IGNORECASE,
 )
 # What the agent's own edit broke, found after it ("The `try:` line should be indented"): a slip, not the
@@ -175,7 +190,7 @@ NOT_A_CAUSE = re.compile(
 NOT_DOING = (
     r"\b(?:(?:we|i) (?:do ?n[o']t need to|should ?n[o']t|should not|wo ?n[o']t|will not|must not|need not|"
     r"do ?n[o']t want to)|no need to) (?:also )?(?:change|modify|touch|break|alter|fix|update|remove|add|"
-    r"handle|edit|rewrite)\b"
+    r"handle|edit|rewrite|use|call|override|raise|catch|split|iterate|include|convert|import|expose|rely)\b"
 )
 # The reason first, then what the agent will do ("Since I need to test my fix, I should include it in the patch").
 WHY_FIRST = (
@@ -192,8 +207,10 @@ LOOK_VERB = (
 REASONED = (
     r"(?:\b(?:i|we) (?:should|must|need to|have to|will)|\b(?:i|we)'ll|\bshould (?:also )?be \w+ed)\b"
     r"(?! " + LOOK_VERB + ")"
-    r"[^.!?]*\b(?:since|because|for (?:consistency|completeness|safety|simplicity|clarity|robustness)|to avoid|"
-    r"so that)\b"
+    r"[^.!?]*\b(?:since|because|for (?:consistency|completeness|safety|simplicity|clarity|robustness)|so that|"
+    r"to avoid)\b|"
+    # the fix widened, with what for ("we should also fix `write_OBvalue` ... to handle MultiValue")
+    r"\b(?:i|we) (?:should|will|need to|must) also (?!" + LOOK_VERB + r")\w+\b[^.!?]*\bto (?:handle|support|cover)\b"
 )
 REASONED_ONLY = re.compile(REASONED, re.IGNORECASE)
 # A conclusion drawn into what to do, naming the code ("So we should expand `~` in `_cache_normalize_path`:";
@@ -355,6 +372,11 @@ class StatementReader:
                 joined = _with_next(text, said[k - 1], sentence)
                 contrast = joined != said[k - 1]
                 sentence = joined if contrast else sentence
+            if label == "decision" and WAY_THEN_LIST.search(sentence):
+                way = _with_first_item(text, sentence)  # "I think the best approach is:\n1. Add an optional ..."
+                if way is not None and not UNDECIDED.search(sentence):
+                    yield Fact(label, way, i, "What did the agent decide, and why?")
+                continue
             if len(sentence) < 12 or not (contrast or pattern.search(sentence)) or RESOLVED.search(sentence):
                 continue
             if label == "decision" and (
@@ -379,7 +401,7 @@ class StatementReader:
             # a list's items may say which half is right ("(which is correct)"): its lead-in says what is wrong
             listed = lead_in.endswith(":") and sentence != lead_in
             wanted = AS_WANTED.search(lead_in if listed else sentence)
-            if label == "root_cause" and (wanted or OWN_WORK.search(sentence)):
+            if label == "root_cause" and (wanted or OWN_WORK.search(sentence) or _reported(sentence)):
                 continue
             entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
             # names nothing the task did not already say (names compare whole); a short quoted
@@ -415,12 +437,12 @@ class StatementReader:
         stated = [
             f
             for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE)
-            if f.message_index <= last and not (fix is not None and f.message_index > fix and SLIP.search(f.answer))
+            if f.message_index <= last and not (fix is not None and f.message_index > fix and _after_fix_slip(f.answer))
         ]
         said = _distinct(stated)
         # where the fix goes, said twice before the first fix ("modify the `pattern` rule", then "change the
         # `idseqsingle` rule"): the later plan is the one the edit carries out
-        plans = [f for f in said if not ROOT_CAUSE.search(f.answer) and (fix is None or f.message_index <= fix)]
+        plans = [f for f in said if not _causal(f.answer) and (fix is None or f.message_index <= fix)]
         said = [f for f in said if f not in plans[:-1]]
 
         def rank(f: Fact) -> tuple[bool, bool, bool, bool, bool, int]:
@@ -451,6 +473,8 @@ class StatementReader:
         if not seen:  # no statement of a cause: the explanation before the first edit of the fixed file
             explained = list(self.explained())
             yield from explained or self.readings()
+        else:  # what the agent read the code it was shown to do (a challenge's workings), after what it stated
+            yield from (f for f in self.readings() if f.message_index not in seen and WORKINGS.search(f.answer))
 
     def readings(self) -> Iterator[Fact]:
         """What the agent read off code it was just shown, up to its first fix (a CTF challenge's
@@ -804,6 +828,18 @@ def _planned(cause: str) -> bool:
     return bool(PLANNED.search(own))
 
 
+def _causal(sentence: str) -> bool:
+    """A statement of a cause (named or said plainly), not only of where the fix goes."""
+    return bool(ROOT_CAUSE.search(sentence) or PLAIN_CAUSE.search(sentence))
+
+
+def _after_fix_slip(answer: str) -> bool:
+    """Said after the first fix: a slip in the agent's own edit, or code said plainly to lack something
+    with no cause word (what its own edit left out, "The function is missing a `return`")."""
+    cause_word = ROOT_CAUSE.search(answer) or FIX_PLACE.search(answer)
+    return bool(SLIP.search(answer) or (PLAIN_CAUSE.search(answer) and not cause_word))
+
+
 def _announced(cause: str) -> bool:
     """A cause the agent announced as found ("Ah! That's the key difference! ...", "Now I see the
     issue! ..."): the moment of diagnosis, where "the issue is in X" is said of plans and guesses too."""
@@ -888,6 +924,16 @@ LOCATED = re.compile(
     r"(?:`[^`\n]{1,60}`|[^,;:.!?`\n]){1,100}[.!:]?$",
     re.IGNORECASE,
 )
+# A lead-in naming the way the fix goes, its steps listed under it ("Given all this analysis, I think the best
+# approach is:", "So the fix should be to:", "So our fix is:").
+WAY_THEN_LIST = re.compile(
+    r"\b(?:the|my|our|this|a)(?: \w+)? (?:fix|approach|solution|way|plan) (?:is|would be|should be|will be)(?: to)?:$",
+    re.IGNORECASE,
+)
+# The first line under a lead-in, a list item or not (not a code block).
+FIRST_ITEM = re.compile(r"(?:[ \t]*\n)+[ \t]*(?:(?:[-*\u2022]|\d+[.)])[ \t]+)?(?:\*\*)?([^\n`\s][^\n]{10,})")
+# An item that goes back on the lead-in.
+BACK_ON_IT = re.compile(r"(?:but|however|actually|wait|hmm)\b", re.IGNORECASE)
 # A list under a lead-in, as agents write one: items marked "-", "*" or "1." on lines of their own.
 LISTED = re.compile(r"(?:[ \t]*\n)+((?:[ \t]*(?:[-*\u2022]|\d+[.)])[ \t]+[^\n]+(?:\n|$))+)")
 # A short lead-in, the code it quotes in one block, then the first sentence of the next paragraph.
@@ -911,6 +957,22 @@ def _with_explanation(content: str, sentence: str) -> str:
     return whole if len(whole) <= 300 else f"{sentence} {first}"
 
 
+# The task's words reported ("The PR description says the hint is wrong ...", "According to the PR, ..."):
+# what the agent was told, not what it found.
+REPORTED = re.compile(
+    r"^(?:so,? )?(?:(?:the|this) (?:pr|issue|task|ticket)(?: description| text)?,? (?:also |clearly )?"
+    r"(?:says|said|mentions|mentioned|states|stated|suggests|suggested|asks|wants|describes)\b|"
+    r"according to the (?:pr|issue|task|ticket|description)\b)",
+    re.IGNORECASE,
+)
+
+
+def _reported(cause: str) -> bool:
+    """The cause's first sentence after any announcement reports the task's words."""
+    said = [s for s in sentences_of(cause) if not DISCOVERY.match(s)]
+    return bool(said) and bool(REPORTED.match(said[0]))
+
+
 def _claims(lead_in: str) -> bool:
     """A lead-in to a list that states a cause itself: a cause's words, then five words or more of what
     is wrong ("The problem is that the parent `IsNull` class's implementation ... will match both:"); not
@@ -919,6 +981,17 @@ def _claims(lead_in: str) -> bool:
     if not lead_in.endswith(":") or cue is None or re.search(r"\b(?:because|why|since):$", lead_in, re.I):
         return False  # "..., but this doesn't make sense because:": its list argues for the fix
     return len(re.findall(r"\w+", lead_in[cue.end() :])) >= 5
+
+
+def _with_first_item(content: str, lead_in: str) -> str | None:
+    """A lead-in naming the way ("The fix should be to:") with the first item under it, as the message
+    spells them: the step chosen; none where that item goes back on it ("But actually, we need to think
+    about this more.") or there is none (code follows)."""
+    at = content.find(lead_in)
+    item = FIRST_ITEM.match(content, at + len(lead_in)) if at >= 0 else None
+    if item is None or BACK_ON_IT.match(item.group(1)) or UNDECIDED.search(item.group(1)):
+        return None
+    return clip(" ".join(content[at : item.end(1)].split()), 300)
 
 
 def _with_list(content: str, sentence: str) -> str:
