@@ -450,7 +450,9 @@ def test_the_pointer_mark_is_in_every_pointer_lowercased(tmp_path) -> None:
     assert mark in POINTER_PATTERN.pattern
     every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
     for char in set(mark):
-        assert {m for m in re.findall(re.escape(char), every, re.IGNORECASE) if m.lower() != char} == set()
+        matched = set(re.findall(re.escape(char), every, re.IGNORECASE))
+        assert {m for m in matched if m.lower() != char} == set()
+        assert {m for m in matched if not m.isascii()} == set()  # so the UTF-8 bytes' ASCII lowering finds it
     assert [m for m in re.findall("i", every, re.IGNORECASE) if m.lower() != "i"]  # the check can fail
     source = StoredSnapshots(tmp_path)
     texts = [
@@ -460,7 +462,11 @@ def test_the_pointer_mark_is_in_every_pointer_lowercased(tmp_path) -> None:
         "ſ full\tdetail at: no.json] fuLL DeTaIl aT: mixed.json]",
         "no pointer here: detail at: x]",
         "",
+        "日本語 FuLl DeTaIl at: kanji/步骤.json] \udcff full detail at: surrogate.json]",
+        "Ｆull detail at: fullwidth.json] ﬀull detail at: ligature.json]",
     ]
     for text in texts:
         assert source.pointers(text) == [p.strip() for p in POINTER_PATTERN.findall(text)]
     assert source.pointers(texts[2]) == ["spaced.json", "dotless.json"]
+    assert source.pointers(texts[6]) == ["kanji/步骤.json", "surrogate.json"]
+    assert source.pointers(texts[7]) == []  # fullwidth F and the ff ligature match no f

@@ -1740,3 +1740,121 @@ def test_a_decision_not_to_use_a_thing_and_a_fix_widened_with_what_for_are_decis
         ]
         got = [a for _, a in _decisions(messages)]
         assert got == ([said] if said in decided else []), (said, got)
+
+
+def test_where_the_problem_is_occurring_is_no_cause():
+    """SWE-agent's demonstrations open with "I will first search for the `missing_colon.py` file and open it
+    since that is where the problem is occurring.": a place to look, not a cause found."""
+    messages = [
+        Message("user", "<issue>\nSyntaxError: invalid syntax\n</issue>"),
+        Message(
+            "assistant",
+            "I will first search for the `missing_colon.py` file and open it since that is where the problem is "
+            "occurring.",
+        ),
+        Message("user", "1:def division(a, b)\n2:    return a / b"),
+        _edit("e", "/r/tests/missing_colon.py", "def division(a, b)", "def division(a, b):", "Adding the colon."),
+        Message("tool", "The file /r/tests/missing_colon.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert 1 not in [at for at, _ in _causes(messages)], _causes(messages)
+
+
+def test_what_the_code_does_wrong_said_plainly_is_a_stated_cause():
+    """Agents often say what is wrong with no cause word: "`none()` returns the original queryset instead
+    of an empty one", "`get_distinct()` is not called at all!", "Line 227 is missing the `handler`
+    parameter", "they fail because partial objects have no `__name__`". Before the first fix each is
+    the cause; what would be ("should return `1` instead of ...") is none."""
+    for said in (
+        "When combined, `queryset.none()` returns the original queryset instead of an empty queryset.",
+        "So with a combinator, `get_distinct()` is not called at all! The distinct flag is silently dropped.",
+        "Line 227 is missing the `bulk_data_uri_handler` parameter.",
+        "Decorators access `func.__name__`, and they fail because `partial` objects don't have that attribute.",
+    ):
+        messages = [
+            Message("user", "<pr_description>\nunion() then none() returns every row\n</pr_description>"),
+            _bash("g", "sed -n 900,940p django/db/models/query.py", "Let me read the code."),
+            _out("g", "    def none(self):\n        clone = self._chain()\n        return clone"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit("e", "/r/django/db/models/query.py", "clone = self._chain()", "clone = self._chain()\nclone.x()"),
+            Message("tool", "The file /r/django/db/models/query.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        assert [at for at, _ in _causes(messages)] == [3], (said, _causes(messages))
+    for not_said in (
+        "When negated, the node should return `1` instead of an empty string.",
+        "That call would fail because `partial` objects don't have `__name__`.",
+    ):
+        messages[3] = Message("assistant", not_said)
+        assert 3 not in [at for at, _ in _causes(messages)], (not_said, _causes(messages))
+
+
+def test_code_said_to_lack_something_after_the_first_fix_or_an_edit_commands_old_str_is_no_cause():
+    """After its first edit, "The function is missing a `return found_spec` at the end" is what the agent's
+    own edit left out; and "`PRINT_INLINE()` was not included in the previous `old_str`" says why its edit
+    command failed: neither is the cause of the problem, stated before."""
+    cause = "The issue is that `_has_init` returns `None` but `_spec_from_modpath` still sets `PY_SOURCE`."
+    for slip in (
+        "I see! The function is missing a `return found_spec` at the end for `PY_NAMESPACE` specs.",
+        "The `idseqsingle` rule has `PRINT_INLINE()`, which was not included in the previous `old_str`.",
+    ):
+        messages = [
+            Message("user", "<pr_description>\nastroid 2.9.1 breaks pylint, missing __init__.py\n</pr_description>"),
+            _bash("g", "sed -n 620,640p astroid/modutils.py", cause),
+            _out("g", "    if found_spec.type == spec.ModuleType.PKG_DIRECTORY:\n        location = _has_init(loc)"),
+            _edit("e", "/r/astroid/modutils.py", "location = _has_init(loc)", "location = _has_init(loc) or loc"),
+            Message("tool", "The file /r/astroid/modutils.py has been edited.", tool_call_id="e"),
+            _bash("p", "python debug_issue.py", slip),
+            _out("p", "AttributeError: 'NoneType' object has no attribute 'name'"),
+            _edit("f", "/r/astroid/modutils.py", "or loc", "or loc\n    return found_spec"),
+            Message("tool", "The file /r/astroid/modutils.py has been edited.", tool_call_id="f"),
+            Message("assistant", "Done."),
+        ]
+        assert [at for at, _ in _causes(messages)] == [1], (slip, _causes(messages))
+
+
+def test_an_error_said_to_be_due_to_something_is_a_stated_cause_but_a_likely_one_is_a_guess():
+    """GPT-4 SWE-agent runs state a cause as "X is due to Y"; "X is likely due to Y", before the agent has
+    read the code, is a guess."""
+    messages = [
+        Message("user", "<issue>\nSerializing a TimeDelta of 345 ms gives 344\n</issue>"),
+        _bash("g", "sed -n 1470,1480p src/marshmallow/fields.py", "The `TimeDelta` result is likely due to rounding."),
+        _out("g", "        return int(value.total_seconds() / base_unit.total_seconds())"),
+        Message(
+            "assistant",
+            "The wrong value is due to `int()` truncating `value.total_seconds() / base_unit.total_seconds()`.",
+        ),
+        _edit("e", "/r/src/marshmallow/fields.py", "return int(", "return int(round("),
+        Message("tool", "The file /r/src/marshmallow/fields.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [3], _causes(messages)
+
+
+def test_a_reading_is_asked_with_the_command_whose_output_the_agent_read():
+    """A challenge run's readings all asked "What did the agent find to be the cause of the problem?"
+    have several right answers; each is asked with the command that showed the code it read (a fenced
+    SWE-agent action, or the tool call answered), as test results name their command."""
+    messages = [
+        Message("user", "We're solving this CTF challenge: Katy. Connect to the server and get the flag."),
+        Message("assistant", "We will decompile the binary.\n```\ndecompile release --function_name _hash\n```"),
+        Message("user", "ulong _hash(char *s) {\n  for (i = 0; s[i]; i++) local_10 += s[i] << i;\n  return local_10;"),
+        Message(
+            "assistant", "For each character `_hash` adds to `local_10` the character shifted left by its position."
+        ),
+        Message("user", "ok"),
+        Message("assistant", "Flag found."),
+    ]
+    probes = [p for p in extract_probes(Transcript("t", messages)) if p.label == "root_cause"]
+    assert [p.question for p in probes] == [
+        "What did the agent conclude from what `decompile release --function_name _hash` showed?"
+    ], probes
+    tool_run = [
+        messages[0],
+        _bash("d", "decompile release --function_name _hash", "We will decompile the binary."),
+        _out("d", messages[2].content),
+        *messages[3:],
+    ]
+    questions = [p.question for p in extract_probes(Transcript("t", tool_run)) if p.label == "root_cause"]
+    assert questions == ["What did the agent conclude from what `decompile release --function_name _hash` showed?"]

@@ -18,8 +18,9 @@ from ctxbench.transcripts.model import Message
 # "the real issue is that ..." revises a finding; "That's because ..." explains a behaviour (every framework's models).
 ROOT_CAUSE = re.compile(
     r"\b(?:the (?:(?:root|real|actual|underlying|core|fundamental) )?(?:cause|problem|issue|bug) "
-    r"(?:is|was|lies|seems to be|appears to be|here is)|(?:this|that)(?:'s| is) because|"
-    r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
+    r"(?:is|was|lies|seems to be|appears to be|here is)(?! occurring| happening)|(?:this|that)(?:'s| is) because|"
+    r"root cause|this (?:happens|occurs|fails) because|(?:is|are) (?:indeed |actually )?caused by|"
+    r"the reason (?:is|was)|"
     r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|"
     r"the (?:problem|issue|bug) (?:with|in) [^.!?]{1,60}? (?:is|was) (?:that|in|because)|"
     r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
@@ -31,11 +32,24 @@ ROOT_CAUSE = re.compile(
     r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through|the culprit|"
     r"(?:error|exception|crash|failure|segfault) (?:occurs|happens|is raised|arises) (?:because|when)|"
     r"(?:is|was) the reason|(?:does ?n[o']t|never|fails to) (?:handle|account for|check for|consider)|"
+    # "The syntax error ... is due to the missing colon" (SWE-agent's GPT-4 runs); "is likely due to" is a guess
+    r"(?:is|are|was|were) (?:indeed |actually |simply )?due to|"
     # a weakness found (security agents' causes) and the classic bug classes named
     r"(?:weakness|vulnerabilit(?:y|ies)|flaw)\b[^.!?]{0,40}?\b(?:is|lies|comes|in)|"
     r"(?:offers|gives|allows|has|contains|introduces|causes|leads to|results in) (?:us )?(?:an? )?(?:classic )?"
     r"(?:buffer[- ]overflow|format[- ]string|(?:sql|command|code) injection|integer overflow|use[- ]after[- ]free|"
     r"race condition|off[- ]by[- ]one))\b",
+    re.IGNORECASE,
+)
+# What the code does wrong, said plainly ("`none()` returns the original queryset instead of an empty one",
+# "`get_distinct()` is not called at all!", "Line 227 is missing the `bulk_data_uri_handler` parameter"):
+# a cause before the first fix; after it, mostly what the agent's own edit left out.
+PLAIN_CAUSE = re.compile(
+    r"(?<!should )(?<!would )(?<!will )(?<!to )(?<!now )(?<!still )\breturns? [^.!?]{1,80}? instead of\b|"
+    r"\b(?:is|are|was|were)(?:n't| not) (?:handling|checking|passing|calling|called|passed|handled|checked|"
+    r"propagated|forwarded|included|preserved|applied|respected|considered|updated|reset)\b|"
+    r"\b(?:is|are) missing (?:the|from|an?)\b|"
+    r"(?<!would )(?<!will )(?<!could )\b(?:fail(?:s|ed)?|crash(?:es|ed)?|breaks?|errors? out|gets? an error) because\b",
     re.IGNORECASE,
 )
 # Where the fix goes, stated as the agent's plan ("we need to modify the `make_pattern_type` function"):
@@ -53,10 +67,10 @@ EXPLICIT_CAUSE = re.compile(
     r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
     r"(?:found|see|understand|identified|located|pinpointed) the (?:bug|issue|problem)|"
     r"the reason (?:is|was)|(?:happens|occurs|fails) because|"
-    r"(?:is|are) caused by|found it)\b",
+    r"(?:is|are) (?:indeed |actually )?caused by|(?:is|are|was|were) (?:indeed |actually |simply )?due to|found it)\b",
     re.IGNORECASE,
 )
-ROOT_CAUSE_OR_PLACE = re.compile(f"{ROOT_CAUSE.pattern}|{FIX_PLACE.pattern}", re.IGNORECASE)
+ROOT_CAUSE_OR_PLACE = re.compile(f"{ROOT_CAUSE.pattern}|{FIX_PLACE.pattern}|{PLAIN_CAUSE.pattern}", re.IGNORECASE)
 # How the code behaves, said as agents explain right before they edit ("`_check` only looks at the
 # first item", "never sets", "returns `None`", "is being modified by `f`").
 BEHAVIOUR = re.compile(
@@ -111,7 +125,8 @@ SHOULD_INSTEAD = re.compile(
 # why its test or attempt behaved so, not the cause of the problem.
 OWN_WORK = re.compile(
     r"\b(?:my|our) (?:own )?(?:test|script|check|patch|monkey ?patch|fix|change|implementation|code|reproduction)s?\b|"
-    r"\bi(?:'m| am| was)\b|\baccidentally\b|\b(?:i|we) (?:added|inserted|put|placed|removed|deleted|replaced)\b",
+    r"\bi(?:'m| am| was)\b|\baccidentally\b|\b(?:i|we) (?:added|inserted|put|placed|removed|deleted|replaced)\b|"
+    r"\bold_str\b",  # the editor's argument: why the agent's own edit command failed
     re.IGNORECASE,
 )
 # What the agent's own edit broke, found after it ("The `try:` line should be indented"): a slip, not the
@@ -139,6 +154,10 @@ PROSE = re.compile(r"[A-Za-z`][^\s]*(?:\s+\S+){4,}")
 LEAD_IN = re.compile(r":\s*(?:\d+\.)?\s*$")
 # Sentences run together where line breaks were lost ("...hex dump.In order to ...", "...string.2. For").
 GLUED = re.compile(r"(?<=[a-z)`'\"][.!?])(?=[A-Z])|(?<=[a-z)`'\"][.:])(?=\d+\.\s)")
+
+
+# A command written in a fenced block (SWE-agent's text actions).
+FENCED = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
 
 
 def _glued(sentence: str) -> list[str]:
@@ -422,12 +441,12 @@ class StatementReader:
         stated = [
             f
             for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE)
-            if f.message_index <= last and not (fix is not None and f.message_index > fix and SLIP.search(f.answer))
+            if f.message_index <= last and not (fix is not None and f.message_index > fix and _after_fix_slip(f.answer))
         ]
         said = _distinct(stated)
         # where the fix goes, said twice before the first fix ("modify the `pattern` rule", then "change the
         # `idseqsingle` rule"): the later plan is the one the edit carries out
-        plans = [f for f in said if not ROOT_CAUSE.search(f.answer) and (fix is None or f.message_index <= fix)]
+        plans = [f for f in said if not _causal(f.answer) and (fix is None or f.message_index <= fix)]
         said = [f for f in said if f not in plans[:-1]]
 
         def rank(f: Fact) -> tuple[bool, bool, bool, bool, bool, int]:
@@ -478,7 +497,9 @@ class StatementReader:
             shown_names = _code_names(shown.content)
             for sentence in (part for text in _prose(m) for s in sentences_of(text) for part in _glued(s)):
                 if self._reads(sentence, shown_names, task_words):
-                    yield Fact("root_cause", clip(sentence, 300), i, ROOT_CAUSE_QUESTION)
+                    shown_by = self._command_of(i - 1)
+                    asked = f"What did the agent conclude from what `{named(shown_by)}` showed?" if shown_by else ""
+                    yield Fact("root_cause", clip(sentence, 300), i, asked or ROOT_CAUSE_QUESTION)
                     break
 
     @staticmethod
@@ -556,6 +577,20 @@ class StatementReader:
                     found.append(Fact("test_result", sentence, i, question))
                     break
         yield from reversed(found)
+
+    def _command_of(self, observation: int) -> str | None:
+        """The command whose output message ``observation`` is: the call answered (a shell command, or
+        a tool call's arguments), else the command an agent wrote in a fenced block (SWE-agent)."""
+        command = self._run_before(observation + 1)
+        if command:
+            return command
+        before = self.messages[observation - 1] if observation > 0 else None
+        if before is None or before.role != "assistant":
+            return None
+        for call in before.tool_calls:
+            return f"{call.name} {' '.join(str(v) for v in call_arguments(call.arguments).values())}".strip()
+        blocks = FENCED.findall(before.content)
+        return (blocks[-1].strip() or None) if blocks else None
 
     def _run_before(self, i: int) -> str | None:
         """The shell command whose output message ``i`` answers (the call of the message before it)."""
@@ -811,6 +846,18 @@ def _planned(cause: str) -> bool:
     said = [s for s in sentences_of(cause) if not DISCOVERY.match(s)]
     own = re.sub(r"`[^`]*`|\"[^\"]*\"|“[^”]*”", "", said[0]) if said else ""  # not what it quotes
     return bool(PLANNED.search(own))
+
+
+def _causal(sentence: str) -> bool:
+    """A statement of a cause (named or said plainly), not only of where the fix goes."""
+    return bool(ROOT_CAUSE.search(sentence) or PLAIN_CAUSE.search(sentence))
+
+
+def _after_fix_slip(answer: str) -> bool:
+    """Said after the first fix: a slip in the agent's own edit, or code said plainly to lack something
+    with no cause word (what its own edit left out, "The function is missing a `return`")."""
+    cause_word = ROOT_CAUSE.search(answer) or FIX_PLACE.search(answer)
+    return bool(SLIP.search(answer) or (PLAIN_CAUSE.search(answer) and not cause_word))
 
 
 def _announced(cause: str) -> bool:
