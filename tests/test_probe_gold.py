@@ -36,7 +36,7 @@ def test_every_needed_key_is_verbatim_where_the_gold_says(shared_transcripts):
 def test_needed_fact_recall_on_the_dev_part(shared_transcripts):
     score = score_folder(GOLD, shared_transcripts, "dev")
     print(score.table())
-    assert score.recall() >= 0.879, (score.table(), score.misses)
+    assert score.recall() >= 0.883, (score.table(), score.misses)
     assert score.recall("file_changed") >= 0.85 and score.recall("task") >= 0.8, score.table()
 
 

@@ -1830,3 +1830,31 @@ def test_an_error_said_to_be_due_to_something_is_a_stated_cause_but_a_likely_one
         Message("assistant", "Done."),
     ]
     assert [at for at, _ in _causes(messages)] == [3], _causes(messages)
+
+
+def test_a_reading_is_asked_with_the_command_whose_output_the_agent_read():
+    """A challenge run's readings all asked "What did the agent find to be the cause of the problem?"
+    have several right answers; each is asked with the command that showed the code it read (a fenced
+    SWE-agent action, or the tool call answered), as test results name their command."""
+    messages = [
+        Message("user", "We're solving this CTF challenge: Katy. Connect to the server and get the flag."),
+        Message("assistant", "We will decompile the binary.\n```\ndecompile release --function_name _hash\n```"),
+        Message("user", "ulong _hash(char *s) {\n  for (i = 0; s[i]; i++) local_10 += s[i] << i;\n  return local_10;"),
+        Message(
+            "assistant", "For each character `_hash` adds to `local_10` the character shifted left by its position."
+        ),
+        Message("user", "ok"),
+        Message("assistant", "Flag found."),
+    ]
+    probes = [p for p in extract_probes(Transcript("t", messages)) if p.label == "root_cause"]
+    assert [p.question for p in probes] == [
+        "What did the agent conclude from what `decompile release --function_name _hash` showed?"
+    ], probes
+    tool_run = [
+        messages[0],
+        _bash("d", "decompile release --function_name _hash", "We will decompile the binary."),
+        _out("d", messages[2].content),
+        *messages[3:],
+    ]
+    questions = [p.question for p in extract_probes(Transcript("t", tool_run)) if p.label == "root_cause"]
+    assert questions == ["What did the agent conclude from what `decompile release --function_name _hash` showed?"]

@@ -38,16 +38,21 @@ VERDICT = re.compile(
     r"no (?:error|exception)s? (?:was |were )?(?:raised|thrown))\b|✅|✓",
     re.IGNORECASE,
 )
-# Lines that say nothing about the bug: a traceback's header or frame, a version, a source listing's line.
+# Lines that say nothing about the bug: a traceback's header or frame, a version (v1.2, 2.4.1, 3.1a; not a decimal
+# printed alone, 8.2), a source listing's line.
 CONTENT_FREE = re.compile(
-    r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*"
-    r"|File \"[^\"]+\", line \d+.*)$"
+    r"^(?:Traceback \(most recent call last\):|v\d+(?:\.\w+)+|\d+(?:\.\w+){2,}|\d+\.(?!\d+$)\w+"
+    r"|\d+[:\t]\s.*|\s*\d+\s{2,}.*|File \"[^\"]+\", line \d+.*)$"
 )
 # An object's repr with its address: a different value every run, nothing to remember.
 ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
 # A line that reports a failure (an output holding one does not pass), unless it marks a pass or
 # counts zero failures: "✓ error: '' -> ''", "0 failed", "Failures: 0".
-FAILURE_LINE = re.compile(r"\bFAIL(?:ED|URE|S)?\b|✗|❌|^\s*(?:[\w.]*Error|Exception)\b", re.IGNORECASE)
+# An exception's or an error's line, not a sentence that starts with the word ("error that occurred when ...").
+FAILURE_LINE = re.compile(
+    r"\bFAIL(?:ED|URE|S)?\b|✗|❌|^\s*(?-i:[\w.]*Error|[\w.]*Exception|ERROR)\b|^\s*error\b\s*(?:\[\w+\])?:",
+    re.IGNORECASE,
+)
 PASS_MARK = re.compile(
     r"✓|✅|\bPASS(?:ED)?\b|\bOK\b|\b0 (?:failed|failures|errors)\b|\b(?:failed|failures|errors):\s*0\b", re.I
 )
@@ -132,6 +137,7 @@ READS_SOURCE = re.compile(
 )
 # One case's line: a quoted input and what came of it ("OK: 'user.1@x' -> ASCII: PASS", "'1e3' => 1000.0").
 CASE_RESULT = re.compile(r"""(?:'[^']*'|"[^"]*")\s*(?:->|=>|→)""")
+CASE_FIXED = re.compile(r"\b(?:fixed|resolved)\b", re.IGNORECASE)  # a case's line that says the bug is gone
 
 
 def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_line: bool = False) -> str | None:
@@ -510,9 +516,10 @@ class RunReader:
         suites = self._suites()
         summaries = {a.message_index: suite_summary(self._out(a).text) for a in suites}
         last_runs: dict[str, Action] = {}
-        for a in suites:  # the last run of each suite command after the fix: the verification
+        for a in suites:  # the last run of each suite after the fix (its options and pipes aside): the verification
             if a.message_index >= fix and summaries[a.message_index]:
-                last_runs[named(a.command)] = a
+                # an inline script's runs are one, its latest (each one's code differs: no name to tell them by)
+                last_runs[named(a.command) if script_run(a.command) == "-" else test_command(a.command)] = a
         ranked = sorted(last_runs.values(), key=lambda a: (not TEST_TARGET.search(a.command), -a.message_index))
         widest = sorted(ranked, key=lambda a: -suite_size(summaries[a.message_index] or ""))
         suite_facts = {
@@ -639,7 +646,9 @@ class RunReader:
                 continue
             failed = contradicted(printed.lines) or printed.exit_code
             cases = per_case(printed.lines)
-            verdicts = [] if failed else [v for v in verdict_lines(printed.lines) if v not in cases]
+            stated = [] if failed else verdict_lines(printed.lines)
+            # where the run states no verdict of its own and no case failed, a case's that says it is fixed
+            verdicts = [v for v in stated if v not in cases] or [v for v in stated if CASE_FIXED.search(v)]
             line = (
                 self._best_verdict(verdicts, said)
                 if verdicts

@@ -156,6 +156,10 @@ LEAD_IN = re.compile(r":\s*(?:\d+\.)?\s*$")
 GLUED = re.compile(r"(?<=[a-z)`'\"][.!?])(?=[A-Z])|(?<=[a-z)`'\"][.:])(?=\d+\.\s)")
 
 
+# A command written in a fenced block (SWE-agent's text actions).
+FENCED = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
+
+
 def _glued(sentence: str) -> list[str]:
     return [p.strip() for p in GLUED.split(sentence) if p.strip()]
 
@@ -493,7 +497,9 @@ class StatementReader:
             shown_names = _code_names(shown.content)
             for sentence in (part for text in _prose(m) for s in sentences_of(text) for part in _glued(s)):
                 if self._reads(sentence, shown_names, task_words):
-                    yield Fact("root_cause", clip(sentence, 300), i, ROOT_CAUSE_QUESTION)
+                    shown_by = self._command_of(i - 1)
+                    asked = f"What did the agent conclude from what `{named(shown_by)}` showed?" if shown_by else ""
+                    yield Fact("root_cause", clip(sentence, 300), i, asked or ROOT_CAUSE_QUESTION)
                     break
 
     @staticmethod
@@ -571,6 +577,20 @@ class StatementReader:
                     found.append(Fact("test_result", sentence, i, question))
                     break
         yield from reversed(found)
+
+    def _command_of(self, observation: int) -> str | None:
+        """The command whose output message ``observation`` is: the call answered (a shell command, or
+        a tool call's arguments), else the command an agent wrote in a fenced block (SWE-agent)."""
+        command = self._run_before(observation + 1)
+        if command:
+            return command
+        before = self.messages[observation - 1] if observation > 0 else None
+        if before is None or before.role != "assistant":
+            return None
+        for call in before.tool_calls:
+            return f"{call.name} {' '.join(str(v) for v in call_arguments(call.arguments).values())}".strip()
+        blocks = FENCED.findall(before.content)
+        return (blocks[-1].strip() or None) if blocks else None
 
     def _run_before(self, i: int) -> str | None:
         """The shell command whose output message ``i`` answers (the call of the message before it)."""

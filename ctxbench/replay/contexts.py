@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Container, Sequence
+from itertools import islice
 from typing import Any
 
 from ctxbench.core import ModelSpec, StrategyContext
@@ -183,6 +184,7 @@ class ContextRecorder:
         # passed on, so it is not copied; see ``ctxbench.transcripts.running``).
         self._sent = SeenPrefix()
         self._where: dict[str, int] | None = None  # the first place of each reference in _last, if known
+        self._unsent: set[str] = set()  # references stored but not sent in any prompt yet
         self._arrived = 0  # transcript messages stored so far
         self._encoded: dict[str, bytes] = {}  # a new entry's JSON (UTF-8), until its row is written
         self.rows: list[dict[str, Any]] = [
@@ -212,19 +214,28 @@ class ContextRecorder:
             refs[position] = self._ref(working[start + position], new)
             position = _find(refs, None, position + 1)
         upto = record["message_index"] + 1  # the history so far and this call's recorded reply
+        sent_new = len(new)
         for i in range(self._arrived, min(upto, len(self.transcript.messages))):
             self._ref(self.transcript.messages[i], new)
         self._arrived = max(self._arrived, upto)
+        unsent = self._unsent
         said = self._appended(refs) if grown else None
         if said is not None:
+            if unsent:
+                unsent.difference_update(refs)  # the tail: sent now
             self._last.extend(refs)  # the list sent before, grown: not copied
             refs = self._last
         else:
             if start:
                 refs = self._last[:start] + refs
-            # new: stored by this call, so not in the prompt before; the first ``start`` are the ones before.
-            said = runs(refs, self._last, new, start)
+            # Stored by this call, or before and never sent (a recorded reply, sent from the next call
+            # on): not in the prompt before, so said without a look-up. The first ``start`` are its.
+            said = runs(refs, self._last, new.keys() | unsent if unsent else new, start)
+            if unsent:  # those said as they are were sent now (the others are runs of the prompt before's)
+                unsent.difference_update([item for item in said if type(item) is str])
             self._where = None
+        if len(new) > sent_new:  # stored now and not in this prompt (its references were all known by then)
+            unsent.update(islice(new, sent_new, None))
         self._row({"call": record["call"], "refs": said, "new": new})
         self._last = refs
         self._sent.remember(working)
