@@ -70,11 +70,17 @@ def _unresolved(value: Any) -> bool:
     return False
 
 
+# Hydra's conversion (plain dicts and lists for the objects built), put in the config itself: given
+# to ``instantiate`` as an argument, it is merged into Hydra's copy of the config, and the merge
+# copies the config again (DB-GPT's strategy 4.26 -> 2.8 ms a cell, its estimator 0.89 -> 0.63 ms).
+CONVERT_ALL = {"_convert_": "all"}
+
+
 def config_node(config: dict[str, Any]) -> DictConfig:
     """A plain config as the node Hydra's ``instantiate`` makes of it (its targets are strings), made
     once for the cells of a job: ``instantiate`` copies a node before it resolves and reads it, and
     making the node was a third of building a layered strategy (3-4 ms a cell)."""
-    return OmegaConf.structured(config, flags={"allow_objects": True})
+    return OmegaConf.structured({**config, **CONVERT_ALL}, flags={"allow_objects": True})
 
 
 def build_strategy(cfg: DictConfig, config: dict[str, Any] | DictConfig | None = None) -> Strategy:
@@ -82,10 +88,12 @@ def build_strategy(cfg: DictConfig, config: dict[str, Any] | DictConfig | None =
     ``config``: ``strategy_config(cfg)``, if computed already, or its ``config_node``."""
     if isinstance(config, DictConfig):
         data: Any = config  # Hydra copies it: the node is left as it was
+        convert = {} if config.get("_convert_") == "all" else CONVERT_ALL  # a config_node has it
     else:
-        data = copy.deepcopy(config) if config is not None else strategy_config(cfg)
+        data = {**(copy.deepcopy(config) if config is not None else strategy_config(cfg)), **CONVERT_ALL}
+        convert = {}
     try:
-        strategy = instantiate(data, _convert_="all")
+        strategy = instantiate(data, **convert)
     except Exception as exc:  # Hydra wraps import and argument errors in its own types
         raise ConfigError(f"strategy {strategy_name(cfg)!r}: {exc}") from None
     strategy.name = strategy_name(cfg)
@@ -105,7 +113,7 @@ def build_estimator(cfg: DictConfig, config: dict[str, Any] | None = None) -> Es
     """The run's estimator; ``config``: ``estimator_config(cfg)``, if computed already."""
     data = copy.deepcopy(config) if config is not None else estimator_config(cfg)
     try:
-        estimator = instantiate(expand_targets(data), _convert_="all")
+        estimator = instantiate({**expand_targets(data), **CONVERT_ALL})
     except Exception as exc:
         raise ConfigError(f"estimator: {exc}") from None
     if not isinstance(estimator, Estimator):

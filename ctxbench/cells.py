@@ -103,7 +103,17 @@ def run_cell(
 ) -> dict[str, Any]:
     """Compute ``cell`` in its private workspace ``work`` and publish it (``Cell.write``, one
     rename); returns its summary as written. With ``sharing``, the strategy's tracked parameters
-    are recorded and the cell offered to the sweep's other settings (``ctxbench.cell_reuse``)."""
+    are recorded and the cell offered to the sweep's other settings (``ctxbench.cell_reuse``).
+    The cyclic garbage collector waits until the cell is done (``ctxbench.gc_pause``)."""
+    from ctxbench.gc_pause import gc_paused
+
+    with gc_paused():
+        return _run_cell(job, cell, work, transcript, data_hash, sharing)
+
+
+def _run_cell(
+    job: CellJob, cell: Cell, work: Path, transcript: Transcript, data_hash: str, sharing: CellSharing | None
+) -> dict[str, Any]:
     from tqdm import tqdm
 
     from ctxbench.build import (

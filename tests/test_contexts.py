@@ -165,6 +165,9 @@ def test_runs_are_the_simple_forms(refs, before, edits):
     assert expand(runs(grown, before), before) == grown
     absent = set(grown) - set(before)  # the recorder's new references: said without a look-up
     assert runs(grown, before, absent) == reference_runs(grown, before)
+    agreed = next((i for i, (a, b) in enumerate(zip(grown, before)) if a != b), min(len(grown), len(before)))
+    for known in {0, agreed // 2, agreed}:  # the recorder's unchanged start, or part of it
+        assert runs(grown, before, absent, known) == reference_runs(grown, before)
 
 
 @pytest.mark.parametrize("strategy", ["dbgpt", "observation_masking", "five_layer", "sliding_window", "none"])

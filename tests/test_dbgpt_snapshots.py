@@ -18,7 +18,7 @@ from ctxbench.layers.snapshot_store import (
     snapshot_line,
     store_path,
 )
-from ctxbench.layers.snapshots import ToolResultSnapshots, file_name, react_fields
+from ctxbench.layers.snapshots import EPOCH, MAX_STEP_TIMES, ToolResultSnapshots, file_name, react_fields, step_time
 from ctxbench.transcripts.model import Message
 from tests.dbgpt_histories import TASK, make_ctx, react_history, tool_history
 
@@ -62,6 +62,18 @@ def test_react_fields():
         "action": "sql_query",
         "action_input": "{}",
     }
+    assert react_fields("Observation: 3 rows") == {}  # a label word, but no field of an action
+    assert react_fields("Reading module 3; the action is next.") == {}  # no label word (a tool-calling reply)
+
+
+def test_step_times_are_the_epoch_plus_the_step_in_seconds():
+    """The timestamps kept per step number are the ones made for each snapshot before (steps past
+    the kept ones are made each time)."""
+    from datetime import timedelta
+
+    steps = [*range(0, 3000, 7), 86_399, 86_400, MAX_STEP_TIMES - 1, MAX_STEP_TIMES, MAX_STEP_TIMES + 5]
+    for step in [*steps, *reversed(steps)]:
+        assert step_time(step) == (EPOCH + timedelta(seconds=step)).isoformat()
 
 
 def test_snapshot_files_fields_and_pointers(tmp_path):
@@ -438,7 +450,9 @@ def test_the_pointer_mark_is_in_every_pointer_lowercased(tmp_path) -> None:
     assert mark in POINTER_PATTERN.pattern
     every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
     for char in set(mark):
-        assert {m for m in re.findall(re.escape(char), every, re.IGNORECASE) if m.lower() != char} == set()
+        matched = set(re.findall(re.escape(char), every, re.IGNORECASE))
+        assert {m for m in matched if m.lower() != char} == set()
+        assert {m for m in matched if not m.isascii()} == set()  # so the UTF-8 bytes' ASCII lowering finds it
     assert [m for m in re.findall("i", every, re.IGNORECASE) if m.lower() != "i"]  # the check can fail
     source = StoredSnapshots(tmp_path)
     texts = [
@@ -448,7 +462,11 @@ def test_the_pointer_mark_is_in_every_pointer_lowercased(tmp_path) -> None:
         "ſ full\tdetail at: no.json] fuLL DeTaIl aT: mixed.json]",
         "no pointer here: detail at: x]",
         "",
+        "日本語 FuLl DeTaIl at: kanji/步骤.json] \udcff full detail at: surrogate.json]",
+        "Ｆull detail at: fullwidth.json] ﬀull detail at: ligature.json]",
     ]
     for text in texts:
         assert source.pointers(text) == [p.strip() for p in POINTER_PATTERN.findall(text)]
     assert source.pointers(texts[2]) == ["spaced.json", "dotless.json"]
+    assert source.pointers(texts[6]) == ["kanji/步骤.json", "surrogate.json"]
+    assert source.pointers(texts[7]) == []  # fullwidth F and the ff ligature match no f

@@ -193,6 +193,16 @@ def test_any_context_gets_the_reference_judges_verdicts(contents, appended, gold
         assert judge.judge(probe, shown) == verdict
 
 
+def test_a_gold_across_the_seam_of_a_base_shorter_than_the_gold_is_kept():
+    """A copy with text appended ("Port" + "Port") holds a gold that starts in its base: the seam read
+    is the base's last (longest anchor - 1) characters, all of a base shorter than that (found by
+    hypothesis in the test above: a negative start cut the base's first letter)."""
+    base = Message("tool", "Port")
+    probe = Probe("p", "?", "PortPort", "recall", 0)
+    assert DeterministicJudge().judge(probe, [base, base.with_appended("Port")]).status == "kept"
+    assert ReferenceJudge().judge(probe, [base, base.with_appended("Port")]).status == "kept"
+
+
 @given(st.text())
 def test_normalise_is_the_regex_form(text):
     assert normalise(text) == reference_normalise(text)

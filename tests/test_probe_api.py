@@ -204,6 +204,25 @@ def test_the_ids_a_profile_lists_are_asked_as_the_list_and_a_passed_id_with_its_
     assert "3JA7XV" not in got and "MasterCard" not in got, got
 
 
+def test_the_one_listed_id_the_agent_looked_up_is_asked_with_its_lookup():
+    """The list says which reservations exist; the one the agent then looked up alone is which of
+    them is the customer's trip (a non-gold tau-bench run, task 12, lost it to the list)."""
+    messages = [
+        Message("system", POLICY),
+        Message("user", "I need to cancel my flights from PHX to SEA. My user id is mei_brown_7075."),
+        Message("assistant", "", tool_calls=(ToolCall("u", "get_user_details", '{"user_id": "mei_brown_7075"}'),)),
+        Message("tool", PROFILE, tool_call_id="u"),
+        Message(
+            "assistant", "", tool_calls=(ToolCall("g", "get_reservation_details", '{"reservation_id": "3JA7XV"}'),)
+        ),
+        Message("tool", _reservation([BOOKED], reservation_id="3JA7XV"), tool_call_id="g"),
+        Message("assistant", "I found 3JA7XV, basic economy without insurance: it cannot be refunded."),
+        Message("user", "Then transfer me please. ###STOP###"),
+    ]
+    got = _identifiers(messages)
+    assert got["3JA7XV"] == "Which reservation id did the agent pass to `get_reservation_details`?", got
+
+
 def _constraints(messages: list[Message]) -> list[str]:
     return [p.answer for p in extract_probes(Transcript("t", messages)) if p.label == "constraint"]
 

@@ -336,3 +336,35 @@ def test_a_template_folder_is_not_a_temp_file():
         Message("assistant", "Done."),
     ]
     assert _files_changed(messages) == ["/testbed/django/template/loader.py"]
+
+
+def test_a_patch_file_the_agent_wrote_and_applied_is_an_edit_of_the_files_it_patches():
+    """mini-swe-agent DeepSeek writes a unified diff (`cat > fix.patch << 'EOF'`) and applies it (`patch -p1 <
+    fix.patch`, `git apply fix.patch`): the patched file is the change, its added line the key line, not the
+    patch file; a dry run or `git apply --check` patches nothing."""
+    patch = (
+        "--- a/django/contrib/admin/helpers.py\n+++ b/django/contrib/admin/helpers.py\n"
+        "@@ -211,7 +211,7 @@ class AdminReadonlyField:\n"
+        "-            url = reverse(url_name, args=[quote(remote_obj.pk)])\n"
+        "+            url = reverse(url_name, args=[quote(remote_obj.pk)], current_app=self.site_name)\n"
+    )
+    for apply, out in (
+        ("patch -p1 < fix.patch", "patching file django/contrib/admin/helpers.py\n"),
+        ("git apply fix.patch", ""),
+    ):
+        messages = [
+            TASK,
+            _call("w", "bash", {"command": f"cat > fix.patch << 'EOF'\n{patch}EOF"}),
+            Message("tool", "<returncode>0</returncode>\n<output>\n</output>", tool_call_id="w"),
+            _call("a", "bash", {"command": f"cd /testbed && {apply} 2>&1"}),
+            Message("tool", f"<returncode>0</returncode>\n<output>\n{out}</output>", tool_call_id="a"),
+            Message("assistant", "Done."),
+        ]
+        got = _files_and_changes(messages)
+        assert ("file_changed", "django/contrib/admin/helpers.py") in got, (apply, got)
+        assert ("change", "url = reverse(url_name, args=[quote(remote_obj.pk)], current_app=self.site_name)") in got
+        assert not any(answer.endswith("fix.patch") for _, answer in got), got
+        messages[3] = _call(
+            "a", "bash", {"command": apply.replace("apply", "apply --check").replace("-p1", "--dry-run")}
+        )
+        assert ("file_changed", "django/contrib/admin/helpers.py") not in _files_and_changes(messages), apply

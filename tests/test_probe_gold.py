@@ -36,14 +36,14 @@ def test_every_needed_key_is_verbatim_where_the_gold_says(shared_transcripts):
 def test_needed_fact_recall_on_the_dev_part(shared_transcripts):
     score = score_folder(GOLD, shared_transcripts, "dev")
     print(score.table())
-    assert score.recall() >= 0.879, (score.table(), score.misses)
+    assert score.recall() >= 0.883, (score.table(), score.misses)
     assert score.recall("file_changed") >= 0.85 and score.recall("task") >= 0.8, score.table()
 
 
 def test_informative_precision_and_every_probe_labelled(shared_transcripts):
     """Every probe the extractor selects carries a verdict (a changed extractor gets relabelled),
     and the informative share does not fall below what was measured."""
-    for part, floor in (("dev", 0.925), ("untuned", 0.82)):
+    for part, floor in (("dev", 0.925), ("untuned", 0.835)):
         score = score_folder(GOLD, shared_transcripts, part)
         assert not score.unlabelled, (part, score.unlabelled)
         assert score.precision() >= floor, (part, score.table())
@@ -54,4 +54,4 @@ def test_untuned_part_reported_apart(shared_transcripts):
     score = score_folder(GOLD, shared_transcripts, "untuned")
     print(score.table())
     assert sum(score.needed.values()) >= 80
-    assert score.recall() >= 0.66, score.table()
+    assert score.recall() >= 0.675, score.table()

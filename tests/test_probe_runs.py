@@ -94,6 +94,11 @@ def test_verdicts_are_stated_and_only_a_failing_line_contradicts_them():
     lines = ["✓ error: extra_tags='' -> decoded=''", "Edge cases: PASS", "✅ All tests passed!"]
     assert not contradicted(lines) and contradicted([*lines, "✗ FAIL: got None"])
     assert not contradicted(["Ran 3 checks, 0 failed"])
+    # a sentence that starts with the word "error" reports no failure; an exception, an error line do
+    prose = ["error that occurred when the handler tried to use get_response_async", "✅ Fix appears correct!"]
+    assert not contradicted(prose)
+    assert contradicted(["TypeError: bad operand"]) and contradicted(["Error: no handler"])
+    assert contradicted(["ERROR: test_x failed to import"]) and contradicted(["error: could not compile"])
     assert verdict_lines(["  Message(level=30, extra_tags='success')", "test_parse passed!"]) == ["test_parse passed!"]
     assert verdict_lines(["File updated successfully!", "Patch applied successfully"]) == []  # a patch script
     said = ["Bug fixed!", "Issue resolved: empty header raises", "FIXED: header parsed", "No exception was raised"]
@@ -719,6 +724,13 @@ def test_a_script_that_prints_a_bare_value_reproduces_with_it_and_checks_with_th
     ]
     assert _facts(messages, "reproduction") == [("344", "What did `python reproduce.py` print before the fix?")]
     assert ("345", "What did `python reproduce.py` print after the change?") in _facts(messages, "test_result")
+    # a decimal printed alone is a value too (`print(division(123, 15))` -> 8.2), not a version number
+    fixed = [messages[0], *messages[3:5], _bash("c", "python3 /r/tests/missing_colon.py"), _out("c", "8.2")]
+    assert _facts(fixed, "test_result") == [
+        ("8.2", "What did `python3 /r/tests/missing_colon.py` print after the change?")
+    ]
+    versions = [*fixed[:3], _bash("c", "python -c 'import hdr; print(hdr.__version__)'"), _out("c", "2.4.1")]
+    assert _facts(versions, "test_result") == []  # a version, with its two dots
 
 
 def test_a_short_word_is_no_value_to_quote():
@@ -1089,3 +1101,72 @@ def test_a_check_that_states_no_verdict_is_quoted_by_what_it_computed_not_its_no
         _out("d", HDR_DIFF),
     ]
     assert [a for a, _ in _facts(messages, "test_result")] == ["got: HeaderError('empty')"]
+
+
+def test_a_check_run_on_both_sides_of_a_fix_edit_is_quoted_by_the_line_the_fix_changed():
+    # a second script, run between the fix's two edits and again after the last one, states no verdict: what
+    # the edit changed in its output is the result (not its first lines, the same on both sides)
+    lines = "Value: [b'\\x01', b'\\x02']\nTrying to write OB...\nFile size: 12 bytes\nHeader: DICM\n"
+    script = (  # its verdict printed as written, in a try block once the write went through: a finding
+        "cat > test_write.py << 'EOF'\nprint('Trying to write OB...')\ntry:\n    write(ds)\n"
+        "    print('Write succeeded')\nexcept Exception as e:\n    print(f'Write error: {e}')\nEOF\n"
+    )
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce.py"),
+        _out("a", "parse(b''): None"),
+        *_edit("b"),
+        _bash("c", "python reproduce.py"),
+        _out("c", "parse(b''): HeaderError('empty')"),
+        _bash("d", f"{script}python test_write.py"),
+        _out("d", lines + "Write error: TypeError: a bytes-like object is required, not 'MultiValue'"),
+        *_edit("e"),
+        _bash("f", "python test_write.py"),
+        _out("f", lines + "Write succeeded"),
+        _bash("h", "git diff"),
+        _out("h", HDR_DIFF),
+    ]
+    asked = "What did `python test_write.py` print after the change?"
+    check = [a for a, q in _facts(messages, "test_result") if q == asked]
+    assert len(check) == 1 and check[0].endswith("Write succeeded")  # with its label line above, unchanged
+    rewritten = [  # the script rewritten between its runs: what changed may be the script's doing, not the fix's
+        *messages[:9],
+        _bash("g", "cat > test_write.py << 'EOF'\nprint('other')\nEOF\n"),
+        _out("g", ""),
+        *messages[9:],
+    ]
+    assert asked not in [q for _, q in _facts(rewritten, "test_result")]
+
+
+def test_a_check_whose_every_case_passed_as_fixed_is_quoted_by_that_line():
+    # each case prints the same verdict, that it is fixed: with no failure and no overall verdict, that is the run's
+    printed = "1. parse(b'')\n   Result: HeaderError\n   ✓ PASS - Fixed!\n2. parse(b'a')\n   Result: Header\n"
+    printed += "   ✓ PASS - Fixed!"
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "python test_cases.py"),
+        _out("b", printed),
+        _bash("c", "git diff"),
+        _out("c", HDR_DIFF),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")] == ["✓ PASS - Fixed!"]
+    failing = [*messages[:4], _out("b", printed + "\n3. parse(None)\n   ✗ FAIL")]  # one case failed: no verdict
+    assert "✓ PASS - Fixed!" not in [a for a, _ in _facts(failing, "test_result")]
+    plain = [*messages[:4], _out("b", printed.replace(" - Fixed!", ""))]  # each case's bare "✓ PASS" tells nothing
+    assert "✓ PASS" not in [a for a, _ in _facts(plain, "test_result")]
+
+
+def test_the_same_tests_run_again_with_other_options_are_one_suite_asked_at_its_last_run():
+    # `pytest t.py -v | tail -50` then `pytest t.py -v | tail -20`: one suite; its last run is the verification
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "cd /r && python -m pytest tests/test_hdr.py -v 2>&1 | tail -50"),
+        _out("b", "tests/test_hdr.py::test_empty PASSED\n========== 12 passed in 0.32s =========="),
+        _bash("c", "cd /r && python -m pytest tests/test_hdr.py -v 2>&1 | tail -20"),
+        _out("c", "tests/test_hdr.py::test_empty PASSED\n========== 12 passed in 0.21s =========="),
+        _bash("d", "git diff"),
+        _out("d", HDR_DIFF),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")] == ["12 passed in 0.21s"]

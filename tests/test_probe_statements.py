@@ -1459,3 +1459,402 @@ def test_a_slip_in_the_agents_own_edit_is_no_cause_of_the_problem():
             Message("assistant", "Done."),
         ]
         assert [at for at, _ in _causes(messages)] == [1], (slip, _causes(messages))
+
+
+def test_a_step_with_its_reason_is_a_decision_and_a_prediction_a_check_or_an_open_alternative_is_not():
+    """What the agent will do with why ("we should also fix `get_choices` for consistency", "`json_key` should be
+    computed before the try block since ...", "However, since the PR ..., I should focus on ...") decides; a
+    prediction with a reason ("This should work since ..."), a check to make ("I should also check if `X` should
+    be updated too, since ..."), a caution ("we should be careful because ..."), a way weighed against another
+    ("... Or maybe we should ...") and the issue explained ("The issue is that ... should be changed because ...")
+    do not."""
+    decided = [
+        "But we should also fix `get_choices` for consistency.",
+        "Actually, `json_key` should be computed before the try block since it's needed for the error message.",
+        "However, since the PR description only mentions `get_FIELD_display`, I should focus on fixing that first.",
+    ]
+    not_decided = [
+        "This should work since `get_choices` now calls `distinct()`.",
+        "Now I should also check if `SplitArrayWidget` should be updated too, since it has the same pattern.",
+        "However, we should be careful because `ValueError` is a broad exception in `path.resolve()`.",
+        "I think we should return `Unknown` for consistency with `Uninferable`. Or maybe we should return `<Unknown>`.",
+        "The issue is that `entity_ptr` was created with `auto_created=True`, but it should be changed to "
+        "`auto_created=False` because it is now the primary key.",
+    ]
+    for said in decided + not_decided:
+        messages = [
+            Message("user", "<pr_description>\nDuplicate choices in a form field\n</pr_description>"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit("e", "/r/models.py", "qs = qs.complex_filter(f)", "qs = qs.complex_filter(f).distinct()"),
+            Message("tool", "The file /r/models.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([said] if said in decided else []), (said, got)
+
+
+def test_a_cause_said_only_by_where_it_is_is_asked_with_what_the_message_says_after_its_code():
+    """Agents say "Found it! The issue is in the `_fill_text` method of argparse's HelpFormatter. It's doing:", then
+    code, then "This replaces all whitespace ...": the place alone says nothing of what is wrong; the
+    sentence after the quoted code does (mini-swe-agent DeepSeek's habit)."""
+    said = (
+        "Found it! The issue is in the `_fill_text` method of argparse's HelpFormatter. It's doing:\n"
+        "```python\ntext = self._whitespace_matcher.sub(' ', text).strip()\n```\n\n"
+        "This replaces all whitespace (including newlines) with a single space, which collapses the multiline "
+        "help text.\n\nLet me check if DjangoHelpFormatter overrides any of these methods:"
+    )
+    messages = [
+        Message("user", "<pr_description>\nCustomizable management command formatters.\n</pr_description>"),
+        _bash("g", "sed -n 1,40p /usr/lib/python3/argparse.py", "Let me read argparse."),
+        _out("g", "    def _fill_text(self, text, width, indent):\n        text = self._ws.sub(' ', text)"),
+        _bash("h", "grep -n _fill_text django/core/management/base.py", said),
+        _out("h", ""),
+        _edit("e", "/r/django/core/management/base.py", "class DjangoHelpFormatter:", "class DjangoHelpFormatter: x"),
+        Message("tool", "The file /r/django/core/management/base.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)
+    assert causes and causes[0][0] == 3, causes
+    assert "replaces all whitespace (including newlines)" in causes[0][1], causes
+    assert "`_fill_text`" in causes[0][1]
+
+
+def test_a_cause_stated_as_the_lead_in_to_a_list_is_asked_with_its_list():
+    """A lead-in "The problem is that the parent `IsNull` class's implementation for SQLite and Oracle will match
+    both:" with the two cases listed under it: the lead-in states the cause, the list says what it
+    matches; a lead-in to reasons ("..., but this doesn't make sense because:") argues for the fix instead."""
+    said = (
+        "Now let me look closer.\n\nThe problem is that the parent `IsNull` class's implementation for SQLite "
+        "and Oracle will match both:\n- Objects that don't have the key (which is correct)\n- Objects that have "
+        "the key with JSON null value (which is incorrect)\n\nLet me check what the parent `IsNull` class does:"
+    )
+    messages = [
+        Message("user", "<pr_description>\n__isnull=True on a KeyTransform should not match null\n</pr_description>"),
+        _bash("g", "sed -n 360,380p django/db/models/fields/json.py", "Let me read the lookup."),
+        _out("g", "class KeyTransformIsNull(lookups.IsNull):\n    def as_sqlite(self, c, conn):\n        return 1"),
+        _bash("h", "grep -n 'class IsNull' django/db/models/lookups.py", said),
+        _out("h", "500:class IsNull(BuiltinLookup):"),
+        _edit("e", "/r/django/db/models/fields/json.py", "return 1", "return 2"),
+        Message("tool", "The file /r/django/db/models/fields/json.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)
+    assert causes and causes[0][0] == 3, causes
+    assert causes[0][1].endswith("Objects that have the key with JSON null value (which is incorrect)"), causes
+    argued = said.replace("will match both:", "matches both, but this doesn't make sense because:")
+    messages[3] = _bash("h", "grep -n 'class IsNull' django/db/models/lookups.py", argued)
+    assert not any("Objects that" in answer for _, answer in _causes(messages)), _causes(messages)
+
+
+def test_a_conclusion_a_thing_kept_a_way_given_up_and_the_fix_revised_are_decisions():
+    """A conclusion drawn into a step naming the code ("So we should expand `~` in `_norm`:", a lead-in to the
+    code carrying it out), what is kept as it is, a way given up, the fix revised naming the code, a test changed
+    to expect the new value; not a conclusion naming nothing ("So we need to assign the result back."), a revision
+    naming no way ("Let me update the fix to be more targeted:"), nor carrying on looking."""
+    decided = [
+        "So we should expand `~` in `_cache_normalize_path`:",
+        'That\'s fine - we can keep writing uppercase "NO" in `_write_table`.',
+        "Actually, this approach is getting complicated.",
+        "Let me update the fix to check if `filterable` is a boolean class attribute:",
+        "We need to update the test to expect `0.0` instead of `np.nan`.",
+    ]
+    not_decided = [
+        "So we need to assign the result back.",
+        "Let me update the fix to be more targeted:",
+        "I'll keep looking at `_cache_normalize_path` for now.",
+        "So we need to:",
+    ]
+    for said in decided + not_decided:
+        messages = [
+            Message("user", "<pr_description>\nmodutils fails on a path with ~\n</pr_description>"),
+            Message("assistant", "The problem is that `_cache_normalize_path` never expands `~` in the path."),
+            Message("user", "ok"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit(
+                "e", "/r/modutils.py", "path = os.path.realpath(p)", "path = os.path.realpath(os.path.expanduser(p))"
+            ),
+            Message("tool", "The file /r/modutils.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([said] if said in decided else []), (said, got)
+
+
+def test_what_the_code_does_wrong_is_asked_before_a_cause_said_as_a_plan():
+    """The cause said early ("The problem is that the `AddIndex` operation is created before the
+    `AlterOrderWithRespectTo` operation ...") and, nearer the fix after a long search, said again as what
+    to do ("The issue is that ..., we need to add those indexes after ..."): the plan is the fix, not
+    what the code does wrong; the plans nearest the fix no longer push the statement out of the slots."""
+    messages = [
+        Message(
+            "user", "<pr_description>\nAlterOrderWithRespectTo() crash when _order is in Index()\n</pr_description>"
+        ),
+        _bash("g", "sed -n 600,640p django/db/migrations/autodetector.py", "Let me read it."),
+        _out(
+            "g", "    def generate_created_models(self):\n        self.add_operation(app_label, operations.AddIndex())"
+        ),
+        Message(
+            "assistant",
+            "The problem is that the `AddIndex` operation is created before the `AlterOrderWithRespectTo` "
+            "operation, which creates the `_order` field.",
+        ),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "The bug is that the timing is off, so we must postpone every `AddIndex` call.",
+        ),
+        Message("user", "ok"),
+        Message(
+            "assistant",
+            "The issue is that when `order_with_respect_to` is set, we need to add each `AddIndex` after it.",
+        ),
+        Message("user", "ok"),
+        _edit("e", "/r/django/db/migrations/autodetector.py", "operations.AddIndex()", "deferred.append(AddIndex())"),
+        Message("tool", "The file /r/django/db/migrations/autodetector.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [3, 7], _causes(messages)
+
+
+def test_what_a_challenges_code_does_is_asked_beside_the_weakness_stated():
+    """A CTF run states the weakness ("The `gets` call offers a buffer-overflow ...") and then reads the
+    next function it disassembles ("This function makes a system call that runs the command `cat
+    flag.txt`."): where the exploit must jump, the second finding; a reading that is no workings of the
+    code (a check of the agent's own script) still waits for a run that states nothing."""
+    messages = [
+        Message("user", "<task>\nWarmUp: So you want to be a pwn-er huh? Files: warmup, warmup.c\n</task>"),
+        _bash("d", "decompile warmup --function_name main", "Let me disassemble the provided binary."),
+        _out("d", 'void main(void) {\n  char buf[64];\n  write(1, "Warm Up", 7);\n  gets(buf);\n}'),
+        _bash(
+            "f",
+            "decompile warmup --function_name FUN_0040060d",
+            "The main function reads into a stack buffer using `gets`. The `gets` call offers a buffer-overflow "
+            "vulnerability we can exploit.",
+        ),
+        _out("f", 'void FUN_0040060d(void) {\n  system("cat flag.txt");\n  return;\n}'),
+        _edit(
+            "e",
+            "/r/exploit.py",
+            "",
+            "from pwn import *\np = remote('pwn.chal.csaw.io', 8000)",
+            "This function makes a system call that runs the command `cat flag.txt`. Let me write the exploit.",
+        ),
+        Message("tool", "File created successfully at: /r/exploit.py", tool_call_id="e"),
+        _bash("x", "python exploit.py", "Let me run the exploit."),
+        _out("x", "flag{g3ts_is_d4ng3rous}"),
+        Message("assistant", "The exploit printed the flag flag{g3ts_is_d4ng3rous}; I will submit it."),
+    ]
+    causes = _causes(messages)
+    assert [at for at, _ in causes] == [3, 5], causes
+    assert "runs the command `cat flag.txt`" in causes[1][1], causes
+    edit = messages[5].tool_calls
+    messages[5] = Message(
+        "assistant", "The function `FUN_0040060d` is only defined here, with no reference to it.", tool_calls=edit
+    )
+    assert [at for at, _ in _causes(messages)] == [3], _causes(messages)
+
+
+def test_a_way_led_in_to_a_list_is_asked_with_its_first_step():
+    """ "I think the best approach is:" says the choice in the list under it: the lead-in with its first item is
+    the decision, as the message spells them; not where the item goes back on it, nor a list of issues."""
+    cases = {
+        "Given all this, I think the best approach is:\n\n1. Add an optional `encoder` parameter to `json_script()`"
+        "\n2. Keep the filter as it is": "Given all this, I think the best approach is: 1. Add an optional `encoder` "
+        "parameter to `json_script()`",
+        "So the fix should be:\nBut actually, we need to think about this more.\n": None,
+        "The main issues to fix are:\n1. Check if `value` is `None` or not a `nodes.Const`\n": None,
+    }
+    for said, want in cases.items():
+        messages = [
+            Message("user", "<pr_description>\nAdd an encoder parameter to json_script\n</pr_description>"),
+            Message("assistant", "The problem is that `json_script` hard-codes `DjangoJSONEncoder` in `html.py`."),
+            Message("user", "ok"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit(
+                "e",
+                "/r/html.py",
+                "def json_script(value, element_id=None):",
+                "def json_script(value, element_id=None, encoder=None):",
+            ),
+            Message("tool", "The file /r/html.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([want] if want else []), (said, got)
+
+
+def test_the_tasks_words_reported_are_no_cause_the_agent_found():
+    """ "Now I understand the issue. The PR description says we should "unwrap functools.partial objects"":
+    what the agent was told, not what it found; "The issue is in the `__init__` method where it sets
+    `self._func_path`." is the finding."""
+    messages = [
+        Message(
+            "user", "<pr_description>\nResolverMatch.__repr__() doesn't handle functools.partial()\n</pr_description>"
+        ),
+        _bash("g", "sed -n 30,60p django/urls/resolvers.py", "Let me read it."),
+        _out(
+            "g", "class ResolverMatch:\n    def __init__(self, func, args):\n        self._func_path = func.__module__"
+        ),
+        Message(
+            "assistant",
+            'Now I understand the issue. The PR description says we should "unwrap functools.partial objects in '
+            'ResolverMatch.__init__()".',
+        ),
+        Message("user", "ok"),
+        Message("assistant", "The issue is in the `__init__` method where it sets `self._func_path`."),
+        Message("user", "ok"),
+        _edit("e", "/r/django/urls/resolvers.py", "self._func_path = func.__module__", "func = func.func"),
+        Message("tool", "The file /r/django/urls/resolvers.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [5], _causes(messages)
+
+
+def test_a_decision_not_to_use_a_thing_and_a_fix_widened_with_what_for_are_decisions():
+    """Not doing something names more acts than change or touch ("they're iterable but we shouldn't iterate over
+    them", "We should NOT use `or ''`."), and a fix widened says what for ("we should also fix `write_OBvalue` to
+    handle MultiValue"); a check widened ("we should also check `x` to handle ...") and a prediction ("we shouldn't
+    see the error") are no decisions."""
+    decided = [
+        "Also, we need to be careful with strings and bytes - they're iterable but we shouldn't iterate over them.",
+        "We should NOT use `or ''` in `cleanse_setting`.",
+        "Actually, we should also fix `write_OBvalue` and `write_OWvalue` to handle MultiValue by concatenating.",
+    ]
+    not_decided = [
+        "We should also check `write_OBvalue` to handle MultiValue by concatenating.",
+        "Now we shouldn't see the `TypeError` from `write_OBvalue` any more.",
+    ]
+    for said in decided + not_decided:
+        messages = [
+            Message("user", "<pr_description>\nwrite fails for OL elements\n</pr_description>"),
+            Message("assistant", "The problem is that `value` splits every VR that is not listed in `dataelem.py`."),
+            Message("user", "ok"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit("e", "/r/dataelem.py", "if self.VR not in ['OB', 'OW']:", "if self.VR not in ['OB', 'OW', 'OL']:"),
+            Message("tool", "The file /r/dataelem.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([said] if said in decided else []), (said, got)
+
+
+def test_where_the_problem_is_occurring_is_no_cause():
+    """SWE-agent's demonstrations open with "I will first search for the `missing_colon.py` file and open it
+    since that is where the problem is occurring.": a place to look, not a cause found."""
+    messages = [
+        Message("user", "<issue>\nSyntaxError: invalid syntax\n</issue>"),
+        Message(
+            "assistant",
+            "I will first search for the `missing_colon.py` file and open it since that is where the problem is "
+            "occurring.",
+        ),
+        Message("user", "1:def division(a, b)\n2:    return a / b"),
+        _edit("e", "/r/tests/missing_colon.py", "def division(a, b)", "def division(a, b):", "Adding the colon."),
+        Message("tool", "The file /r/tests/missing_colon.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert 1 not in [at for at, _ in _causes(messages)], _causes(messages)
+
+
+def test_what_the_code_does_wrong_said_plainly_is_a_stated_cause():
+    """Agents often say what is wrong with no cause word: "`none()` returns the original queryset instead
+    of an empty one", "`get_distinct()` is not called at all!", "Line 227 is missing the `handler`
+    parameter", "they fail because partial objects have no `__name__`". Before the first fix each is
+    the cause; what would be ("should return `1` instead of ...") is none."""
+    for said in (
+        "When combined, `queryset.none()` returns the original queryset instead of an empty queryset.",
+        "So with a combinator, `get_distinct()` is not called at all! The distinct flag is silently dropped.",
+        "Line 227 is missing the `bulk_data_uri_handler` parameter.",
+        "Decorators access `func.__name__`, and they fail because `partial` objects don't have that attribute.",
+    ):
+        messages = [
+            Message("user", "<pr_description>\nunion() then none() returns every row\n</pr_description>"),
+            _bash("g", "sed -n 900,940p django/db/models/query.py", "Let me read the code."),
+            _out("g", "    def none(self):\n        clone = self._chain()\n        return clone"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit("e", "/r/django/db/models/query.py", "clone = self._chain()", "clone = self._chain()\nclone.x()"),
+            Message("tool", "The file /r/django/db/models/query.py has been edited.", tool_call_id="e"),
+            Message("assistant", "Done."),
+        ]
+        assert [at for at, _ in _causes(messages)] == [3], (said, _causes(messages))
+    for not_said in (
+        "When negated, the node should return `1` instead of an empty string.",
+        "That call would fail because `partial` objects don't have `__name__`.",
+    ):
+        messages[3] = Message("assistant", not_said)
+        assert 3 not in [at for at, _ in _causes(messages)], (not_said, _causes(messages))
+
+
+def test_code_said_to_lack_something_after_the_first_fix_or_an_edit_commands_old_str_is_no_cause():
+    """After its first edit, "The function is missing a `return found_spec` at the end" is what the agent's
+    own edit left out; and "`PRINT_INLINE()` was not included in the previous `old_str`" says why its edit
+    command failed: neither is the cause of the problem, stated before."""
+    cause = "The issue is that `_has_init` returns `None` but `_spec_from_modpath` still sets `PY_SOURCE`."
+    for slip in (
+        "I see! The function is missing a `return found_spec` at the end for `PY_NAMESPACE` specs.",
+        "The `idseqsingle` rule has `PRINT_INLINE()`, which was not included in the previous `old_str`.",
+    ):
+        messages = [
+            Message("user", "<pr_description>\nastroid 2.9.1 breaks pylint, missing __init__.py\n</pr_description>"),
+            _bash("g", "sed -n 620,640p astroid/modutils.py", cause),
+            _out("g", "    if found_spec.type == spec.ModuleType.PKG_DIRECTORY:\n        location = _has_init(loc)"),
+            _edit("e", "/r/astroid/modutils.py", "location = _has_init(loc)", "location = _has_init(loc) or loc"),
+            Message("tool", "The file /r/astroid/modutils.py has been edited.", tool_call_id="e"),
+            _bash("p", "python debug_issue.py", slip),
+            _out("p", "AttributeError: 'NoneType' object has no attribute 'name'"),
+            _edit("f", "/r/astroid/modutils.py", "or loc", "or loc\n    return found_spec"),
+            Message("tool", "The file /r/astroid/modutils.py has been edited.", tool_call_id="f"),
+            Message("assistant", "Done."),
+        ]
+        assert [at for at, _ in _causes(messages)] == [1], (slip, _causes(messages))
+
+
+def test_an_error_said_to_be_due_to_something_is_a_stated_cause_but_a_likely_one_is_a_guess():
+    """GPT-4 SWE-agent runs state a cause as "X is due to Y"; "X is likely due to Y", before the agent has
+    read the code, is a guess."""
+    messages = [
+        Message("user", "<issue>\nSerializing a TimeDelta of 345 ms gives 344\n</issue>"),
+        _bash("g", "sed -n 1470,1480p src/marshmallow/fields.py", "The `TimeDelta` result is likely due to rounding."),
+        _out("g", "        return int(value.total_seconds() / base_unit.total_seconds())"),
+        Message(
+            "assistant",
+            "The wrong value is due to `int()` truncating `value.total_seconds() / base_unit.total_seconds()`.",
+        ),
+        _edit("e", "/r/src/marshmallow/fields.py", "return int(", "return int(round("),
+        Message("tool", "The file /r/src/marshmallow/fields.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [at for at, _ in _causes(messages)] == [3], _causes(messages)
+
+
+def test_a_reading_is_asked_with_the_command_whose_output_the_agent_read():
+    """A challenge run's readings all asked "What did the agent find to be the cause of the problem?"
+    have several right answers; each is asked with the command that showed the code it read (a fenced
+    SWE-agent action, or the tool call answered), as test results name their command."""
+    messages = [
+        Message("user", "We're solving this CTF challenge: Katy. Connect to the server and get the flag."),
+        Message("assistant", "We will decompile the binary.\n```\ndecompile release --function_name _hash\n```"),
+        Message("user", "ulong _hash(char *s) {\n  for (i = 0; s[i]; i++) local_10 += s[i] << i;\n  return local_10;"),
+        Message(
+            "assistant", "For each character `_hash` adds to `local_10` the character shifted left by its position."
+        ),
+        Message("user", "ok"),
+        Message("assistant", "Flag found."),
+    ]
+    probes = [p for p in extract_probes(Transcript("t", messages)) if p.label == "root_cause"]
+    assert [p.question for p in probes] == [
+        "What did the agent conclude from what `decompile release --function_name _hash` showed?"
+    ], probes
+    tool_run = [
+        messages[0],
+        _bash("d", "decompile release --function_name _hash", "We will decompile the binary."),
+        _out("d", messages[2].content),
+        *messages[3:],
+    ]
+    questions = [p.question for p in extract_probes(Transcript("t", tool_run)) if p.label == "root_cause"]
+    assert questions == ["What did the agent conclude from what `decompile release --function_name _hash` showed?"]

@@ -40,7 +40,9 @@ def random_message(rng: random.Random, n: int) -> Message:
 def edit(rng: random.Random, messages: list[Message], n: int) -> list[Message]:
     """What happens to a working context between two looks: it grows, a layer replaces or drops messages."""
     out = list(messages)
-    action = rng.choice(["append", "append", "append", "replace", "replace_any", "drop", "same", "mutate_in_place"])
+    action = rng.choice(
+        ["append", "append", "append", "replace", "replace_any", "derived", "drop", "same", "mutate_in_place"]
+    )
     if action == "append" or not out:
         out.extend(random_message(rng, n + k) for k in range(rng.randint(1, 3)))
     elif action == "replace":
@@ -48,6 +50,12 @@ def edit(rng: random.Random, messages: list[Message], n: int) -> list[Message]:
         out[i] = out[i].replace(content=out[i].content[:10] + " [compacted]")
     elif action == "replace_any":  # possibly another role, calls or result: the request check must notice
         out[rng.randrange(len(out))] = random_message(rng, n)
+    elif action == "derived":  # a layer's copy, with a note of the positions it replaced
+        at = sorted(rng.sample(range(len(out)), min(len(out), rng.randint(1, 3))))
+        for i in at:
+            masked = out[i].replace(content=f"(masked at {n})")  # an assistant's keeps its reasoning
+            out[i] = masked if rng.random() < 0.5 else random_message(rng, n)
+        return DerivedList(out, messages, at)
     elif action == "drop":
         i = rng.randrange(len(out))
         del out[i : i + rng.randint(1, 4)]

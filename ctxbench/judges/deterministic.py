@@ -120,7 +120,7 @@ class DeterministicJudge:
             cut = suffix.find("\n")  # its first line continues the base's last line
             first, rest = (suffix, None) if cut < 0 else (suffix[:cut], suffix[cut + 1 :])
             keep = max(index.longest_anchor - 1, 0)
-            seam = base.content[len(base.content) - keep :] if keep else ""
+            seam = base.content[-keep:] if keep else ""  # all of a base shorter than that
             anchors = index.anchors_in((seam + first).casefold()) if first else EMPTY  # else the base's
             # The lines after it recur (DB-GPT rebuilds its progress block every call, one line
             # longer; the same pointer notices): read line by line, the lines seen remembered. An

@@ -107,27 +107,31 @@ class MaskObservations(Layer):
         first_user, observations, settled = self._observations(messages)
         # SWE-agent: last_removed_idx = max(0, (len(obs) // polling) * polling - n).
         last_removed = max(0, (len(observations) // self.polling) * self.polling - self.n)
-        out: list[Message] | None = None
         replaced: list[int] = []
-        masked = lines_omitted = 0
+        replacements: list[Message] = []
+        lines_omitted = 0
+        size = ctx.estimator.message
         for i in observations[settled:last_removed]:
             message = messages[i]
-            if self._is_masked(message) or id(message) in self._too_small:
+            if "masked_lines" in message.metadata or id(message) in self._too_small:  # _is_masked
                 continue
             lines = line_count(message.content)
             replacement = compacted(message, self.placeholder.format(lines=lines), self.name)
             replacement.metadata["masked_lines"] = lines
-            if self.only_if_shorter and ctx.estimator.message(replacement) >= ctx.estimator.message(message):
+            if self.only_if_shorter and size(replacement) >= size(message):
                 self._too_small[id(message)] = message
                 continue
-            if out is None:
-                out = list(messages)
-            out[i] = replacement
             replaced.append(i)
-            masked += 1
+            replacements.append(replacement)
             lines_omitted += lines
-        # A copy that says what changed: the followers (running sums, the request check) take it from the note.
-        result = messages if out is None else DerivedList(out, messages, replaced)
+        masked = len(replaced)
+        result = messages
+        if replaced:
+            # A copy that says what changed: the followers (running sums, the request check) take it
+            # from the note. The only copy of the list: the replacements go into it.
+            result = DerivedList(messages, messages, replaced)
+            for i, replacement in zip(replaced, replacements, strict=True):
+                result[i] = replacement
         settled, still = max(settled, last_removed), observations
         if replaced and self.text_observations:
             # A masked text observation no longer reads "Observation: ..." and stops counting as one.

@@ -138,6 +138,18 @@ POINTER_PATTERN = re.compile(r"full detail (?:available )?at: ([^\]\n]+)\]", re.
 # no pointer. The judge asks about every new text it sees and most hold none: lowercasing and
 # searching in C cost about a third less than the case-blind regex tried at every place.
 POINTER_MARK = "full d"
+# Every character that matches one of the mark's under re.IGNORECASE is ASCII too (the same test),
+# and UTF-8 puts no ASCII byte inside another character: for a text that is not ASCII, lowering
+# its UTF-8 bytes' ASCII letters finds the mark where Unicode lowercasing would, for less (the
+# bundled dbgpt cells' 2,979 such texts, 3.0M characters: 8.8 -> 5.4 ms).
+POINTER_MARK_BYTES = POINTER_MARK.encode()
+
+
+def has_pointer_mark(text: str) -> bool:
+    """Whether ``POINTER_MARK`` is in ``text`` lowercased (its ASCII letters suffice)."""
+    if text.isascii():
+        return POINTER_MARK in text.lower()
+    return POINTER_MARK_BYTES in text.encode("utf-8", "surrogatepass").lower()
 
 
 class StoredSnapshots:
@@ -155,7 +167,7 @@ class StoredSnapshots:
         self._not_on_disk: set[str] = set()
 
     def pointers(self, text: str) -> list[str]:
-        if POINTER_MARK not in text.lower():
+        if not has_pointer_mark(text):
             return []
         return [p.strip() for p in POINTER_PATTERN.findall(text)]
 

@@ -57,6 +57,7 @@ PROGRESS_FOOTER = (
 )
 PROGRESS_BASE_KEY = "task_progress_base"
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+MAX_STEP_TIMES = 1 << 16  # step timestamps kept (a few MB at most); later steps are made each time
 _FIELDS = {
     "thought": "Thought",
     "phase": "Phase",
@@ -68,9 +69,9 @@ _FIELDS = {
 _LABELS = "|".join(re.escape(label) for label in sorted(_FIELDS.values(), key=len, reverse=True))
 _REACT_FIELD = re.compile(rf"^\s*({_LABELS}|Observation)\s*:\s?", re.MULTILINE)
 _BY_LABEL = {label: key for key, label in _FIELDS.items()}
-# Every label holds one of these words: a message with none of them (a tool-calling reply) has
-# no field, found by a substring search in C instead of the regex tried at every character.
-_LABEL_WORDS = ("Action", "Thought", "Phase", "Observation")
+# Steps' timestamps when the transcript has none (EPOCH + step seconds), made once per step number
+# for all the cells of a process: a datetime sum and isoformat per snapshot otherwise.
+_STEP_TIMES: list[str] = []
 _NO_FIELDS = dict.fromkeys(_FIELDS, "")
 _SAFE_NAMES: dict[str, str] = {}  # action -> its file-name part (a conversation repeats a few actions)
 
@@ -78,7 +79,9 @@ _SAFE_NAMES: dict[str, str] = {}  # action -> its file-name part (a conversation
 def react_fields(text: str) -> dict[str, str]:
     """The ReAct fields of an assistant message (``Thought: ...``, ``Action: ...``, ...)."""
     found: dict[str, str] = {}
-    if not any(word in text for word in _LABEL_WORDS):
+    # Every label holds one of these words: a message with none of them (a tool-calling reply) has
+    # no field, found by substring searches in C instead of the regex tried at every character.
+    if "Action" not in text and "Thought" not in text and "Phase" not in text and "Observation" not in text:
         return found
     by_label = _BY_LABEL
     matches = list(_REACT_FIELD.finditer(text))
@@ -88,6 +91,16 @@ def react_fields(text: str) -> dict[str, str]:
         if key and key not in found:
             found[key] = text[match.end() : end].strip()
     return found
+
+
+def step_time(step: int) -> str:
+    """The timestamp of step ``step`` in a transcript without recorded times: ``EPOCH`` + step seconds."""
+    times = _STEP_TIMES
+    if step >= len(times):
+        if step >= MAX_STEP_TIMES:
+            return (EPOCH + timedelta(seconds=step)).isoformat()
+        times.extend((EPOCH + timedelta(seconds=n)).isoformat() for n in range(len(times), step + 1))
+    return times[step]
 
 
 def file_name(step: int, action: str) -> str:
@@ -148,29 +161,35 @@ class ToolResultSnapshots(Layer):
         if not self.enabled:
             return messages
         arrived = {id(m) for m in ctx.new_messages}
-        out: list[Message] | None = None
-        replaced: list[int] = []
+        pointed: list[tuple[int, Message]] = []  # (position, the observation with its pointer)
         # What arrived was appended at the end: a view strategy's history is not walked again.
         for i in range(max(0, len(messages) - len(arrived)), len(messages)):
             message = messages[i]
             if id(message) not in arrived or not _is_success(message):
                 continue
             pointer = self._snapshot(messages, i, ctx)
-            if out is None:
-                out = list(messages)
-            out[i] = message.with_appended(
-                POINTER.format(path=pointer), metadata={**message.metadata, "snapshot": pointer}
-            )
-            replaced.append(i)
-        if out is None:
+            metadata = {**message.metadata, "snapshot": pointer}
+            pointed.append((i, message.with_appended(POINTER.format(path=pointer), metadata=metadata)))
+        if not pointed:
             return messages
-        if self.task_progress:
-            system = self._with_progress(out, ctx)
-            if system is None:  # a system message was put first: every position moved
-                return out
+        replaced = [i for i, _ in pointed]
+        system = next((i for i, m in enumerate(messages) if m.role == "system"), None) if self.task_progress else None
+        if self.task_progress and system is None:  # a system message is put first: every position moves
+            out = list(messages)
+            for i, message in pointed:
+                out[i] = message
+            self._with_progress(out, ctx)
+            return out
+        if system is not None:
             replaced = sorted({system, *replaced})
-        # The replay sizes this history again right away (status, Layer 1): say what changed.
-        return DerivedList(out, messages, replaced)
+        # The replay sizes this history again right away (status, Layer 1): say what changed. The
+        # history is copied once, into the noted list (a view strategy's whole history, every call).
+        derived = DerivedList(messages, messages, replaced)
+        for i, message in pointed:
+            derived[i] = message
+        if system is not None:
+            self._with_progress(derived, ctx)
+        return derived
 
     # --- snapshots -------------------------------------------------------------------
     def _snapshot(self, messages: list[Message], i: int, ctx: StrategyContext) -> str:
@@ -179,9 +198,7 @@ class ToolResultSnapshots(Layer):
         record = {"step": self.step, **_action_of(messages, i)}
         name = file_name(self.step, record["action"] or "observation")
         record["observation"] = observation.content
-        record["timestamp"] = str(
-            observation.metadata.get("timestamp") or (EPOCH + timedelta(seconds=self.step)).isoformat()
-        )
+        record["timestamp"] = str(observation.metadata.get("timestamp") or step_time(self.step))
         record["conv_id"] = ctx.transcript.id
         if self.pointer_dir:
             conv = ctx.transcript.id

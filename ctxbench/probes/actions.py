@@ -195,6 +195,80 @@ def _shell(i: int, tool: str, command: str, result: str) -> list[Action]:
     return actions
 
 
+# A unified diff's files ("+++ b/django/db/backends/base/schema.py") and a run of ``patch``/``git apply`` that
+# changed nothing (a dry run, a check, a patch rejected whole).
+UNIFIED_FILE = re.compile(r"^\+\+\+ (?:[ab]/)?(\S+)", re.MULTILINE)
+NOT_APPLIED = re.compile(
+    r"\bpatch does not apply\b|\bcorrupt patch\b|Only garbage was found|\bmalformed patch\b|"
+    r"can't find file to patch|^error: ",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def applied_patch(command: str) -> str | None:
+    """The patch file a command applies (``patch -p1 < fix.patch``, ``git apply fix.diff``), or "-" for
+    one given in a heredoc; None when it applies none (a dry run, ``git apply --check``)."""
+    for segment in SEGMENT.split(strip_heredocs(command)):
+        try:
+            words = shlex.split(segment)
+        except ValueError:
+            words = segment.split()
+        if words[:1] == ["patch"]:
+            args = words[1:]
+        elif words[:2] == ["git", "apply"]:
+            args = words[2:]
+        else:
+            continue
+        if any(w in ("--dry-run", "--check", "--stat", "--numstat", "--summary") for w in args):
+            return None
+        if "<" in args and args.index("<") + 1 < len(args):
+            return args[args.index("<") + 1]
+        glued = [w[1:] for w in args if w.startswith("<") and not w.startswith("<<") and len(w) > 1]
+        if glued:  # patch -p1 <fix.patch
+            return glued[0]
+        if "-i" in args and args.index("-i") + 1 < len(args):
+            return args[args.index("-i") + 1]
+        files = [w for w in args if not re.match(r"-|<|&?\d*>", w)]  # no option, no redirection
+        return files[-1] if files and words[0] == "git" else "-" if "<<" in segment else None
+    return None
+
+
+def _unified_edits(i: int, tool: str, patch: str, ok: bool, result: str) -> list[Action]:
+    """One edit per file of a unified diff: its removed lines are the old text, its added lines the new."""
+    heads = list(UNIFIED_FILE.finditer(patch))
+    out = []
+    for n, head in enumerate(heads):
+        body = patch[head.end() : heads[n + 1].start() if n + 1 < len(heads) else len(patch)]
+        lines = [ln for ln in body.splitlines() if not ln.startswith(("---", "+++"))]
+        old = "\n".join(ln[1:] for ln in lines if ln.startswith("-"))
+        new = "\n".join(ln[1:] for ln in lines if ln.startswith("+"))
+        out.append(Action(i, tool, "edit", path=head.group(1), ok=ok, new_text=new, old_text=old, result=result))
+    return out
+
+
+def _applied_patches(actions: list[Action]) -> list[Action]:
+    """Edits made by applying a patch file the agent wrote before (``cat > fix.patch << 'EOF'`` then
+    ``patch -p1 < fix.patch``): each file of the diff is an edit of that file at the applying call, and
+    writing the patch file is no edit of a file of the run's own."""
+    out: list[Action] = []
+    for a in actions:
+        out.append(a)
+        source = applied_patch(a.command) if a.op == "shell" else None
+        if source is None:
+            continue
+        bodies = heredoc_bodies(a.command)
+        if source == "-":
+            patch = bodies[0] if bodies else ""
+        else:
+            written = [w for w in out if w.op == "edit" and w.path and same_file(w.path, source) and w.new_text]
+            patch = written[-1].new_text if written else ""
+            if UNIFIED_FILE.search(patch):  # the patch file is the means, not a file the run changed
+                out = [w for w in out if w not in written]
+        ok = not NOT_APPLIED.search(a.result)
+        out += _unified_edits(a.message_index, a.tool, patch, ok, a.result)
+    return out
+
+
 def _tool_call(i: int, name: str, args: dict[str, Any], result: str, open_file: str | None) -> list[Action]:
     ok = not FAILED_EDIT.search(result)
     name = name.rsplit("__", 1)[-1]  # an MCP server's tool (mcp__server__tool, Goose's developer__shell): its own name
@@ -363,4 +437,4 @@ def agent_actions(transcript: Transcript) -> list[Action]:
             blocks = [] if called else FENCE.findall(m.content)
             if blocks:
                 actions += _text_action(i, blocks[-1], results.get((i, None), ""), open_file)
-    return actions
+    return _applied_patches(actions)

@@ -455,7 +455,9 @@ def _candidates(transcript: Transcript, boilerplate: Boilerplate, texts: list[st
         named = " ".join(c.question for c in facts if c.question)
         listed = " ".join(c.answer for c in facts if c.label == "identifier")
         for cand in _identifiers(transcript, texts, task.message_index if task else None):
-            if f" {cand.answer}`" not in named and f'"{cand.answer}"' not in listed:
+            # A listed ID the agent then looked up alone is which of the list it chose: a fact of its own.
+            chosen = cand.question.startswith("Which ") and " did the agent pass to `" in cand.question
+            if f" {cand.answer}`" not in named and (chosen or f'"{cand.answer}"' not in listed):
                 yield cand
 
 

@@ -38,16 +38,21 @@ VERDICT = re.compile(
     r"no (?:error|exception)s? (?:was |were )?(?:raised|thrown))\b|✅|✓",
     re.IGNORECASE,
 )
-# Lines that say nothing about the bug: a traceback's header or frame, a version, a source listing's line.
+# Lines that say nothing about the bug: a traceback's header or frame, a version (v1.2, 2.4.1, 3.1a; not a decimal
+# printed alone, 8.2), a source listing's line.
 CONTENT_FREE = re.compile(
-    r"^(?:Traceback \(most recent call last\):|v?\d+(?:\.\w+)+|\d+[:\t]\s.*|\s*\d+\s{2,}.*"
-    r"|File \"[^\"]+\", line \d+.*)$"
+    r"^(?:Traceback \(most recent call last\):|v\d+(?:\.\w+)+|\d+(?:\.\w+){2,}|\d+\.(?!\d+$)\w+"
+    r"|\d+[:\t]\s.*|\s*\d+\s{2,}.*|File \"[^\"]+\", line \d+.*)$"
 )
 # An object's repr with its address: a different value every run, nothing to remember.
 ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
 # A line that reports a failure (an output holding one does not pass), unless it marks a pass or
 # counts zero failures: "✓ error: '' -> ''", "0 failed", "Failures: 0".
-FAILURE_LINE = re.compile(r"\bFAIL(?:ED|URE|S)?\b|✗|❌|^\s*(?:[\w.]*Error|Exception)\b", re.IGNORECASE)
+# An exception's or an error's line, not a sentence that starts with the word ("error that occurred when ...").
+FAILURE_LINE = re.compile(
+    r"\bFAIL(?:ED|URE|S)?\b|✗|❌|^\s*(?-i:[\w.]*Error|[\w.]*Exception|ERROR)\b|^\s*error\b\s*(?:\[\w+\])?:",
+    re.IGNORECASE,
+)
 PASS_MARK = re.compile(
     r"✓|✅|\bPASS(?:ED)?\b|\bOK\b|\b0 (?:failed|failures|errors)\b|\b(?:failed|failures|errors):\s*0\b", re.I
 )
@@ -132,6 +137,7 @@ READS_SOURCE = re.compile(
 )
 # One case's line: a quoted input and what came of it ("OK: 'user.1@x' -> ASCII: PASS", "'1e3' => 1000.0").
 CASE_RESULT = re.compile(r"""(?:'[^']*'|"[^"]*")\s*(?:->|=>|→)""")
+CASE_FIXED = re.compile(r"\b(?:fixed|resolved)\b", re.IGNORECASE)  # a case's line that says the bug is gone
 
 
 def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_line: bool = False) -> str | None:
@@ -246,16 +252,21 @@ def _around_change(line: str, other: str) -> str:
     return line[lo : cut if cut > lo else hi].strip()
 
 
-def _printed_if(script: str, line: str) -> bool:
-    """The script prints the line under a condition (an ``if``, ``else`` or ``except`` branch): a
-    finding ("❌ ISSUE: ..." when the check fails), not a title it prints every run."""
+def _printed_if(script: str, line: str, tried: bool = False) -> bool:
+    """The script prints the line under a condition (an ``if``, ``else`` or ``except`` branch; with
+    ``tried``, a ``try`` block after code that may raise: a check's "Write succeeded" once the write
+    went through, which before the fix says only that the bug did not show): a finding ("❌ ISSUE:
+    ..." when the check fails), not a title it prints every run."""
     rows = script.splitlines()
     for n, row in enumerate(rows):
         if line not in row:
             continue
         indent = len(row) - len(row.lstrip())
-        for above in reversed(rows[:n]):
+        for at in range(n - 1, -1, -1):
+            above = rows[at]
             if above.strip() and len(above) - len(above.lstrip()) < indent:
+                if tried and re.match(r"\s*try\s*:", above):  # printed only if the code above it did not raise
+                    return any(r.strip() and not re.match(r"\s*(?:print\(|#)", r) for r in rows[at + 1 : n])
                 return bool(re.match(r"\s*(?:if|elif|else|except)\b", above))
     return False
 
@@ -441,12 +452,12 @@ class RunReader:
         return changed or _value_line(out.lines, self.task_words, set(said))
 
     def _as_written(self, a: Action) -> set[str]:
-        """The lines a run printed as its script has them, outside a condition: titles and notes."""
+        """The lines a check run printed as its script has them, outside a condition: titles and notes."""
         text = self._script_text(a)
         return {
             s
             for s in (ln.strip() for ln in self._out(a).lines)
-            if len(s) >= 12 and s in text and not _printed_if(text, s)
+            if len(s) >= 12 and s in text and not _printed_if(text, s, tried=True)
         }
 
     def _written_or_listed(self, a: Action, line: str) -> bool:
@@ -505,9 +516,10 @@ class RunReader:
         suites = self._suites()
         summaries = {a.message_index: suite_summary(self._out(a).text) for a in suites}
         last_runs: dict[str, Action] = {}
-        for a in suites:  # the last run of each suite command after the fix: the verification
+        for a in suites:  # the last run of each suite after the fix (its options and pipes aside): the verification
             if a.message_index >= fix and summaries[a.message_index]:
-                last_runs[named(a.command)] = a
+                # an inline script's runs are one, its latest (each one's code differs: no name to tell them by)
+                last_runs[named(a.command) if script_run(a.command) == "-" else test_command(a.command)] = a
         ranked = sorted(last_runs.values(), key=lambda a: (not TEST_TARGET.search(a.command), -a.message_index))
         widest = sorted(ranked, key=lambda a: -suite_size(summaries[a.message_index] or ""))
         suite_facts = {
@@ -634,13 +646,15 @@ class RunReader:
                 continue
             failed = contradicted(printed.lines) or printed.exit_code
             cases = per_case(printed.lines)
-            verdicts = [] if failed else [v for v in verdict_lines(printed.lines) if v not in cases]
+            stated = [] if failed else verdict_lines(printed.lines)
+            # where the run states no verdict of its own and no case failed, a case's that says it is fixed
+            verdicts = [v for v in stated if v not in cases] or [v for v in stated if CASE_FIXED.search(v)]
             line = (
                 self._best_verdict(verdicts, said)
                 if verdicts
                 else _value_line(printed.lines, self.task_words, cases | self._as_written(a))
                 if len(printed.lines) <= 3
-                else None
+                else self._changed_by_fix(a)
             )
             if line:
                 question = f"What did `{named(a.command)}` print after the change?"
@@ -649,6 +663,22 @@ class RunReader:
                 if not verdicts:
                     self.values_only.add(question)
         return out
+
+    def _changed_by_fix(self, a: Action) -> str | None:
+        """Of a check run after a fix edit, the line the edit changed: what the same script, as written then, printed
+        when last run before that edit (between two edits of the fix, or before the first) does not print in its place.
+        None when the script was rewritten between the two runs (the change may be the script's), died with an error
+        then, or did not run before."""
+        name, text = self._run_name(a), self._script_text(a)
+        for b in reversed(self.shell):
+            if b.message_index >= a.message_index or self._run_name(b) != name or not self._out(b).lines:
+                continue
+            if not any(b.message_index < f < a.message_index for f in self.fixes) or b.message_index in self.fixes:
+                return None  # its last run before this one: no fix edit between them
+            if self._script_text(b) != text or self._errs(b):
+                return None  # rewritten, or it died before: what follows its error is new, none of it the change
+            return changed_line(self._out(a).lines, self._out(b).lines, self.task_words, frozenset(self._as_written(a)))
+        return None
 
     def _failing(self, suites: list[Action], summaries: dict[int, str | None], fix: int) -> list[Fact]:
         """Which test failed: in the first run before the fix that reports failures, and in the

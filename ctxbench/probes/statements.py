@@ -18,8 +18,9 @@ from ctxbench.transcripts.model import Message
 # "the real issue is that ..." revises a finding; "That's because ..." explains a behaviour (every framework's models).
 ROOT_CAUSE = re.compile(
     r"\b(?:the (?:(?:root|real|actual|underlying|core|fundamental) )?(?:cause|problem|issue|bug) "
-    r"(?:is|was|lies|seems to be|appears to be|here is)|(?:this|that)(?:'s| is) because|"
-    r"root cause|this (?:happens|occurs|fails) because|(?:is|are) caused by|the reason (?:is|was)|"
+    r"(?:is|was|lies|seems to be|appears to be|here is)(?! occurring| happening)|(?:this|that)(?:'s| is) because|"
+    r"root cause|this (?:happens|occurs|fails) because|(?:is|are) (?:indeed |actually )?caused by|"
+    r"the reason (?:is|was)|"
     r"the (?:problem|issue|bug) (?:is|was) (?:in|that|with)|"
     r"the (?:problem|issue|bug) (?:with|in) [^.!?]{1,60}? (?:is|was) (?:that|in|because)|"
     r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
@@ -31,11 +32,24 @@ ROOT_CAUSE = re.compile(
     r"(?:is|was) (?:never|not being|wrongly|incorrectly) \w+|evaluates to|falls? through|the culprit|"
     r"(?:error|exception|crash|failure|segfault) (?:occurs|happens|is raised|arises) (?:because|when)|"
     r"(?:is|was) the reason|(?:does ?n[o']t|never|fails to) (?:handle|account for|check for|consider)|"
+    # "The syntax error ... is due to the missing colon" (SWE-agent's GPT-4 runs); "is likely due to" is a guess
+    r"(?:is|are|was|were) (?:indeed |actually |simply )?due to|"
     # a weakness found (security agents' causes) and the classic bug classes named
     r"(?:weakness|vulnerabilit(?:y|ies)|flaw)\b[^.!?]{0,40}?\b(?:is|lies|comes|in)|"
     r"(?:offers|gives|allows|has|contains|introduces|causes|leads to|results in) (?:us )?(?:an? )?(?:classic )?"
     r"(?:buffer[- ]overflow|format[- ]string|(?:sql|command|code) injection|integer overflow|use[- ]after[- ]free|"
     r"race condition|off[- ]by[- ]one))\b",
+    re.IGNORECASE,
+)
+# What the code does wrong, said plainly ("`none()` returns the original queryset instead of an empty one",
+# "`get_distinct()` is not called at all!", "Line 227 is missing the `bulk_data_uri_handler` parameter"):
+# a cause before the first fix; after it, mostly what the agent's own edit left out.
+PLAIN_CAUSE = re.compile(
+    r"(?<!should )(?<!would )(?<!will )(?<!to )(?<!now )(?<!still )\breturns? [^.!?]{1,80}? instead of\b|"
+    r"\b(?:is|are|was|were)(?:n't| not) (?:handling|checking|passing|calling|called|passed|handled|checked|"
+    r"propagated|forwarded|included|preserved|applied|respected|considered|updated|reset)\b|"
+    r"\b(?:is|are) missing (?:the|from|an?)\b|"
+    r"(?<!would )(?<!will )(?<!could )\b(?:fail(?:s|ed)?|crash(?:es|ed)?|breaks?|errors? out|gets? an error) because\b",
     re.IGNORECASE,
 )
 # Where the fix goes, stated as the agent's plan ("we need to modify the `make_pattern_type` function"):
@@ -53,10 +67,10 @@ EXPLICIT_CAUSE = re.compile(
     r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
     r"(?:found|see|understand|identified|located|pinpointed) the (?:bug|issue|problem)|"
     r"the reason (?:is|was)|(?:happens|occurs|fails) because|"
-    r"(?:is|are) caused by|found it)\b",
+    r"(?:is|are) (?:indeed |actually )?caused by|(?:is|are|was|were) (?:indeed |actually |simply )?due to|found it)\b",
     re.IGNORECASE,
 )
-ROOT_CAUSE_OR_PLACE = re.compile(f"{ROOT_CAUSE.pattern}|{FIX_PLACE.pattern}", re.IGNORECASE)
+ROOT_CAUSE_OR_PLACE = re.compile(f"{ROOT_CAUSE.pattern}|{FIX_PLACE.pattern}|{PLAIN_CAUSE.pattern}", re.IGNORECASE)
 # How the code behaves, said as agents explain right before they edit ("`_check` only looks at the
 # first item", "never sets", "returns `None`", "is being modified by `f`").
 BEHAVIOUR = re.compile(
@@ -111,7 +125,8 @@ SHOULD_INSTEAD = re.compile(
 # why its test or attempt behaved so, not the cause of the problem.
 OWN_WORK = re.compile(
     r"\b(?:my|our) (?:own )?(?:test|script|check|patch|monkey ?patch|fix|change|implementation|code|reproduction)s?\b|"
-    r"\bi(?:'m| am| was)\b|\baccidentally\b|\b(?:i|we) (?:added|inserted|put|placed|removed|deleted|replaced)\b",
+    r"\bi(?:'m| am| was)\b|\baccidentally\b|\b(?:i|we) (?:added|inserted|put|placed|removed|deleted|replaced)\b|"
+    r"\bold_str\b",  # the editor's argument: why the agent's own edit command failed
     re.IGNORECASE,
 )
 # What the agent's own edit broke, found after it ("The `try:` line should be indented"): a slip, not the
@@ -141,6 +156,10 @@ LEAD_IN = re.compile(r":\s*(?:\d+\.)?\s*$")
 GLUED = re.compile(r"(?<=[a-z)`'\"][.!?])(?=[A-Z])|(?<=[a-z)`'\"][.:])(?=\d+\.\s)")
 
 
+# A command written in a fenced block (SWE-agent's text actions).
+FENCED = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
+
+
 def _glued(sentence: str) -> list[str]:
     return [p.strip() for p in GLUED.split(sentence) if p.strip()]
 
@@ -161,7 +180,8 @@ AS_WANTED = re.compile(
 # What the agent goes to test next ("Let me check if the issue is that ...", "let's see if there's a simpler
 # fix"): a hypothesis, not a finding nor a choice (a check the code makes, "the fix is to check if", is neither).
 TO_CHECK = (
-    r"\b(?:let me|let'?s|i'll|i will|we'll) (?:first |now |also )?(?:check|see|verify|test|find out) (?:if|whether)\b"
+    r"\b(?:let me|let'?s|i'll|we'll|(?:i|we) (?:will|should|need to|must)) (?:first |now |also )*"
+    r"(?:check|see|verify|test|find out) (?:if|whether)\b"
 )
 NOT_A_CAUSE = re.compile(
     r"\b(?:maybe|perhaps|possibly|might|i wonder)\b|(?<!which )\b(?:could|may) be\b|"
@@ -174,10 +194,56 @@ NOT_A_CAUSE = re.compile(
 NOT_DOING = (
     r"\b(?:(?:we|i) (?:do ?n[o']t need to|should ?n[o']t|should not|wo ?n[o']t|will not|must not|need not|"
     r"do ?n[o']t want to)|no need to) (?:also )?(?:change|modify|touch|break|alter|fix|update|remove|add|"
-    r"handle|edit|rewrite)\b"
+    r"handle|edit|rewrite|use|call|override|raise|catch|split|iterate|include|convert|import|expose|rely)\b"
 )
 # The reason first, then what the agent will do ("Since I need to test my fix, I should include it in the patch").
-WHY_FIRST = r"^(?:since|because|given that)\b[^.!?]{5,160},\s*(?:i|we) (?:should|will|'ll|need to|must|have to)\b"
+WHY_FIRST = (
+    r"^(?:(?:however|but|so|and|also|actually|now),?\s+)?(?:since|because|given that)\b[^.!?]{5,160},\s*"
+    r"(?:i|we) (?:should|will|'ll|need to|must|have to)\b"
+)
+# Steps that are no choice of a way: looking, checking, taking care.
+LOOK_VERB = (
+    r"(?:also |first |still |just )?(?:be careful|be sure|make sure|check|verify|test|see|look|consider|think)\b"
+)
+# What the agent will do, with why ("But we should also fix `get_choices` for consistency", "`json_key` should
+# be computed before the try block since it's needed for the error message"): its own modal or a prescription
+# for the code ("should be <done>"), not a prediction ("this should work since ..."), then a reason.
+REASONED = (
+    r"(?:\b(?:i|we) (?:should|must|need to|have to|will)|\b(?:i|we)'ll|\bshould (?:also )?be \w+ed)\b"
+    r"(?! " + LOOK_VERB + ")"
+    r"[^.!?]*\b(?:since|because|for (?:consistency|completeness|safety|simplicity|clarity|robustness)|so that|"
+    r"to avoid)\b|"
+    # the fix widened, with what for ("we should also fix `write_OBvalue` ... to handle MultiValue")
+    r"\b(?:i|we) (?:should|will|need to|must) also (?!" + LOOK_VERB + r")\w+\b[^.!?]*\bto (?:handle|support|cover)\b"
+)
+REASONED_ONLY = re.compile(REASONED, re.IGNORECASE)
+# A conclusion drawn into what to do, naming the code ("So we should expand `~` in `_cache_normalize_path`:";
+# "So we need to assign the result back" says no more than that a fix follows), what is kept as it is
+# ("That's fine - we can keep writing uppercase "NO""), a way given up ("Actually, this approach is getting
+# complicated."), the fix revised ("Let me update the fix to check if `filterable` is a boolean class attribute:").
+CONCLUDED = r"^(?:so|therefore|thus|hence),? (?:i|we) (?:should|need to|must|will)\b(?! " + LOOK_VERB + r")[^.!?:]*`"
+KEPT = (
+    r"\b(?:i|we)(?:'ll| can| will| should) (?:just |simply )?keep\b"
+    r"(?! (?:looking|trying|searching|exploring|going|reading))"
+)
+GIVEN_UP = (
+    r"\b(?:this|that|the|my|our) (?:approach|fix|solution|way) (?:is|gets|seems) (?:getting |becoming )?"
+    r"(?:too |very |overly |quite )?(?:complicated|complex|hacky|fragile|convoluted)\b"
+)
+REVISED = r"\b(?:update|change|revise|rewrite|simplify|refine|improve) (?:the|my|our) (?:fix|approach|solution) to\b"
+# A decision leading in to the code or list that carries it out: the way named, a conclusion or the fix revised
+# naming the code ("Let me update the fix to be more targeted:" names no way).
+WAY_LEAD_IN = re.compile(
+    r"\b(?:fix|approach|solution|way) (?:is|would be|will be) to \w+ \S+ \w+|"
+    + CONCLUDED
+    + "|"
+    + REVISED
+    + r"[^.!?:]*`",
+    re.IGNORECASE,
+)
+# A sentence that opens by stating the issue ("The issue is that ..., but it should be changed to `x` because
+# ..."): the cause explained, a decision only if it names a way chosen, not by a reason alone.
+ISSUE_STATED = re.compile(r"^(?:so,? )?the (?:real |actual |root )?(?:issue|problem|bug|cause) (?:is|was)\b", re.I)
 # A decision is the agent's: a modal, a plan or a choice word ("I should ... instead of"), not a result
 # ("returns `0.0` instead of `nan`").
 # The nouns "fix", "solution", "approach" after a determiner ("with the fix, `f` returns ...") say when
@@ -188,7 +254,9 @@ INTENT = re.compile(
     r"(?<!\bthe )(?<!\bthis )(?<!\bthat )(?<!\bmy )(?<!\bour )(?<!\bits )(?:approach|fix|solution))\b|"
     + NOT_DOING
     + "|"
-    + WHY_FIRST,
+    + WHY_FIRST
+    + r"|\b(?:i|we) (?:need|have) to (?:update|change|adjust|fix) (?:the|this|that|these|those) tests?\b|"
+    + "|".join((CONCLUDED, KEPT, GIVEN_UP, REVISED)),
     re.IGNORECASE,
 )
 # A question the agent asks itself, a guess ("Should I ...?", "Maybe we should revert ..."), a
@@ -201,6 +269,9 @@ UNDECIDED = re.compile(
     r"\baccording to the (?:pr|issue|task|ticket|description)\b|" + TO_CHECK,
     re.IGNORECASE,
 )
+# A way weighed against another ("Or it should return `None`", "... for consistency with `Uninferable`. Or maybe
+# we should return `"<Unknown>"` ..."): still open, not decided.
+OPEN_ALTERNATIVE = re.compile(r"^or\b", re.IGNORECASE)
 # How many of its own decisions an agent working alone is asked: a third is often the way the fix goes,
 # said before the choices and decisions not to act that rank first; a conversation's rulings and a
 # person's choices are asked beside them.
@@ -217,12 +288,12 @@ DECISION = re.compile(
     r"(?:this|that|it) (?:is|would be|seems) (?:much |also )?"
     r"(?:safer|cleaner|simpler|more (?:targeted|robust|general))|"
     # what it will do instead, as its own plan ("So we should catch inference errors and raise X instead.")
-    r"(?:should|must|need to)\b[^.!?]*\binstead(?=\s*[.!:]*$))\b|" + NOT_DOING + "|" + WHY_FIRST,
+    r"(?:should|must|need to)\b[^.!?]*\binstead(?=\s*[.!:]*$))\b|"
+    + NOT_DOING
+    + "|"
+    + "|".join((WHY_FIRST, REASONED, CONCLUDED, KEPT, GIVEN_UP, REVISED)),
     re.IGNORECASE,
 )
-# The way chosen, said in full before the code that carries it out ("The simplest fix is to use `np.where` to
-# handle GHI = 0:"): a decision though it leads in to code.
-CHOSEN_WAY = re.compile(r"\b(?:fix|approach|solution|way) (?:is|would be|will be) to \w+ \S+ \w+", re.I)
 # The agent judging its own fix after making it ("Our fix for `X` is the right fix", "my change should work").
 JUDGED = re.compile(
     r"\b(?:our|my|the|this) (?:fix|change|patch|implementation|solution|approach)(?:es|s)?\b(?! is to\b)", re.I
@@ -238,6 +309,11 @@ CODE_ENTITY = re.compile(r"`[^`\n]{2,60}`|\b\w+\(\)|\b[a-z]+_[a-z_]+\b|\b[A-Z][a
 # Tools an agent thinks aloud with (OpenHands `think`, MCP `sequentialthinking`): the thought is a
 # call argument, in every later context like the message's text.
 THINK_TOOL = re.compile(r"think", re.IGNORECASE)
+
+
+def _decided_beyond_reason(sentence: str) -> bool:
+    """The sentence is a decision by more than a reason given (a way named, a choice, a decision not to act)."""
+    return any(DECISION.search(part) for part in REASONED_ONLY.split(sentence))
 
 
 def sentences_of(text: str) -> Iterator[str]:
@@ -300,18 +376,36 @@ class StatementReader:
                 joined = _with_next(text, said[k - 1], sentence)
                 contrast = joined != said[k - 1]
                 sentence = joined if contrast else sentence
+            if label == "decision" and WAY_THEN_LIST.search(sentence):
+                way = _with_first_item(text, sentence)  # "I think the best approach is:\n1. Add an optional ..."
+                if way is not None and not UNDECIDED.search(sentence):
+                    yield Fact(label, way, i, "What did the agent decide, and why?")
+                continue
             if len(sentence) < 12 or not (contrast or pattern.search(sentence)) or RESOLVED.search(sentence):
                 continue
             if label == "decision" and (
-                TACTICAL.search(sentence) or not INTENT.search(sentence) or UNDECIDED.search(sentence)
+                TACTICAL.search(sentence)
+                or not INTENT.search(sentence)
+                or UNDECIDED.search(sentence)
+                or any(OPEN_ALTERNATIVE.match(x) for x in said[k : k + 2])
+                or (ISSUE_STATED.match(sentence) and not _decided_beyond_reason(sentence))
             ):
                 continue
             if label == "root_cause" and NOT_A_CAUSE.search(sentence):
                 continue
-            if sentence.rstrip().endswith(":") and not (label == "decision" and CHOSEN_WAY.search(sentence)):
+            lead_in = sentence
+            if label == "root_cause" and LOCATED.search(sentence):
+                # "The issue is in the `_fill_text` method. It's doing: <code> This replaces all whitespace ..."
+                sentence = _with_explanation(text, sentence)
+            elif label == "root_cause" and sentence == said[k] and _claims(sentence):
+                sentence = _with_list(text, sentence)  # "The problem is that X will match both:\n- ...\n- ..."
+            if sentence.rstrip().endswith(":") and not (label == "decision" and WAY_LEAD_IN.search(sentence)):
                 continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
             sentence = _with_neighbour(text, sentence)
-            if label == "root_cause" and (AS_WANTED.search(sentence) or OWN_WORK.search(sentence)):
+            # a list's items may say which half is right ("(which is correct)"): its lead-in says what is wrong
+            listed = lead_in.endswith(":") and sentence != lead_in
+            wanted = AS_WANTED.search(lead_in if listed else sentence)
+            if label == "root_cause" and (wanted or OWN_WORK.search(sentence) or _reported(sentence)):
                 continue
             entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
             # names nothing the task did not already say (names compare whole); a short quoted
@@ -340,29 +434,32 @@ class StatementReader:
         """Statements of the cause, and of where the fix goes, before the last fix (after it the
         agent explains its checks): those made by the first fix first, a cause named outright
         ("This is the bug!") before one guessed or a plan, one naming the code the fix changes
-        before one naming none of it, then the closest to the fix."""
+        before one naming none of it, what the code does wrong before what to do about it ("we need
+        to ..."), then the closest to the fix."""
         last = self.last_fix if self.last_fix is not None else len(self.messages)
         fix = self.first_fix
         stated = [
             f
             for f in self.statements("root_cause", ROOT_CAUSE_OR_PLACE)
-            if f.message_index <= last and not (fix is not None and f.message_index > fix and SLIP.search(f.answer))
+            if f.message_index <= last and not (fix is not None and f.message_index > fix and _after_fix_slip(f.answer))
         ]
         said = _distinct(stated)
         # where the fix goes, said twice before the first fix ("modify the `pattern` rule", then "change the
         # `idseqsingle` rule"): the later plan is the one the edit carries out
-        plans = [f for f in said if not ROOT_CAUSE.search(f.answer) and (fix is None or f.message_index <= fix)]
+        plans = [f for f in said if not _causal(f.answer) and (fix is None or f.message_index <= fix)]
         said = [f for f in said if f not in plans[:-1]]
 
-        def rank(f: Fact) -> tuple[bool, bool, bool, bool, int]:
+        def rank(f: Fact) -> tuple[bool, bool, bool, bool, bool, int]:
             if fix is None:  # no source edit: in the order stated
-                return False, not _announced(f.answer), not _explicit(f.answer), False, f.message_index
+                said = not _announced(f.answer), not _explicit(f.answer)
+                return False, *said, False, _planned(f.answer), f.message_index
             # then one naming the code the fix changes before one naming none of it (a guess, a side note)
             return (
                 f.message_index > fix,
                 not _announced(f.answer),
                 not _explicit(f.answer),
                 not self.names_fix(f),
+                _planned(f.answer),
                 abs(fix - f.message_index),
             )
 
@@ -380,6 +477,8 @@ class StatementReader:
         if not seen:  # no statement of a cause: the explanation before the first edit of the fixed file
             explained = list(self.explained())
             yield from explained or self.readings()
+        else:  # what the agent read the code it was shown to do (a challenge's workings), after what it stated
+            yield from (f for f in self.readings() if f.message_index not in seen and WORKINGS.search(f.answer))
 
     def readings(self) -> Iterator[Fact]:
         """What the agent read off code it was just shown, up to its first fix (a CTF challenge's
@@ -398,7 +497,9 @@ class StatementReader:
             shown_names = _code_names(shown.content)
             for sentence in (part for text in _prose(m) for s in sentences_of(text) for part in _glued(s)):
                 if self._reads(sentence, shown_names, task_words):
-                    yield Fact("root_cause", clip(sentence, 300), i, ROOT_CAUSE_QUESTION)
+                    shown_by = self._command_of(i - 1)
+                    asked = f"What did the agent conclude from what `{named(shown_by)}` showed?" if shown_by else ""
+                    yield Fact("root_cause", clip(sentence, 300), i, asked or ROOT_CAUSE_QUESTION)
                     break
 
     @staticmethod
@@ -476,6 +577,20 @@ class StatementReader:
                     found.append(Fact("test_result", sentence, i, question))
                     break
         yield from reversed(found)
+
+    def _command_of(self, observation: int) -> str | None:
+        """The command whose output message ``observation`` is: the call answered (a shell command, or
+        a tool call's arguments), else the command an agent wrote in a fenced block (SWE-agent)."""
+        command = self._run_before(observation + 1)
+        if command:
+            return command
+        before = self.messages[observation - 1] if observation > 0 else None
+        if before is None or before.role != "assistant":
+            return None
+        for call in before.tool_calls:
+            return f"{call.name} {' '.join(str(v) for v in call_arguments(call.arguments).values())}".strip()
+        blocks = FENCED.findall(before.content)
+        return (blocks[-1].strip() or None) if blocks else None
 
     def _run_before(self, i: int) -> str | None:
         """The shell command whose output message ``i`` answers (the call of the message before it)."""
@@ -716,6 +831,35 @@ def _explicit(cause: str) -> bool:
     return bool(EXPLICIT_CAUSE.search(cause) or DISCOVERY.match(next(sentences_of(cause), "")))
 
 
+# What the agent will do, said in a cause's sentence ("The issue is that ..., we need to add those indexes
+# after `X`", "The fix is to implement ..."): a plan, asked after a statement of what the code does wrong.
+PLANNED = re.compile(
+    r"\b(?:(?:we|i) (?:need|have|want) to|(?:we|i)(?:'ll| will| should| must| can)|let'?s|let me|"
+    r"the (?:fix|solution|approach) (?:is|should be|would be|will be) to|"
+    r"one (?:approach|option|way) (?:is|would be))\b",
+    re.IGNORECASE,
+)
+
+
+def _planned(cause: str) -> bool:
+    """The cause's first sentence after any announcement holds a plan ("we need to ...", "The fix is to")."""
+    said = [s for s in sentences_of(cause) if not DISCOVERY.match(s)]
+    own = re.sub(r"`[^`]*`|\"[^\"]*\"|“[^”]*”", "", said[0]) if said else ""  # not what it quotes
+    return bool(PLANNED.search(own))
+
+
+def _causal(sentence: str) -> bool:
+    """A statement of a cause (named or said plainly), not only of where the fix goes."""
+    return bool(ROOT_CAUSE.search(sentence) or PLAIN_CAUSE.search(sentence))
+
+
+def _after_fix_slip(answer: str) -> bool:
+    """Said after the first fix: a slip in the agent's own edit, or code said plainly to lack something
+    with no cause word (what its own edit left out, "The function is missing a `return`")."""
+    cause_word = ROOT_CAUSE.search(answer) or FIX_PLACE.search(answer)
+    return bool(SLIP.search(answer) or (PLAIN_CAUSE.search(answer) and not cause_word))
+
+
 def _announced(cause: str) -> bool:
     """A cause the agent announced as found ("Ah! That's the key difference! ...", "Now I see the
     issue! ..."): the moment of diagnosis, where "the issue is in X" is said of plans and guesses too."""
@@ -791,6 +935,93 @@ def _restates(fact: Fact, words: set[str], kept: list[tuple[Fact, set[str]]], wi
         if len(words & seen) >= 0.5 * max(1, len(words)):
             return True
     return False
+
+
+# Where the cause is, with nothing of what it is ("The issue is in the `_fill_text` method of argparse's
+# HelpFormatter."): what follows says it, often after a lead-in and the code it quotes.
+LOCATED = re.compile(
+    r"\bthe (?:root cause|(?:real |actual )?(?:bug|problem|issue)) (?:is|lies|was) (?:in|at|on) "
+    r"(?:`[^`\n]{1,60}`|[^,;:.!?`\n]){1,100}[.!:]?$",
+    re.IGNORECASE,
+)
+# A lead-in naming the way the fix goes, its steps listed under it ("Given all this analysis, I think the best
+# approach is:", "So the fix should be to:", "So our fix is:").
+WAY_THEN_LIST = re.compile(
+    r"\b(?:the|my|our|this|a)(?: \w+)? (?:fix|approach|solution|way|plan) (?:is|would be|should be|will be)(?: to)?:$",
+    re.IGNORECASE,
+)
+# The first line under a lead-in, a list item or not (not a code block).
+FIRST_ITEM = re.compile(r"(?:[ \t]*\n)+[ \t]*(?:(?:[-*\u2022]|\d+[.)])[ \t]+)?(?:\*\*)?([^\n`\s][^\n]{10,})")
+# An item that goes back on the lead-in.
+BACK_ON_IT = re.compile(r"(?:but|however|actually|wait|hmm)\b", re.IGNORECASE)
+# A list under a lead-in, as agents write one: items marked "-", "*" or "1." on lines of their own.
+LISTED = re.compile(r"(?:[ \t]*\n)+((?:[ \t]*(?:[-*\u2022]|\d+[.)])[ \t]+[^\n]+(?:\n|$))+)")
+# A short lead-in, the code it quotes in one block, then the first sentence of the next paragraph.
+CODE_THEN_PROSE = re.compile(r"(?:\s*[^\n`]{0,60}:)?\s*```[^`]{0,240}```\s*\n\s*([^\n]+)")
+
+
+def _with_explanation(content: str, sentence: str) -> str:
+    """A cause said only by where it is, with what the message says of it after the code it quotes
+    (the whole span as the message spells it, if it fits a probe); else the sentence alone."""
+    at = content.find(sentence)
+    if at < 0:
+        return sentence
+    end = at + len(sentence)
+    shown = CODE_THEN_PROSE.match(content, end)
+    if shown is None:
+        return sentence
+    first = next(sentences_of(shown.group(1)), "")
+    if len(first) < 20 or PLAN.search(first) or NOT_A_CAUSE.search(first) or first.endswith(":"):
+        return sentence  # a next step, a guess or another lead-in: no statement of what is wrong
+    whole = " ".join(content[at : shown.start(1) + shown.group(1).find(first) + len(first)].split())
+    return whole if len(whole) <= 300 else f"{sentence} {first}"
+
+
+# The task's words reported ("The PR description says the hint is wrong ...", "According to the PR, ..."):
+# what the agent was told, not what it found.
+REPORTED = re.compile(
+    r"^(?:so,? )?(?:(?:the|this) (?:pr|issue|task|ticket)(?: description| text)?,? (?:also |clearly )?"
+    r"(?:says|said|mentions|mentioned|states|stated|suggests|suggested|asks|wants|describes)\b|"
+    r"according to the (?:pr|issue|task|ticket|description)\b)",
+    re.IGNORECASE,
+)
+
+
+def _reported(cause: str) -> bool:
+    """The cause's first sentence after any announcement reports the task's words."""
+    said = [s for s in sentences_of(cause) if not DISCOVERY.match(s)]
+    return bool(said) and bool(REPORTED.match(said[0]))
+
+
+def _claims(lead_in: str) -> bool:
+    """A lead-in to a list that states a cause itself: a cause's words, then five words or more of what
+    is wrong ("The problem is that the parent `IsNull` class's implementation ... will match both:"); not
+    an announcement ("Now I see the issue! Looking at the code:") or a bare "The problem is that:"."""
+    cue = ROOT_CAUSE.search(lead_in)
+    if not lead_in.endswith(":") or cue is None or re.search(r"\b(?:because|why|since):$", lead_in, re.I):
+        return False  # "..., but this doesn't make sense because:": its list argues for the fix
+    return len(re.findall(r"\w+", lead_in[cue.end() :])) >= 5
+
+
+def _with_first_item(content: str, lead_in: str) -> str | None:
+    """A lead-in naming the way ("The fix should be to:") with the first item under it, as the message
+    spells them: the step chosen; none where that item goes back on it ("But actually, we need to think
+    about this more.") or there is none (code follows)."""
+    at = content.find(lead_in)
+    item = FIRST_ITEM.match(content, at + len(lead_in)) if at >= 0 else None
+    if item is None or BACK_ON_IT.match(item.group(1)) or UNDECIDED.search(item.group(1)):
+        return None
+    return clip(" ".join(content[at : item.end(1)].split()), 300)
+
+
+def _with_list(content: str, sentence: str) -> str:
+    """A lead-in that states a cause ("The problem is that the parent `IsNull` ... will match both:") with
+    the list under it, as the message spells them (up to a probe's length); else the lead-in alone."""
+    at = content.find(sentence)
+    listed = LISTED.match(content, at + len(sentence)) if at >= 0 else None
+    if listed is None:
+        return sentence
+    return clip(" ".join(content[at : listed.end(1)].split()), 300)
 
 
 def _with_neighbour(content: str, sentence: str) -> str:

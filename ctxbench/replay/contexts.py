@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Container, Sequence
+from itertools import islice
 from typing import Any
 
 from ctxbench.core import ModelSpec, StrategyContext
@@ -84,7 +85,7 @@ def shared_start(a: str, b: str) -> int:
 _SCANS = 4  # look-ups of a call's references in the list before by scanning it, before indexing it
 
 
-def runs(refs: list[str], before: list[str], absent: Container[str] = ()) -> list[str | list[int]]:
+def runs(refs: list[str], before: list[str], absent: Container[str] = (), agreed: int = 0) -> list[str | list[int]]:
     """``refs`` said against the call before's list: ``[start, length]`` for a run of references
     at consecutive places in ``before``, a reference for one that is not there. A prompt that only
     grew, or changed its system message and cut a message in the middle, is a few items.
@@ -96,7 +97,9 @@ def runs(refs: list[str], before: list[str], absent: Container[str] = ()) -> lis
 
     ``absent``: references known not to be in ``before`` (the recorder's new ones): said as they are
     without a look-up, so a prompt whose only changes are new messages (a masked observation, the
-    history's new turns) costs no index of ``before``'s places."""
+    history's new turns) costs no index of ``before``'s places. ``agreed``: how many leading
+    references are known to be ``before``'s (the recorder's unchanged start): the first run is not
+    compared over them again."""
     out: list[str | list[int]] = []
     total, known = len(refs), len(before)
     where: dict[str, int] | None = None
@@ -121,7 +124,8 @@ def runs(refs: list[str], before: list[str], absent: Container[str] = ()) -> lis
             out.append(ref)
             i += 1
             continue
-        length = _agree(refs, i, before, start, min(total - i, known - start))
+        limit = min(total - i, known - start)
+        length = _agree(refs, i, before, start, limit, max(1, min(agreed, limit)) if i == start == 0 else 1)
         out.append([start, length])
         i += length
     return out
@@ -135,10 +139,10 @@ def _find(items: list[Any], value: Any, start: int) -> int:
         return -1
 
 
-def _agree(a: list[str], i: int, b: list[str], j: int, limit: int) -> int:
-    """How many places ``a[i:]`` and ``b[j:]`` agree on from the start, given that the first does
-    (at most ``limit``): doubling until they differ, then halving between."""
-    low, step = 1, 1  # a[i : i + low] == b[j : j + low]
+def _agree(a: list[str], i: int, b: list[str], j: int, limit: int, low: int = 1) -> int:
+    """How many places ``a[i:]`` and ``b[j:]`` agree on from the start, given that the first ``low``
+    do (at most ``limit``): doubling until they differ, then halving between."""
+    step = 1  # a[i : i + low] == b[j : j + low]
     while low < limit:
         high = min(low + step, limit)
         if a[i + low : i + high] != b[j + low : j + high]:
@@ -180,6 +184,7 @@ class ContextRecorder:
         # passed on, so it is not copied; see ``ctxbench.transcripts.running``).
         self._sent = SeenPrefix()
         self._where: dict[str, int] | None = None  # the first place of each reference in _last, if known
+        self._unsent: set[str] = set()  # references stored but not sent in any prompt yet
         self._arrived = 0  # transcript messages stored so far
         self._encoded: dict[str, bytes] = {}  # a new entry's JSON (UTF-8), until its row is written
         self.rows: list[dict[str, Any]] = [
@@ -209,18 +214,28 @@ class ContextRecorder:
             refs[position] = self._ref(working[start + position], new)
             position = _find(refs, None, position + 1)
         upto = record["message_index"] + 1  # the history so far and this call's recorded reply
+        sent_new = len(new)
         for i in range(self._arrived, min(upto, len(self.transcript.messages))):
             self._ref(self.transcript.messages[i], new)
         self._arrived = max(self._arrived, upto)
+        unsent = self._unsent
         said = self._appended(refs) if grown else None
         if said is not None:
+            if unsent:
+                unsent.difference_update(refs)  # the tail: sent now
             self._last.extend(refs)  # the list sent before, grown: not copied
             refs = self._last
         else:
             if start:
                 refs = self._last[:start] + refs
-            said = runs(refs, self._last, new)  # new: stored by this call, so not in the prompt before
+            # Stored by this call, or before and never sent (a recorded reply, sent from the next call
+            # on): not in the prompt before, so said without a look-up. The first ``start`` are its.
+            said = runs(refs, self._last, new.keys() | unsent if unsent else new, start)
+            if unsent:  # those said as they are were sent now (the others are runs of the prompt before's)
+                unsent.difference_update([item for item in said if type(item) is str])
             self._where = None
+        if len(new) > sent_new:  # stored now and not in this prompt (its references were all known by then)
+            unsent.update(islice(new, sent_new, None))
         self._row({"call": record["call"], "refs": said, "new": new})
         self._last = refs
         self._sent.remember(working)

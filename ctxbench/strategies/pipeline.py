@@ -146,6 +146,15 @@ class LayeredStrategy(Strategy):
         self.levels = LevelNames(thresholds or {}, above="overflow", below="normal")
         self._overflow = re.compile("|".join(f"(?:{p})" for p in overflow_patterns), re.IGNORECASE)
         self.name = name
+        self._bases: tuple[ModelSpec, Budget, int, int] | None = None  # model and budget (frozen), and the two
+
+    def _base(self, model: ModelSpec) -> tuple[int, int]:
+        """``budget.effective(model)`` and ``budget.window(model)``, worked out once per model and
+        budget (both frozen): the strategy reports against them after every count."""
+        bases, budget = self._bases, self.budget
+        if bases is None or bases[0] is not model or bases[1] is not budget:
+            bases = self._bases = (model, budget, budget.effective(model), budget.window(model))
+        return bases[2], bases[3]
 
     # --- counting and status -------------------------------------------------------
     def classify(self, ratio: float) -> str:
@@ -154,7 +163,7 @@ class LayeredStrategy(Strategy):
     def status(self, messages: list[Message], ctx: StrategyContext, layer: str | None) -> int:
         """Recount with the strategy's estimator and emit DB-GPT's ``context.status`` event."""
         used = ctx.estimate(messages)
-        budget = self.budget.effective(ctx.model)
+        budget = self._base(ctx.model)[0]
         ratio = used / budget if budget > 0 else float("inf")
         ctx.state = self.classify(ratio)
         ctx.emit(
@@ -170,7 +179,8 @@ class LayeredStrategy(Strategy):
         return used
 
     def _ratio(self, used: int, step: Step, ctx: StrategyContext) -> float:
-        base = self.budget.effective(ctx.model) if step.of == "budget" else self.budget.window(ctx.model)
+        effective, window = self._base(ctx.model)
+        base = effective if step.of == "budget" else window
         return used / base if base > 0 else float("inf")
 
     def _run(

@@ -62,9 +62,10 @@ class LoopReasoning:
         self._values: list[int] = []  # reasoning tokens of each message after it
         self._total = 0
 
-    def _first_change_after_user(self, messages: Sequence[Message]) -> int | None:
-        """The first position after the last user message whose object changed (or where the
-        last list ended); None when the last user message itself may have changed."""
+    def _changes_after_user(self, messages: Sequence[Message]) -> tuple[list[int], int] | None:
+        """The positions after the last user message whose object changed, and where the walk
+        over the new messages starts (where the last list ended, or the first change when the
+        changes were too many to list); None when the last user message itself may have changed."""
         seen, end, user = self._seen, min(self._len, len(messages)), self._user
         changed = noted_changes(seen, self._len, messages)
         if changed is None:
@@ -72,15 +73,17 @@ class LoopReasoning:
         changed = [i for i in changed if i < end]  # ``seen`` may have grown since (appended to)
         if user >= end or user in changed:
             return None
-        if len(changed) > REPLACED_LIMIT and changed[-1] <= user:
-            return None  # the changes after the user message were not looked at
-        return next((i for i in changed if i > user), end)
+        if len(changed) > REPLACED_LIMIT:  # cut off: not every change is listed
+            if changed[-1] <= user:
+                return None  # the changes after the user message were not looked at
+            return [], next(i for i in changed if i > user)
+        return [i for i in changed if i > user], end
 
     def __call__(self, messages: Sequence[Message]) -> int:
-        unchanged = self._first_change_after_user(messages)
+        found = self._changes_after_user(messages)
         self._seen, self._len = messages, len(messages)
         tokenizer, values = self.tokenizer, self._values
-        if unchanged is None:  # the last user message may be gone: find it again
+        if found is None:  # the last user message may be gone: find it again
             start = len(messages)
             while start > 0 and messages[start - 1].role != "user":
                 start -= 1
@@ -88,11 +91,22 @@ class LoopReasoning:
             values[:] = [reasoning_tokens(m, tokenizer) for m in islice(messages, start, None)]
             self._total = sum(values)
             return self._total
-        keep = unchanged - self._user - 1
+        changed, end = found
+        user = self._user
+        # A message after the last user message replaced by one that is not a user message (a
+        # masked or compacted tool result): its value swapped in place, the loop not walked again.
+        for i in changed:
+            if messages[i].role == "user":  # a new last user message: walk on from it
+                end = i
+                break
+            tokens = reasoning_tokens(messages[i], tokenizer)
+            self._total += tokens - values[i - user - 1]
+            values[i - user - 1] = tokens
+        keep = end - user - 1
         if keep < len(values):
             self._total -= sum(islice(values, keep, None))
             del values[keep:]
-        for i in range(unchanged, len(messages)):
+        for i in range(end, len(messages)):
             message = messages[i]
             if message.role == "user":
                 self._user = i
