@@ -1876,3 +1876,18 @@ def test_a_cause_found_and_said_in_words_without_code_is_a_stated_cause():
     plan = [task, Message("assistant", "I found the issue! Now I will open the file again and look at it."), *fix]
     restated = [task, Message("assistant", "I found the issue! There is a syntax error: invalid syntax in it."), *fix]
     assert _causes(plan) == [] and _causes(restated) == [], (_causes(plan), _causes(restated))
+
+
+def test_a_sentence_that_this_explains_the_symptom_is_a_cause():
+    """A sentence "This explains why <the symptom>" says the one before it is the cause (astropy-12907, DeepSeek):
+    the two are asked together."""
+    wrong = "The right side should also copy the values from `right`, not set them all to 1."
+    said = f"{wrong} This explains why nested compound models have incorrect matrices."
+    messages = [
+        Message("user", "<pr_description>\nseparability_matrix is wrong for nested CompoundModels\n</pr_description>"),
+        Message("assistant", f"{said}\n\nLet me fix it:"),
+        _edit("e", "/r/separable.py", "cright[-right.shape[0]:, -right.shape[1]:] = 1", "cright[...] = right"),
+        Message("tool", "The file /r/separable.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _causes(messages)] == [said], _causes(messages)

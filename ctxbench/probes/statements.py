@@ -164,8 +164,9 @@ def _glued(sentence: str) -> list[str]:
     return [p.strip() for p in GLUED.split(sentence) if p.strip()]
 
 
-# An explanation of the sentence before ("`str(node)` returns `'X'`. That's because ..."): asked with it.
-BECAUSE = re.compile(r"(?:this|that)(?:'s| is) because\b", re.IGNORECASE)
+# An explanation of the sentence before ("`str(node)` returns `'X'`. That's because ...", "... not set them
+# all to 1. This explains why nested compound models ..."): asked with it.
+BECAUSE = re.compile(r"(?:this|that)(?:'s| is) because\b|(?:this|that) explains why\b", re.IGNORECASE)
 # A statement that the problem is gone, or a step after it: not a cause.
 RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
 # A finding that the code does what is wanted ("That's actually what we want", "which is correct"): a check
