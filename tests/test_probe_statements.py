@@ -1858,3 +1858,21 @@ def test_a_reading_is_asked_with_the_command_whose_output_the_agent_read():
     ]
     questions = [p.question for p in extract_probes(Transcript("t", tool_run)) if p.label == "root_cause"]
     assert questions == ["What did the agent conclude from what `decompile release --function_name _hash` showed?"]
+
+
+def test_a_cause_found_and_said_in_words_without_code_is_a_stated_cause():
+    """A cause said as "I found the issue! In Python, a function definition needs to end with a colon ..."
+    (a model in mini-swe-agent on SWE-agent's test repository) names no code, yet states the cause; an
+    announcement with only a plan after it, or the task's own words again, is none."""
+    task = Message("user", "Please solve this issue: SyntaxError: invalid syntax in missing_colon.py")
+    fix = [
+        _edit("e", "/r/tests/missing_colon.py", "def division(a, b)", "def division(a, b):"),
+        Message("tool", "The file /r/tests/missing_colon.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    found = "In Python, a function definition needs to end with a colon before the function body."
+    messages = [task, Message("assistant", f"I found the issue! {found}\n\nLet me fix the file:"), *fix]
+    assert [a for _, a in _causes(messages)] == [f"I found the issue! {found}"], _causes(messages)
+    plan = [task, Message("assistant", "I found the issue! Now I will open the file again and look at it."), *fix]
+    restated = [task, Message("assistant", "I found the issue! There is a syntax error: invalid syntax in it."), *fix]
+    assert _causes(plan) == [] and _causes(restated) == [], (_causes(plan), _causes(restated))
