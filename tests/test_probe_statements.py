@@ -1891,3 +1891,20 @@ def test_a_sentence_that_this_explains_the_symptom_is_a_cause():
         Message("assistant", "Done."),
     ]
     assert [a for _, a in _causes(messages)] == [said], _causes(messages)
+
+
+def test_a_problem_said_to_be_clear_names_its_cause_outright():
+    """A sentence "The problem is clear: <cause>" (django-11283 on DeepSeek) names the cause outright, in words
+    and a version number only."""
+    cause = (
+        "The problem is clear: when the migration moves permissions to the proxy content type, if they already "
+        "exist there (which happens for models recreated after Django 2.2), we get a duplicate key violation."
+    )
+    messages = [
+        Message("user", "<pr_description>\nMigration auth.0011_update_proxy_permissions fails\n</pr_description>"),
+        Message("assistant", f"Perfect! I've reproduced it. {cause}\n\nNow I need to fix the migration."),
+        _edit("e", "/r/0011_update_proxy_permissions.py", "update(content_type=new)", "exclude(...).update(...)"),
+        Message("tool", "The file /r/0011_update_proxy_permissions.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _causes(messages)] == [cause], _causes(messages)

@@ -66,7 +66,7 @@ EXPLICIT_CAUSE = re.compile(
     r"the (?:problem|issue|bug) (?:with|in) [^.!?]{1,60}? (?:is|was) (?:that|in|because)|"
     r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
     r"(?:found|see|understand|identified|located|pinpointed) the (?:bug|issue|problem)|"
-    r"the reason (?:is|was)|(?:happens|occurs|fails) because|"
+    r"the reason (?:is|was)|(?:happens|occurs|fails) because|the (?:bug|problem|issue) is (?:now )?clear|"
     r"(?:is|are) (?:indeed |actually )?caused by|(?:is|are|was|were) (?:indeed |actually |simply )?due to|found it)\b",
     re.IGNORECASE,
 )
@@ -438,8 +438,12 @@ class StatementReader:
         if not (_announced(cause) or EXPLICIT_CAUSE.search(cause)):
             return False
         said = [s for s in sentences_of(cause) if not DISCOVERY.match(s)]
-        if not said or PLAN.search(said[0]) or CODE_ENTITY.search(said[0]):
-            return False  # a plan, or code quoted (the task's: the caller found nothing new in it)
+        if (
+            not said
+            or PLAN.search(said[0])
+            or any(e.startswith("`") or _names(e) for e in CODE_ENTITY.findall(said[0]))
+        ):
+            return False  # a plan, or code quoted or named (the task's: the caller found nothing new in it)
         words = [w for w in re.findall(r"[a-z]{4,}", said[0].lower()) if w not in PLAIN_WORDS]
         task_words = set(re.findall(r"[a-z]{4,}", self.task.lower()))
         return len(words) >= 5 and sum(w not in task_words for w in words) * 2 > len(words)
