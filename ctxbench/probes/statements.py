@@ -66,7 +66,7 @@ EXPLICIT_CAUSE = re.compile(
     r"the (?:problem|issue|bug) (?:with|in) [^.!?]{1,60}? (?:is|was) (?:that|in|because)|"
     r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
     r"(?:found|see|understand|identified|located|pinpointed) the (?:bug|issue|problem)|"
-    r"the reason (?:is|was)|(?:happens|occurs|fails) because|"
+    r"the reason (?:is|was)|(?:happens|occurs|fails) because|the (?:bug|problem|issue) is (?:now )?clear|"
     r"(?:is|are) (?:indeed |actually )?caused by|(?:is|are|was|were) (?:indeed |actually |simply )?due to|found it)\b",
     re.IGNORECASE,
 )
@@ -164,8 +164,9 @@ def _glued(sentence: str) -> list[str]:
     return [p.strip() for p in GLUED.split(sentence) if p.strip()]
 
 
-# An explanation of the sentence before ("`str(node)` returns `'X'`. That's because ..."): asked with it.
-BECAUSE = re.compile(r"(?:this|that)(?:'s| is) because\b", re.IGNORECASE)
+# An explanation of the sentence before ("`str(node)` returns `'X'`. That's because ...", "... not set them
+# all to 1. This explains why nested compound models ..."): asked with it.
+BECAUSE = re.compile(r"(?:this|that)(?:'s| is) because\b|(?:this|that) explains why\b", re.IGNORECASE)
 # A statement that the problem is gone, or a step after it: not a cause.
 RESOLVED = re.compile(r"\b(?:is|was|has been|now) (?:resolved|fixed|solved|gone)\b|\bclean ?up\b|\bworks now\b", re.I)
 # A finding that the code does what is wanted ("That's actually what we want", "which is correct"): a check
@@ -349,6 +350,13 @@ def sentences_of(text: str) -> Iterator[str]:
             yield sentence
 
 
+# Words any statement of a cause uses: what is left says what the cause is.
+PLAIN_WORDS = {
+    "issue", "problem", "cause", "current", "currently", "implementation", "code", "function", "method",
+    "does", "doesn", "isn", "aren", "actually", "clearly", "because", "when", "that", "this", "with",
+}  # fmt: skip
+
+
 class StatementReader:
     """Reads one transcript's statements once; each method yields facts of one type, best first.
     ``first_fix`` and ``last_fix``: the first and last edit of a source file the fix keeps;
@@ -443,7 +451,7 @@ class StatementReader:
             if (
                 needs_code
                 and all(set(_names(e)) <= task_names for e in entities)
-                and (label != "root_cause" or not self._new_short_code(sentence))
+                and (label != "root_cause" or not (self._new_short_code(sentence) or self._said_outright(sentence)))
             ):
                 continue
             question = {
@@ -451,6 +459,24 @@ class StatementReader:
                 "decision": "What did the agent decide, and why?",
             }[label]
             yield Fact(label, clip(sentence, 300), i, question)
+
+    def _said_outright(self, cause: str) -> bool:
+        """A cause announced as found or named outright, then said in words of its own ("I found the issue!
+        In Python, a function definition needs to end with a colon"): a finding though it names no code
+        (SWE-agent's and DeepSeek's models say causes so); not a plan, a short one, or the task again (most
+        of its words the task's: "The current implementation doesn't strip leading and trailing dashes")."""
+        if not (_announced(cause) or EXPLICIT_CAUSE.search(cause)):
+            return False
+        said = [s for s in sentences_of(cause) if not DISCOVERY.match(s)]
+        if (
+            not said
+            or PLAN.search(said[0])
+            or any(e.startswith("`") or _names(e) for e in CODE_ENTITY.findall(said[0]))
+        ):
+            return False  # a plan, or code quoted or named (the task's: the caller found nothing new in it)
+        words = [w for w in re.findall(r"[a-z]{4,}", said[0].lower()) if w not in PLAIN_WORDS]
+        task_words = set(re.findall(r"[a-z]{4,}", self.task.lower()))
+        return len(words) >= 5 and sum(w not in task_words for w in words) * 2 > len(words)
 
     def _new_short_code(self, sentence: str) -> bool:
         """A backquoted bit of code with no name of three letters (`e = 5`, `x[0]`) the task does not hold."""
