@@ -595,7 +595,7 @@ class RunReader:
         line = (
             errs[-1]
             if errs
-            else self._best_verdict(verdicts)
+            else self._best_verdict(verdicts, old=self._printed_before_fix(after))
             if verdicts
             else changed_line(out.lines, self._out(before).lines, self.task_words)
         )
@@ -604,10 +604,26 @@ class RunReader:
         question = f"What did `{named(after.command)}` print after the change?"
         return [Fact("test_result", clip(line, 160), after.message_index + 1, question)]
 
-    def _best_verdict(self, lines: list[str], said: set[str] | frozenset[str] = frozenset()) -> str:
+    def _printed_before_fix(self, a: Action) -> set[str]:
+        """The lines the same script printed when last run before the fix: a case that passed then
+        ("SUCCESS: created with a list") says nothing of what the fix did."""
+        name = self._run_name(a)
+        if name in (None, "-") or self.fix_at is None:
+            return set()
+        before = [b for b in self.shell if b.message_index < self.fix_at and self._run_name(b) == name]
+        return {ln.strip() for ln in self._out(before[-1]).lines} if before else set()
+
+    def _best_verdict(
+        self,
+        lines: list[str],
+        said: set[str] | frozenset[str] = frozenset(),
+        old: set[str] | frozenset[str] = frozenset(),
+    ) -> str:
         """The verdict line that names most of the task (what was fixed), then an "all passed" one;
         one that another fact does not say already (``said``: their words), where there is one
-        (two scripts' "All tests passed!" are one answer to two questions)."""
+        (two scripts' "All tests passed!" are one answer to two questions), and one the same script did not print
+        before the fix (``old``) where there is one."""
+        lines = [ln for ln in lines if ln.strip() not in old] or lines
         lines = [ln for ln in lines if norm_words(clip(ln, 160)) not in said] or lines
 
         def rank(line: str) -> tuple[bool, bool, int, bool]:
@@ -629,7 +645,7 @@ class RunReader:
             verdicts = [v for v in verdict_lines(out.lines) if v not in cases]
             if verdicts:
                 question = f"What did `{named(a.command)}` print after the change?"
-                verdict = clip(self._best_verdict(verdicts, said), 160)
+                verdict = clip(self._best_verdict(verdicts, said, self._printed_before_fix(a)), 160)
                 return [Fact("test_result", verdict, a.message_index + 1, question)]
         return []
 
@@ -655,7 +671,7 @@ class RunReader:
             # where the run states no verdict of its own and no case failed, a case's that says it is fixed
             verdicts = [v for v in stated if v not in cases] or [v for v in stated if CASE_FIXED.search(v)]
             line = (
-                self._best_verdict(verdicts, said)
+                self._best_verdict(verdicts, said, self._printed_before_fix(a))
                 if verdicts
                 else _value_line(printed.lines, self.task_words, cases | self._as_written(a))
                 if len(printed.lines) <= 3
