@@ -318,19 +318,31 @@ class RunReader:
         self.writes = set(script_writes(self.shell, files))
         at = sorted({a.message_index for a in edits} | self.writes)
         self.fixes = set(at)  # the runs that wrote the fix: neither a reproduction nor a check
-        # a test the agent added first fails until the code changes: the code's first edit is the fix
-        code = sorted({a.message_index for a in edits if not is_test_file(a.path or "")} | self.writes)
+        self._outputs: dict[int, Output] = {}
+        self._errors: dict[int, list[str]] = {}
+        # a test the agent added first fails until the code changes, and an edit that mends what the environment
+        # removed (`np.Inf` under NumPy 2) lets the code run: the code's first other edit is the fix
+        mends = {a.message_index for a in edits if self._mends_environment(a)}
+        code = sorted({a.message_index for a in edits if not is_test_file(a.path or "")} - mends | self.writes)
         self.fix_at = code[0] if code else at[0] if at else None
         self.last_fix = at[-1] if at else None
         self._shell_edit_at = {(a.message_index, a.tool) for a in self.shell}
-        self._outputs: dict[int, Output] = {}
-        self._errors: dict[int, list[str]] = {}
         self._script_runs: dict[int, bool] = {}
         # checks whose fact is a value they printed, no verdict: the agent's reading of them still says what it shows
         self.values_only: set[str] = set()
         # the files the agent wrote that its change does not keep: inputs it made (test.sql), scripts
         fixed = {f.rstrip("/").rsplit("/", 1)[-1] for f in files}
         self.made = {(a.path or "").rsplit("/", 1)[-1] for a in actions if a.op == "edit" and a.path} - fixed
+
+    def _mends_environment(self, edit: Action) -> bool:
+        """The edit replaces what the last failed run before it said the environment no longer has: that run's
+        error is the environment's (a module missing, NumPy 2's removals) and names the text the edit took out."""
+        removed = edit.old_text.replace("\\", "").strip()
+        failed = [b for b in self.shell if b.message_index < edit.message_index and self._errs(b)]
+        if len(removed) < 4 or "\n" in removed or not failed:
+            return False
+        last = self._errs(failed[-1])[-1]
+        return _environment_error(last) and removed in last
 
     def _out(self, a: Action) -> Output:
         """What the action printed, read once (every finder asks again)."""
