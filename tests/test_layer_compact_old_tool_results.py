@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxbench.layers.compact_old_tool_results import (
     COMPACTION_PLACEHOLDER,
@@ -195,6 +197,25 @@ def test_a_real_call_is_put_in_the_seeds_category_by_what_it_does(
     from ctxbench.layers.tool_actions import action_category
 
     assert action_category(name, json.dumps(arguments)) == category
+
+
+# Words, shell quoting, the comment sign, and whitespace that shlex and str.split read differently.
+_SHELL_CHARS = [*"ab-=/.", " ", "\t", "\n", "\r", "'", '"', "\\", "#", "\x0b", "\x1c", "\xa0"]
+_SHELL_TEXT = st.text(alphabet=st.sampled_from(_SHELL_CHARS))
+
+
+@settings(max_examples=500)
+@given(_SHELL_TEXT)
+def test_a_command_segment_is_split_into_the_words_shlex_reads(segment: str) -> None:
+    import shlex
+
+    from ctxbench.layers.tool_actions import _split
+
+    try:
+        expected = shlex.split(segment, comments=True)
+    except ValueError:  # an unclosed quote
+        expected = segment.split()
+    assert _split(segment) == expected
 
 
 def test_by_action_compacts_a_file_view_and_keeps_a_file_creation() -> None:

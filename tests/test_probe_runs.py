@@ -1170,3 +1170,29 @@ def test_the_same_tests_run_again_with_other_options_are_one_suite_asked_at_its_
         _out("d", HDR_DIFF),
     ]
     assert [a for a, _ in _facts(messages, "test_result")] == ["12 passed in 0.21s"]
+
+
+def test_a_script_named_as_the_reproduction_goes_before_other_scripts_that_ran_as_cleanly():
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python test_header_parsing.py"),
+        _out("a", "header fields: ['Host', 'Accept']"),
+        _bash("b", "python reproduce_issue.py"),
+        _out("b", "parse(''): None"),
+        *_edit("c"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["parse(''): None"]
+
+
+def test_a_command_that_exits_on_a_framework_not_set_up_reproduces_nothing_though_no_traceback_shows_it():
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python repro_full.py"),
+        _out("a", "No installed app with label 'header'.", 2),  # Django's CommandError, printed without a traceback
+        _bash("b", "python check_header.py"),
+        _out("b", "parse(''): None"),
+        *_edit("c"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["parse(''): None"]

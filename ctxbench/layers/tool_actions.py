@@ -110,6 +110,9 @@ _WRITES_FILE = re.compile(r"(?<![0-9&])>>?\s*(?!&|/dev/null)[\w./~'\"-]")  # `> 
 _VERB = re.compile(r"^([a-z]+)_")
 _SEGMENTS = re.compile(r"&&|\|\||;|\|")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# What shlex.split(comments=True) reads apart from words between its whitespace (space, tab, CR, LF):
+# quotes, the escape, the comment sign, and whitespace it does not split on but str.split does.
+_SHLEX_SPECIAL = re.compile(r"['\"\\#]|[^\S \t\r\n]")
 
 
 def _command(arguments: str) -> str:
@@ -127,6 +130,8 @@ def _command(arguments: str) -> str:
 
 
 def _split(segment: str) -> list[str]:
+    if _SHLEX_SPECIAL.search(segment) is None:
+        return segment.split()  # nothing shlex reads otherwise: the same words, without its Python lexer
     try:
         return shlex.split(segment, comments=True)
     except ValueError:  # an unclosed quote (a heredoc's body follows): split on spaces

@@ -86,10 +86,14 @@ TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
 # registry, an app label), a stand-in object the script made lacking what the code asks of it, no terminal.
 SETUP_ERROR = re.compile(
     r"settings are not configured|doesn't declare an explicit app_label|(?:Apps|Models) aren't loaded yet|"
+    r"No installed app with label|"
     r"SECRET_KEY setting must not be empty|\b(?:Mock|Fake|Dummy|Stub)\w*'? object has no attribute|"
     r"type object '(?:Mock|Fake|Dummy|Stub)\w*' has no attribute|No such device or address: '/dev/tty'"
 )
 CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
+# A script named as the reproduction (reproduce_issue.py, repro.py, reproduce_bug.py): the run the agent meant to
+# show the bug, before its other scripts that ran as cleanly.
+REPRO_NAME = re.compile(r"(?:^|[/_.-])repro(?:duce|duction)?\w*\.\w+$", re.I)
 # Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
 EXPLORATION_SCRIPT = re.compile(
     r"(?:^|[/_.-])(?:debug|explore|exploration|inspect|examine|investigate|analy[sz]\w*)\w*\.\w+$", re.I
@@ -391,8 +395,8 @@ class RunReader:
             agent never got past that (all a run could show); 2: it failed before reaching the code
             for a reason the agent then mended (a framework not set up, the script itself)."""
             errs = self._errs(a)
-            if not errs:
-                return 0
+            if not errs:  # a command's own message of a framework not set up, no traceback: it failed as well
+                return int(bool(self._out(a).exit_code and SETUP_ERROR.search(self._out(a).text)))
             if self._false_start(a, fix_at):
                 return 2
             if self._shows_reported_error(a):
@@ -407,6 +411,7 @@ class RunReader:
                 not self._shows_reported_error(a),
                 failed_to_start(a),
                 self._rerun_after_fix(a) is None,
+                not REPRO_NAME.search(self._run_name(a) or ""),
                 script_run(a.command) == "-",
                 a.message_index,
             ),

@@ -14,7 +14,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -230,11 +230,16 @@ def cell_files(folder: Path) -> list[Path]:
     return sorted(out)
 
 
-def manifest_of(folder: Path) -> dict[str, Any]:
-    files = {
-        str(rel): {"bytes": (folder / rel).stat().st_size, "sha256": _sha256(folder / rel)}
-        for rel in cell_files(folder)
-    }
+def manifest_of(folder: Path, written: Mapping[str, bytes] | None = None) -> dict[str, Any]:
+    """Every file of ``folder`` with its size and sha256; those in ``written`` (by name, as the
+    manifest names them: the bytes just written there) hashed from memory, not read back."""
+    files = {}
+    for rel in cell_files(folder):
+        data = written.get(str(rel)) if written is not None else None
+        if data is not None:
+            files[str(rel)] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        else:
+            files[str(rel)] = {"bytes": (folder / rel).stat().st_size, "sha256": _sha256(folder / rel)}
     return {"schema": MANIFEST_SCHEMA, "files": files}
 
 

@@ -23,11 +23,12 @@ from typing import Any
 from ctxbench import __version__
 from ctxbench.atomic import (
     FolderLock,
+    fsync_together,
     new_workspace,
     publish_dir,
     write_bytes_atomic,
     write_json_atomic,
-    write_text_atomic,
+    write_new_file,
 )
 from ctxbench.errors import InputError
 from ctxbench.json_text import compact
@@ -112,6 +113,10 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_finite(v) for v in value]
     return value
+
+
+# The manifest's text, as ``write_json_atomic`` writes it (``seal``).
+_MANIFEST = json.JSONEncoder(ensure_ascii=False, indent=2).encode
 
 
 def seal(folder: Path) -> Path:
@@ -226,24 +231,34 @@ class Cell:
 
         With ``workspace`` (from :meth:`workspace`, lock held), the files go there, beside what the
         replay wrote into it, and the folder then becomes the cell in one rename."""
-        folder = workspace or self.path
-        write_text_atomic(folder / "calls.jsonl", jsonl_text(calls))
-        write_text_atomic(folder / "events.jsonl", jsonl_text(events))
+        files = {"calls.jsonl": jsonl_text(calls).encode("utf-8"), "events.jsonl": jsonl_text(events).encode("utf-8")}
         for name, rows in (extra_files or {}).items():
             # A text or its UTF-8: the rows already encoded.
             text = rows if isinstance(rows, str | bytes) else jsonl_text(rows)
             if name.endswith(".gz"):  # mtime 0: the same rows make the same bytes
-                write_bytes_atomic(folder / name, gzip_lines(text))
+                files[name] = gzip_lines(text)
             else:
-                write_bytes_atomic(folder / name, text if isinstance(text, bytes) else text.encode("utf-8"))
-        return self.finish(folder, metrics=metrics, info=info, config=config, publish=workspace is not None)
+                files[name] = text if isinstance(text, bytes) else text.encode("utf-8")
+        if workspace is None:  # in place: each file replaced atomically
+            for name, data in files.items():
+                write_bytes_atomic(self.path / name, data)
+            return self.finish(self.path, metrics=metrics, info=info, config=config, publish=False)
+        return self.finish(workspace, metrics=metrics, info=info, config=config, publish=True, written=files)
 
     def finish(
-        self, folder: Path, *, metrics: dict[str, Any], info: dict[str, Any], config: Any, publish: bool
+        self,
+        folder: Path,
+        *,
+        metrics: dict[str, Any],
+        info: dict[str, Any],
+        config: Any,
+        publish: bool,
+        written: dict[str, bytes] | None = None,
     ) -> Path:
         """Write the summary and the manifest into ``folder``, whose other files are written (by
         :meth:`write`, or copied from a cell of the same results: ``ctxbench.cell_reuse``), and
-        with ``publish`` make the workspace ``folder`` the cell in one rename."""
+        with ``publish`` make the workspace ``folder`` the cell in one rename. ``written`` (with
+        ``publish``): files by name still to be written into the workspace."""
         summary = {
             "schema_version": SCHEMA_VERSION,
             "ctxbench_version": __version__,
@@ -260,11 +275,27 @@ class Cell:
             "config": config,  # the job's resolved config (strategy, model, estimator, llm, judge, dataset...)
             "code": code_fingerprint(),
         }
-        write_text_atomic(folder / SUMMARY, summary_text(summary))
-        seal(folder)  # last: every file above (and what the replay wrote into the workspace) is covered
-        if publish:
-            publish_dir(folder, self.path)
+        text = summary_text(summary).encode("utf-8")
+        if not publish:  # in place: each file replaced atomically, the manifest last
+            write_bytes_atomic(folder / SUMMARY, text)
+            seal(folder)
+            return self.path
+        _publish(folder, self.path, {**(written or {}), SUMMARY: text})
         return self.path
+
+
+def _publish(work: Path, final: Path, files: dict[str, bytes]) -> None:
+    """Write ``files`` into the private workspace ``work`` and its manifest, which covers them
+    (hashed from memory) and what the replay wrote there; make them all durable together; then
+    make ``work`` the cell ``final`` in one rename. Nobody reads a workspace, so its files need
+    no rename of their own: a reader (or a run after a kill -9) sees the whole cell or none."""
+    for name, data in files.items():
+        write_new_file(work / name, data)
+    manifest = manifest_of(work, files)
+    write_new_file(work / MANIFEST, _MANIFEST(manifest).encode("utf-8") + b"\n")
+    folders = {work / up for name in manifest["files"] for up in Path(name).parents}  # their entries
+    fsync_together([*(work / name for name in manifest["files"]), work / MANIFEST, *sorted(folders)])
+    publish_dir(work, final)
 
 
 def iter_summaries(*roots: str | Path, records: bool = True) -> Iterator[tuple[Path, dict[str, Any]]]:
