@@ -7,7 +7,7 @@ import json
 from ctxbench.judges.deterministic import DeterministicJudge
 from ctxbench.probes import CheckpointPolicy, ProbeObserver, retention_metrics
 from ctxbench.probes.extract import extract_probes
-from ctxbench.probes.statements import StatementReader
+from ctxbench.probes.statements import DECISION, StatementReader
 from ctxbench.replay.engine import replay
 from ctxbench.replay.provider import ModelSpec
 from ctxbench.strategies.none import FullHistory
@@ -487,6 +487,25 @@ def test_a_decision_is_asked_about_the_code_it_names_that_the_fix_touches():
     said = [Message("assistant", "`Q` objects become `WhereNode` objects. So we don't need to fix `WhereNode`.")]
     (decided,) = StatementReader(said, "", None, None).decisions()
     assert decided.question == "What did the agent decide about `WhereNode`, and why?", decided
+
+
+def test_where_the_agent_stops_its_change_is_a_decision():
+    """Out of scope, a known limitation, a way too costly (with the plan said right after it, up to its
+    code), code left as it is with why: decisions of every coding agent; a side problem set aside on a
+    guess ("This should probably fail ... That's a separate issue.") is none."""
+    said = [
+        Message("assistant", "This is a known limitation, not a bug in our fix. Overrides keep the first `key`."),
+        Message("assistant", "The other `replace` call reads data, but that's outside the scope of this PR."),
+        Message("assistant", "But changing that would be a bigger change. For now, let me fix `write_OBvalue`:"),
+        Message("assistant", "Actually, that's fine because we should always expand `~` before caching."),
+        Message("assistant", "This should probably fail, but it doesn't. That's a separate issue though."),
+    ]
+    got = [
+        (f.message_index, f.answer)
+        for f in StatementReader(said, "", None, None).statements("decision", DECISION, needs_code=False)
+    ]
+    assert [at for at, _ in got] == [0, 1, 2, 3], got
+    assert got[2][1] == "But changing that would be a bigger change. For now, let me fix `write_OBvalue`", got
 
 
 TAU_POLICY = "# Airline Agent Policy\nYou can help users book, modify, or cancel flight reservations."
@@ -1876,3 +1895,35 @@ def test_a_cause_found_and_said_in_words_without_code_is_a_stated_cause():
     plan = [task, Message("assistant", "I found the issue! Now I will open the file again and look at it."), *fix]
     restated = [task, Message("assistant", "I found the issue! There is a syntax error: invalid syntax in it."), *fix]
     assert _causes(plan) == [] and _causes(restated) == [], (_causes(plan), _causes(restated))
+
+
+def test_a_sentence_that_this_explains_the_symptom_is_a_cause():
+    """A sentence "This explains why <the symptom>" says the one before it is the cause (astropy-12907, DeepSeek):
+    the two are asked together."""
+    wrong = "The right side should also copy the values from `right`, not set them all to 1."
+    said = f"{wrong} This explains why nested compound models have incorrect matrices."
+    messages = [
+        Message("user", "<pr_description>\nseparability_matrix is wrong for nested CompoundModels\n</pr_description>"),
+        Message("assistant", f"{said}\n\nLet me fix it:"),
+        _edit("e", "/r/separable.py", "cright[-right.shape[0]:, -right.shape[1]:] = 1", "cright[...] = right"),
+        Message("tool", "The file /r/separable.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _causes(messages)] == [said], _causes(messages)
+
+
+def test_a_problem_said_to_be_clear_names_its_cause_outright():
+    """A sentence "The problem is clear: <cause>" (django-11283 on DeepSeek) names the cause outright, in words
+    and a version number only."""
+    cause = (
+        "The problem is clear: when the migration moves permissions to the proxy content type, if they already "
+        "exist there (which happens for models recreated after Django 2.2), we get a duplicate key violation."
+    )
+    messages = [
+        Message("user", "<pr_description>\nMigration auth.0011_update_proxy_permissions fails\n</pr_description>"),
+        Message("assistant", f"Perfect! I've reproduced it. {cause}\n\nNow I need to fix the migration."),
+        _edit("e", "/r/0011_update_proxy_permissions.py", "update(content_type=new)", "exclude(...).update(...)"),
+        Message("tool", "The file /r/0011_update_proxy_permissions.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for _, a in _causes(messages)] == [cause], _causes(messages)
