@@ -166,7 +166,8 @@ class RunningSum:
         if len(seen) > len(messages):
             self._total -= sum(values[len(messages) :])
             del seen[len(messages) :], values[len(messages) :]
-        for message in islice(messages, len(seen), None):
+        # A slice, not islice: skipping the part seen would touch every message object, each call.
+        for message in messages[len(seen) :]:
             new = value(message)
             self._total += new
             seen.append(message)
