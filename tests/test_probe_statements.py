@@ -7,7 +7,7 @@ import json
 from ctxbench.judges.deterministic import DeterministicJudge
 from ctxbench.probes import CheckpointPolicy, ProbeObserver, retention_metrics
 from ctxbench.probes.extract import extract_probes
-from ctxbench.probes.statements import StatementReader
+from ctxbench.probes.statements import DECISION, StatementReader
 from ctxbench.replay.engine import replay
 from ctxbench.replay.provider import ModelSpec
 from ctxbench.strategies.none import FullHistory
@@ -487,6 +487,25 @@ def test_a_decision_is_asked_about_the_code_it_names_that_the_fix_touches():
     said = [Message("assistant", "`Q` objects become `WhereNode` objects. So we don't need to fix `WhereNode`.")]
     (decided,) = StatementReader(said, "", None, None).decisions()
     assert decided.question == "What did the agent decide about `WhereNode`, and why?", decided
+
+
+def test_where_the_agent_stops_its_change_is_a_decision():
+    """Out of scope, a known limitation, a way too costly (with the plan said right after it, up to its
+    code), code left as it is with why: decisions of every coding agent; a side problem set aside on a
+    guess ("This should probably fail ... That's a separate issue.") is none."""
+    said = [
+        Message("assistant", "This is a known limitation, not a bug in our fix. Overrides keep the first `key`."),
+        Message("assistant", "The other `replace` call reads data, but that's outside the scope of this PR."),
+        Message("assistant", "But changing that would be a bigger change. For now, let me fix `write_OBvalue`:"),
+        Message("assistant", "Actually, that's fine because we should always expand `~` before caching."),
+        Message("assistant", "This should probably fail, but it doesn't. That's a separate issue though."),
+    ]
+    got = [
+        (f.message_index, f.answer)
+        for f in StatementReader(said, "", None, None).statements("decision", DECISION, needs_code=False)
+    ]
+    assert [at for at, _ in got] == [0, 1, 2, 3], got
+    assert got[2][1] == "But changing that would be a bigger change. For now, let me fix `write_OBvalue`", got
 
 
 TAU_POLICY = "# Airline Agent Policy\nYou can help users book, modify, or cancel flight reservations."

@@ -234,6 +234,30 @@ GIVEN_UP = (
     r"(?:too |very |overly |quite )?(?:complicated|complex|hacky|fragile|convoluted)\b"
 )
 REVISED = r"\b(?:update|change|revise|rewrite|simplify|refine|improve) (?:the|my|our) (?:fix|approach|solution) to\b"
+# Where the agent draws the line of its change, across agents and tasks: out of scope, a separate issue, a
+# known limitation ("This is a known limitation, not a bug in our fix", "But that's outside the scope of this PR").
+SCOPED = (
+    r"\b(?:outside|beyond) (?:the |our )?scope\b|\bnot part of (?:the |this )?(?:reported |original )?"
+    r"(?:issue|pr|task|fix|problem)\b|\b(?:a|is|as) separate (?:issue|concern|problem)\b|\bknown limitation\b|"
+    r"\bfocus on (?:what|fixing|the (?:reported|original|specific))\b"
+)
+# A way weighed by what it costs or risks ("But changing that would be a bigger change.", "This is actually a
+# breaking change!", "to keep backward compatibility", "the minimal change").
+COSTLY = (
+    r"\b(?:would|will) be (?:a )?(?:much )?(?:bigger|larger|breaking|riskier|more invasive) change\b|"
+    r"\bis (?:actually |also )?a breaking change\b|\b(?:minimal|smallest) (?:change|fix|diff)\b|"
+    r"\b(?:to (?:keep|preserve|maintain)|for) backwards?[- ]compat\w*"
+)
+# Code left as it is, judged right, with why or as a conclusion ("So `f` returning `True` is correct.",
+# "that's fine because we should always expand `~` first", "that's consistent with how Django models work").
+KEPT_AS_IS = (
+    r"\b(?:that|this|which|it)(?:'s| is) (?:fine|acceptable|reasonable)\b(?=[^.!?]*\b(?:because|since)\b)|"
+    r"\b(?:is|are|that'?s) consistent with how\b|"
+    r"^(?:so|therefore|thus),? [^.!?]*`[^.!?]*\b(?:is|are) (?:correct|fine|acceptable|intended)\s*[.!]?$"
+)
+JUDGEMENTS = "|".join((SCOPED, COSTLY, KEPT_AS_IS))
+# A cost or a limit said alone: what is done instead is the plan said next, often leading in to its code.
+WEIGHED_ONLY = re.compile(f"{SCOPED}|{COSTLY}", re.IGNORECASE)
 # A decision leading in to the code or list that carries it out: the way named, a conclusion or the fix revised
 # naming the code ("Let me update the fix to be more targeted:" names no way).
 WAY_LEAD_IN = re.compile(
@@ -259,7 +283,7 @@ INTENT = re.compile(
     + "|"
     + WHY_FIRST
     + r"|\b(?:i|we) (?:need|have) to (?:update|change|adjust|fix) (?:the|this|that|these|those) tests?\b|"
-    + "|".join((CONCLUDED, KEPT, GIVEN_UP, REVISED)),
+    + "|".join((CONCLUDED, KEPT, GIVEN_UP, REVISED, JUDGEMENTS)),
     re.IGNORECASE,
 )
 # A question the agent asks itself, a guess ("Should I ...?", "Maybe we should revert ..."), a
@@ -294,7 +318,7 @@ DECISION = re.compile(
     r"(?:should|must|need to)\b[^.!?]*\binstead(?=\s*[.!:]*$))\b|"
     + NOT_DOING
     + "|"
-    + "|".join((WHY_FIRST, REASONED, CONCLUDED, KEPT, GIVEN_UP, REVISED)),
+    + "|".join((WHY_FIRST, REASONED, CONCLUDED, KEPT, GIVEN_UP, REVISED, JUDGEMENTS)),
     re.IGNORECASE,
 )
 # The agent judging its own fix after making it ("Our fix for `X` is the right fix", "my change should work").
@@ -411,7 +435,13 @@ class StatementReader:
                 sentence = _with_list(text, sentence)  # "The problem is that X will match both:\n- ...\n- ..."
             if sentence.rstrip().endswith(":") and not (label == "decision" and WAY_LEAD_IN.search(sentence)):
                 continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
-            sentence = _with_neighbour(text, sentence)
+            joined = _with_neighbour(text, sentence)
+            if label == "decision" and WEIGHED_ONLY.search(sentence):
+                if joined == sentence:
+                    joined = _with_plan_after(text, sentence)  # "... a bigger change. For now, let me fix `x`:"
+                elif joined.endswith(sentence) and UNDECIDED.search(joined):
+                    continue  # "This should probably fail, but it doesn't. That's a separate issue.": a guess set aside
+            sentence = joined
             # a list's items may say which half is right ("(which is correct)"): its lead-in says what is wrong
             listed = lead_in.endswith(":") and sentence != lead_in
             wanted = AS_WANTED.search(lead_in if listed else sentence)
@@ -1050,6 +1080,18 @@ def _with_list(content: str, sentence: str) -> str:
     if listed is None:
         return sentence
     return clip(" ".join(content[at : listed.end(1)].split()), 300)
+
+
+def _with_plan_after(content: str, sentence: str) -> str:
+    """A reason said alone ("But changing that would be a bigger change.") with the agent's plan right
+    after it on the same line, a lead-in to its code included ("For now, let me fix `x`:"), when that
+    plan names code; else the sentence."""
+    at = content.find(sentence)
+    line = content[at + len(sentence) :].split("\n", 1)[0].strip() if at >= 0 else ""
+    plan = SENTENCE_BREAK.split(line, maxsplit=1)[0].strip() if line else ""
+    if not plan or not INTENT_WORDS.search(plan) or not CODE_ENTITY.search(plan):
+        return sentence
+    return f"{sentence} {plan.rstrip(':')}"
 
 
 def _with_neighbour(content: str, sentence: str) -> str:
