@@ -92,6 +92,14 @@ def test_shell_edits_read_redirections_sed_and_tee_but_not_quoted_arrows():
     assert shell_edits("grep -n foo src/x.py > /dev/null") == []
 
 
+def test_shell_edits_read_a_single_quoted_word_that_escapes_its_own_quotes():
+    # `'a'\''b'` is one word in the shell (a quote closed, an escaped quote, a quote reopened): the `|` and
+    # `>` inside it are the sed pattern's, not a pipe or a redirect
+    command = "cd /t && sed -i '35s/re.compile(r'\\''(.*)\\s(ASC|DESC)'\\'')/x/' django/sql/compiler.py"
+    assert shell_edits(command) == ["django/sql/compiler.py"]
+    assert shell_edits("sed -i 's/it'\\''s|x/it is/' a.py && cat a.py > b.txt") == ["a.py", "b.txt"]
+
+
 def test_classic_swe_agent_edits_the_open_file_and_submits():
     messages = [
         Message("system", "SETTING: interface"),

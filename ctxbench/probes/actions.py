@@ -61,7 +61,9 @@ FAILED_EDIT = re.compile(
 OPEN_FILE = re.compile(r"\(Open file: ([^)\n]+)\)")
 FILE_HEADER = re.compile(r"^\[File: ([^\]\n]+?) \(\d+ lines total\)\]", re.MULTILINE)
 FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
-QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
+# A quoted word; `'it'\''s'` (a quote closed, an escaped quote, a quote reopened) is one word, not two quotes
+# with the `|` or `>` of a sed pattern between them.
+QUOTED = re.compile(r"'[^']*'(?:\\''[^']*')*|\"(?:\\.|[^\"\\])*\"")
 # Tools called in the text as XML (Cline, Roo Code, Kilo Code): "<execute_command><command>npm test</command>
 # </execute_command>", each parameter a tag of its own; the environment answers in the next user message.
 XML_TOOLS = (

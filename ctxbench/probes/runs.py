@@ -16,6 +16,7 @@ from ctxbench.probes.actions import Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
 from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, failing_tests, read_output, suite_summary
 from ctxbench.probes.shell import (
+    INSTALLS,
     heredoc_bodies,
     is_read_only,
     is_scratch,
@@ -26,6 +27,12 @@ from ctxbench.probes.shell import (
     tool_run,
 )
 
+MISSING_MODULE = re.compile(r"No module named '?([\w.]+)")
+PACKAGE_WORD = re.compile(r"[\w.-]+")
+# An install that did not happen: cut off, or pip found nothing to install (its resolver's warning is no failure).
+INSTALL_FAILED = re.compile(
+    r"timed out|No matching distribution|Could not find a version|^ERROR: (?!pip's dependency resolver)", re.M
+)
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
 ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
 VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expected|got|actual|mismatch|fail\w*)\b|!=")
@@ -86,10 +93,14 @@ TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
 # registry, an app label), a stand-in object the script made lacking what the code asks of it, no terminal.
 SETUP_ERROR = re.compile(
     r"settings are not configured|doesn't declare an explicit app_label|(?:Apps|Models) aren't loaded yet|"
+    r"No installed app with label|"
     r"SECRET_KEY setting must not be empty|\b(?:Mock|Fake|Dummy|Stub)\w*'? object has no attribute|"
     r"type object '(?:Mock|Fake|Dummy|Stub)\w*' has no attribute|No such device or address: '/dev/tty'"
 )
 CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
+# A script named as the reproduction (reproduce_issue.py, repro.py, reproduce_bug.py): the run the agent meant to
+# show the bug, before its other scripts that ran as cleanly.
+REPRO_NAME = re.compile(r"(?:^|[/_.-])repro(?:duce|duction)?\w*\.\w+$", re.I)
 # Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
 EXPLORATION_SCRIPT = re.compile(
     r"(?:^|[/_.-])(?:debug|explore|exploration|inspect|examine|investigate|analy[sz]\w*)\w*\.\w+$", re.I
@@ -391,13 +402,13 @@ class RunReader:
             agent never got past that (all a run could show); 2: it failed before reaching the code
             for a reason the agent then mended (a framework not set up, the script itself)."""
             errs = self._errs(a)
-            if not errs:
-                return 0
+            if not errs:  # a command's own message of a framework not set up, no traceback: it failed as well
+                return int(bool(self._out(a).exit_code and SETUP_ERROR.search(self._out(a).text)))
             if self._false_start(a, fix_at):
                 return 2
             if self._shows_reported_error(a):
                 return 0
-            if any(SETUP_ERROR.search(e) for e in errs):
+            if any(SETUP_ERROR.search(e) for e in errs) or self._installed_after(a, errs):
                 return 2
             return int(any(_environment_error(e) for e in errs) or self._script_bug(a, errs[-1]))
 
@@ -407,6 +418,7 @@ class RunReader:
                 not self._shows_reported_error(a),
                 failed_to_start(a),
                 self._rerun_after_fix(a) is None,
+                not REPRO_NAME.search(self._run_name(a) or ""),
                 script_run(a.command) == "-",
                 a.message_index,
             ),
@@ -416,6 +428,19 @@ class RunReader:
             if line:
                 return a, line
         return None
+
+    def _installed_after(self, a: Action, errs: list[str]) -> bool:
+        """The run failed on a module the agent installed afterwards (``No module named 'pytz'``, then
+        ``pip install pytz``): the environment, mended; the run showed nothing of the code. An install
+        that timed out or found no such package mended nothing: the module missing is why the run failed."""
+        missing = {m.split(".")[0].replace("_", "-").casefold() for e in errs for m in MISSING_MODULE.findall(e)}
+        return bool(missing) and any(
+            b.message_index > a.message_index
+            and INSTALLS.search(b.command)
+            and not INSTALL_FAILED.search(b.result)
+            and bool(missing & {w.replace("_", "-").casefold() for w in PACKAGE_WORD.findall(b.command)})
+            for b in self.shell
+        )
 
     def _false_start(self, a: Action, fix_at: int) -> bool:
         """The run's error was gone when the agent ran the same script again before the fix: the
