@@ -508,6 +508,17 @@ def test_where_the_agent_stops_its_change_is_a_decision():
     assert got[2][1] == "But changing that would be a bigger change. For now, let me fix `write_OBvalue`", got
 
 
+def test_a_decision_naming_dotted_code_is_read_past_its_dots_and_a_search_step_is_none():
+    """The dots of `os.path.normpath` or dataelem.py end no sentence: "I'll use `os.path.normpath` because ..."
+    decides; "I will first search for the `missing_colon.py` file ... since ..." is a step of looking."""
+    said = [
+        Message("assistant", "I'll use `os.path.normpath` because it also strips repeated trailing slashes."),
+        Message("assistant", "I will first search for the `missing_colon.py` file since that is where it fails."),
+    ]
+    got = StatementReader(said, "", None, None).statements("decision", DECISION, needs_code=False)
+    assert [f.message_index for f in got] == [0]
+
+
 TAU_POLICY = "# Airline Agent Policy\nYou can help users book, modify, or cancel flight reservations."
 
 
