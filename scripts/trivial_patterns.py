@@ -30,6 +30,7 @@ from ctxbench.errors import InputError
 from ctxbench.probes.actions import Action, agent_actions, same_file
 from ctxbench.probes.boilerplate import find_boilerplate
 from ctxbench.probes.extract import extract_probes
+from ctxbench.probes.runs import INSTALL_FAILED
 from ctxbench.probes.shell import HEREDOC, INSTALLS, heredoc_bodies, is_read_only, is_scratch
 from ctxbench.transcripts.importer import import_file
 from ctxbench.transcripts.model import Probe, Transcript
@@ -173,7 +174,8 @@ def edit_refused_then_made(probe: Probe, run: Run) -> bool:
 
 def installed_after(probe: Probe, run: Run) -> bool:
     """A missing module or program the agent installed afterwards (``No module named pytest``, then
-    ``pip install pytest``): an error fixed by installing a package."""
+    ``pip install pytest``; not an install that timed out or found nothing): an error fixed by
+    installing a package."""
     if probe.label not in OUTPUT_TYPES:
         return False
     names = {(m.group(1) or m.group(2)).split(".")[0].casefold() for m in MISSING.finditer(probe.answer)}
@@ -181,6 +183,8 @@ def installed_after(probe: Probe, run: Run) -> bool:
         return False
     for action in run.actions:
         if action.op != "shell" or action.message_index <= probe.message_index or not INSTALLS.search(action.command):
+            continue
+        if INSTALL_FAILED.search(action.result):
             continue
         installed = action.command.casefold().replace("-", "_")
         if any(re.search(rf"(?<![\w.]){re.escape(n.replace('-', '_'))}(?![\w])", installed) for n in names):

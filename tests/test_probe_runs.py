@@ -593,6 +593,36 @@ def test_a_reproduction_that_died_on_import_is_quoted_by_its_error_not_a_frames_
     assert [a for a, _ in _facts(messages, "reproduction")] == ["ModuleNotFoundError: No module named 'numpy'"]
 
 
+def test_a_reproduction_that_died_on_a_module_the_agent_then_installed_is_none():
+    """The environment lacked a module and the agent installed it: the run showed nothing of the bug
+    (issue 23's trivial kind "an error fixed by installing a package"), whether or not the script ran
+    again before the fix. Never installed, the missing module is why the reproduction failed."""
+    trace = (
+        'Traceback (most recent call last):\n  File "/testbed/pkg/tz.py", line 9, in <module>\n    import pytz\n'
+        "ModuleNotFoundError: No module named 'pytz'"
+    )
+    edit = {"command": "str_replace", "path": "/r/hdr/parse.py", "old_str": "return None", "new_str": "raise"}
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce_issue.py"),
+        _out("a", trace, 1),
+        _bash("b", "pip install pytz -q"),
+        _out("b", ""),
+        Message("assistant", "", tool_calls=(ToolCall("d", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/hdr/parse.py has been edited.", tool_call_id="d"),
+    ]
+    assert _facts(messages, "reproduction") == []
+    never = messages[:3] + messages[5:]
+    assert [a.endswith("No module named 'pytz'") for a, _ in _facts(never, "reproduction")] == [True]
+    timed_out = "<exception>Command 'pip install pytz -q' timed out after 60 seconds</exception>"
+    tried = [
+        *messages[:4],
+        Message("tool", f"{timed_out}\n<returncode>-1</returncode>", tool_call_id="b"),
+        *messages[5:],
+    ]
+    assert [a.endswith("No module named 'pytz'") for a, _ in _facts(tried, "reproduction")] == [True]
+
+
 def test_reading_a_test_file_or_asking_a_runner_for_help_runs_no_tests():
     """Reading tests/runtests.py, printing a runner's help or version, importing pytest to see it is there:
     none of these prints a suite's outcome."""

@@ -73,6 +73,8 @@ def test_a_missing_module_counts_only_when_the_agent_installed_it_afterwards():
     probe = _probe("test_result", "/opt/bin/python: No module named pytest", "What did `python -m pytest` report?")
     assert script.matches(probe, _run((install,))) == ["installed_after"]
     assert not script.matches(probe, _run())  # never installed: the suite could not start
+    timed_out = Action(9, "bash", "shell", command="pip install pytest", result="Command timed out after 60 seconds")
+    assert not script.matches(probe, _run((timed_out,)))
     before = Action(2, "bash", "shell", command="pip install pytest")
     assert not script.matches(probe, _run((before,)))
     other = _probe("error", "ModuleNotFoundError: No module named 'pytz'", "What error did `python r.py` show?")

@@ -16,6 +16,7 @@ from ctxbench.probes.actions import Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
 from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, failing_tests, read_output, suite_summary
 from ctxbench.probes.shell import (
+    INSTALLS,
     heredoc_bodies,
     is_read_only,
     is_scratch,
@@ -26,6 +27,12 @@ from ctxbench.probes.shell import (
     tool_run,
 )
 
+MISSING_MODULE = re.compile(r"No module named '?([\w.]+)")
+PACKAGE_WORD = re.compile(r"[\w.-]+")
+# An install that did not happen: cut off, or pip found nothing to install (its resolver's warning is no failure).
+INSTALL_FAILED = re.compile(
+    r"timed out|No matching distribution|Could not find a version|^ERROR: (?!pip's dependency resolver)", re.M
+)
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
 ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
 VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expected|got|actual|mismatch|fail\w*)\b|!=")
@@ -413,7 +420,7 @@ class RunReader:
                 return 2
             if self._shows_reported_error(a):
                 return 0
-            if any(SETUP_ERROR.search(e) for e in errs):
+            if any(SETUP_ERROR.search(e) for e in errs) or self._installed_after(a, errs):
                 return 2
             return int(any(_environment_error(e) for e in errs) or self._script_bug(a, errs[-1]))
 
@@ -433,6 +440,19 @@ class RunReader:
             if line:
                 return a, line
         return None
+
+    def _installed_after(self, a: Action, errs: list[str]) -> bool:
+        """The run failed on a module the agent installed afterwards (``No module named 'pytz'``, then
+        ``pip install pytz``): the environment, mended; the run showed nothing of the code. An install
+        that timed out or found no such package mended nothing: the module missing is why the run failed."""
+        missing = {m.split(".")[0].replace("_", "-").casefold() for e in errs for m in MISSING_MODULE.findall(e)}
+        return bool(missing) and any(
+            b.message_index > a.message_index
+            and INSTALLS.search(b.command)
+            and not INSTALL_FAILED.search(b.result)
+            and bool(missing & {w.replace("_", "-").casefold() for w in PACKAGE_WORD.findall(b.command)})
+            for b in self.shell
+        )
 
     def _false_start(self, a: Action, fix_at: int) -> bool:
         """The run's error was gone when the agent ran the same script again before the fix: the

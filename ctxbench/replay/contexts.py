@@ -205,13 +205,24 @@ class ContextRecorder:
         # its references; only the rest is looked up. Most prompts share a long start (a strategy
         # that only appended, as `none` always does: all of the one before, the same list grown,
         # known without comparing them).
-        start = self._sent.unchanged(working)
+        start, replaced = self._sent.compare(working)
         grown = start == len(self._last) > 0
-        rest = working[start:] if start else working
-        refs: list[Any] = list(map(self._refs.get, map(id, rest)))  # in C: most were sent before
+        if replaced is not None and not grown:
+            # A note says which messages were replaced (DB-GPT's system prompt, every call, and
+            # the observation Layer 1 cut): the others keep the references sent, copied in C.
+            known = min(len(self._last), len(working))
+            refs: list[Any] = self._last[:known]
+            for i in replaced:
+                refs[i] = self._refs.get(id(working[i]))
+            refs += map(self._refs.get, map(id, islice(working, known, None)))
+            offset = 0  # refs covers all of working
+        else:
+            rest = working[start:] if start else working
+            refs = list(map(self._refs.get, map(id, rest)))  # in C: most were sent before
+            offset = start
         position = _find(refs, None, 0)
         while position >= 0:  # the few new messages, found in C (usually the last ones)
-            refs[position] = self._ref(working[start + position], new)
+            refs[position] = self._ref(working[offset + position], new)
             position = _find(refs, None, position + 1)
         upto = record["message_index"] + 1  # the history so far and this call's recorded reply
         sent_new = len(new)
@@ -226,8 +237,8 @@ class ContextRecorder:
             self._last.extend(refs)  # the list sent before, grown: not copied
             refs = self._last
         else:
-            if start:
-                refs = self._last[:start] + refs
+            if offset:
+                refs = self._last[:offset] + refs
             # Stored by this call, or before and never sent (a recorded reply, sent from the next call
             # on): not in the prompt before, so said without a look-up. The first ``start`` are its.
             said = runs(refs, self._last, new.keys() | unsent if unsent else new, start)

@@ -166,7 +166,8 @@ class RunningSum:
         if len(seen) > len(messages):
             self._total -= sum(values[len(messages) :])
             del seen[len(messages) :], values[len(messages) :]
-        for message in islice(messages, len(seen), None):
+        # A slice, not islice: skipping the part seen would touch every message object, each call.
+        for message in messages[len(seen) :]:
             new = value(message)
             self._total += new
             seen.append(message)
@@ -191,11 +192,17 @@ class SeenPrefix:
         self._len = 0
 
     def unchanged(self, messages: Sequence[Message]) -> int:
+        return self.compare(messages)[0]
+
+    def compare(self, messages: Sequence[Message]) -> tuple[int, list[int] | None]:
+        """``unchanged(messages)``, and the positions below the last list's length at which
+        ``messages`` holds other objects when a note says which (all of them, ascending), else None."""
         seen, seen_len = self._seen, self._len
         changed = noted_changes(seen, seen_len, messages)
         if changed is None:
-            return min(seen_len, common_prefix(seen, messages))
-        return changed[0] if changed else min(seen_len, len(messages))
+            return min(seen_len, common_prefix(seen, messages)), None
+        start = changed[0] if changed else min(seen_len, len(messages))
+        return start, changed if len(changed) <= REPLACED_LIMIT else None
 
     def remember(self, messages: Sequence[Message]) -> None:
         self._seen, self._len = messages, len(messages)
