@@ -1259,3 +1259,22 @@ def test_an_edit_that_mends_what_the_environment_removed_is_not_the_fix():
         Message("assistant", "Done."),
     ]
     assert [a for a, _ in _facts(messages, "reproduction")] == ["parse(''): None"]
+
+
+def test_a_unittest_run_whose_test_module_did_not_import_ran_no_test():
+    # unittest counts the module it could not load as one test that errored: nothing of the project's ran
+    loader = (
+        "E\n======================================================================\n"
+        "ERROR: forms_tests (unittest.loader._FailedTest.forms_tests)\n"
+        "----------------------------------------------------------------------\n"
+        "ImportError: Failed to import test module: forms_tests\nTraceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.11/unittest/loader.py", line 154, in loadTestsFromName\n'
+        "    module = __import__(module_name)\nModuleNotFoundError: No module named 'forms_tests'\n\n\n"
+        "----------------------------------------------------------------------\n"
+        "Ran 1 test in 0.000s\n\nFAILED (errors=1)"
+    )
+    assert suite_summary(loader) == "ModuleNotFoundError: No module named 'forms_tests'"
+    assert failing_tests(loader) == []
+    real = loader.replace("forms_tests (unittest.loader._FailedTest.forms_tests)", "test_x (forms_tests.T.test_x)")
+    assert suite_summary(real) == "Ran 1 test in 0.000s FAILED (errors=1)"
+    assert failing_tests(real) == ["test_x (forms_tests.T.test_x)"]
