@@ -1226,3 +1226,36 @@ def test_a_command_that_exits_on_a_framework_not_set_up_reproduces_nothing_thoug
         Message("assistant", "Done."),
     ]
     assert [a for a, _ in _facts(messages, "reproduction")] == ["parse(''): None"]
+
+
+def test_a_reruns_verdict_is_a_line_the_script_did_not_print_before_the_fix():
+    before = "SUCCESS: parse returns the header for a non-empty header\nFAIL: parse('') returned None"
+    after = "SUCCESS: parse returns the header for a non-empty header\nSUCCESS: raised for ''"
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce.py"),
+        _out("a", before),
+        *_edit("b"),
+        _bash("c", "python reproduce.py"),
+        _out("c", after),
+        Message("assistant", "Done."),
+    ]
+    assert ("SUCCESS: raised for ''", "What did `python reproduce.py` print after the change?") in _facts(
+        messages, "test_result"
+    )
+
+
+def test_an_edit_that_mends_what_the_environment_removed_is_not_the_fix():
+    removed = "AttributeError: `np.Inf` was removed in the NumPy 2.0 release. Use `np.inf` instead."
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce.py"),
+        _out("a", removed, 1),
+        _bash("m", "sed -i 's/np\\.Inf/np.inf/g' src/hdr.py"),
+        _out("m", ""),
+        _bash("b", "python reproduce.py"),
+        _out("b", "parse(''): None"),
+        *_edit("c"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["parse(''): None"]

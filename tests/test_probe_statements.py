@@ -1390,11 +1390,16 @@ def test_the_real_issue_and_an_explanation_by_because_are_causes():
 
 def test_an_explanation_of_the_agents_own_test_or_attempt_is_no_cause():
     """ "That's because I was creating the `IsNull` instance directly" or "the issue is that my monkey patch
-    affects all `WhereNode` instances" explains the agent's own scaffolding, not the problem's cause."""
+    affects all `WhereNode` instances" explains the agent's own scaffolding, not the problem's cause; so do
+    its own algorithm, approach, current code and debug prints."""
     for said in (
         "But wait, my test showed that `IsNull(None)` was accepted. That's because I was creating the `IsNull` "
         "instance directly, not through `build_lookup`.",
         "Actually, the issue is that my monkey patch is affecting all `WhereNode` instances of the query.",
+        # the agent's own attempt or debugging (DeepSeek runs of django-11848, -13964, -15388)
+        "I see the issue. My algorithm is checking if `candidate_year - current_year > 50`, but 1900 is in the past.",
+        "Oh, I see the issue! The debug print shows `{self.name}`. That's because I used f-string incorrectly.",
+        "But with our current code, `template_changed` returns `True` for ANY file under a template directory.",
     ):
         messages = [
             Message(

@@ -124,8 +124,10 @@ SHOULD_INSTEAD = re.compile(
 # The agent's own scaffolding ("That's because I was creating it directly", "my monkey patch affects ..."):
 # why its test or attempt behaved so, not the cause of the problem.
 OWN_WORK = re.compile(
-    r"\b(?:my|our) (?:own )?(?:test|script|check|patch|monkey ?patch|fix|change|implementation|code|reproduction)s?\b|"
-    r"\bi(?:'m| am| was)\b|\baccidentally\b|\b(?:i|we) (?:added|inserted|put|placed|removed|deleted|replaced)\b|"
+    r"\b(?:my|our) (?:own |current |first |new )?(?:test|script|check|patch|monkey ?patch|fix|change|"
+    r"implementation|code|reproduction|algorithm|approach|attempt|solution|logic|debug\w*)s?\b|"
+    r"\bdebug(?:ging)? (?:print|output|line)s?\b|"
+    r"\bi(?:'m| am| was)\b|\baccidentally\b|\b(?:i|we) (?:added|inserted|put|placed|removed|deleted|replaced|used)\b|"
     r"\bold_str\b",  # the editor's argument: why the agent's own edit command failed
     re.IGNORECASE,
 )
