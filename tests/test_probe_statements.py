@@ -519,6 +519,25 @@ def test_a_decision_naming_dotted_code_is_read_past_its_dots_and_a_search_step_i
     assert [f.message_index for f in got] == [0]
 
 
+def test_ways_weighed_and_concluded_are_decisions():
+    """A guard added to be safe, "I think I should <change `code`>",
+    a consequence accepted, a failure judged unrelated to the change, and a way leading its list even when
+    several words name it ("I think the simplest and most robust approach is:")."""
+    said = [
+        Message("assistant", "So `self.root` is set by then. But to be safe, we should handle `None` too."),
+        Message("assistant", "I think I should override `__init__` to validate the value after `super().__init__()`."),
+        Message("assistant", "For a security fix like this, it's reasonable to break existing `tokens`."),
+        Message(
+            "assistant", "There's one test failure, but it's unrelated to our change (`__main__` has no `__file__`)."
+        ),
+        Message(
+            "assistant", "I think the simplest and most robust approach is:\n1. Read `get_email_field_name()` first"
+        ),
+    ]
+    got = StatementReader(said, "", None, None).statements("decision", DECISION, needs_code=False)
+    assert [f.message_index for f in got] == [0, 1, 2, 3, 4]
+
+
 TAU_POLICY = "# Airline Agent Policy\nYou can help users book, modify, or cancel flight reservations."
 
 

@@ -240,7 +240,8 @@ REVISED = r"\b(?:update|change|revise|rewrite|simplify|refine|improve) (?:the|my
 SCOPED = (
     r"\b(?:outside|beyond) (?:the |our )?scope\b|\bnot part of (?:the |this )?(?:reported |original )?"
     r"(?:issue|pr|task|fix|problem)\b|\b(?:a|is|as) separate (?:issue|concern|problem)\b|\bknown limitation\b|"
-    r"\bfocus on (?:what|fixing|the (?:reported|original|specific))\b"
+    r"\bfocus on (?:what|fixing|the (?:reported|original|specific))\b|"
+    r"\b(?:not related|unrelated) to (?:our|the|this|my) (?:fix|change|issue|pr|task)\b"
 )
 # A way weighed by what it costs or risks ("But changing that would be a bigger change.", "This is actually a
 # breaking change!", "to keep backward compatibility", "the minimal change").
@@ -253,10 +254,17 @@ COSTLY = (
 # "that's fine because we should always expand `~` first", "that's consistent with how Django models work").
 KEPT_AS_IS = (
     r"\b(?:that|this|which|it)(?:'s| is) (?:fine|acceptable|reasonable)\b(?=[^.!?]*\b(?:because|since)\b)|"
+    # a consequence accepted ("it's reasonable to break existing tokens")
+    r"\bit(?:'s| is) (?:reasonable|acceptable|fine|ok(?:ay)?) to (?!" + LOOK_VERB + r")\w+|"
     r"\b(?:is|are|that'?s) consistent with how\b|"
     r"^(?:so|therefore|thus),? [^.!?]*`[^.!?]*\b(?:is|are) (?:correct|fine|acceptable|intended)\s*[.!]?$"
 )
-JUDGEMENTS = "|".join((SCOPED, COSTLY, KEPT_AS_IS))
+# A way concluded in so many words, naming the code it changes ("I think I should override `__init__` to
+# validate the value after calling `super().__init__()`").
+THOUGHT_OUT = r"\bi think (?:i|we) (?:should|need to)\b(?! (?:first |also |now )?" + LOOK_VERB + r")[^.!?]*`"
+# A guard added to be safe ("But to be safe, we should handle the case.").
+GUARDED = r"\b(?:to be (?:safe|defensive)|just in case)\b"
+JUDGEMENTS = "|".join((SCOPED, COSTLY, KEPT_AS_IS, GUARDED, THOUGHT_OUT))
 # A cost or a limit said alone: what is done instead is the plan said next, often leading in to its code.
 WEIGHED_ONLY = re.compile(f"{SCOPED}|{COSTLY}", re.IGNORECASE)
 # A decision leading in to the code or list that carries it out: the way named, a conclusion or the fix revised
@@ -1006,9 +1014,10 @@ LOCATED = re.compile(
     re.IGNORECASE,
 )
 # A lead-in naming the way the fix goes, its steps listed under it ("Given all this analysis, I think the best
-# approach is:", "So the fix should be to:", "So our fix is:").
+# approach is:", "So the fix should be to:", "So our fix is:", "I think the simplest and most robust approach is:").
 WAY_THEN_LIST = re.compile(
-    r"\b(?:the|my|our|this|a)(?: \w+)? (?:fix|approach|solution|way|plan) (?:is|would be|should be|will be)(?: to)?:$",
+    r"\b(?:the|my|our|this|a)(?: \w+){0,4} (?:fix|approach|solution|way|plan) "
+    r"(?:is|would be|should be|will be)(?: to)?:$",
     re.IGNORECASE,
 )
 # The first line under a lead-in, a list item or not (not a code block).
