@@ -1293,3 +1293,21 @@ def test_a_pytest_run_whose_every_test_errored_in_setup_reports_what_its_setup_r
     )
     ran = setup.replace("2 warnings, 1 error", "3 passed, 1 error")  # some tests ran: their counts say it
     assert suite_summary(ran) == "3 passed, 1 error in 0.21s"
+
+
+def test_a_suite_run_that_selected_no_test_comes_after_the_runs_that_ran_some():
+    nothing = (
+        "ERROR: not found: /r/tests/test_hdr.py::TestParse::test_empty\n============ no tests ran in 0.01s ============"
+    )
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "python -m pytest tests/test_hdr.py -q"),
+        _out("b", "============ 12 passed in 0.32s ============"),
+        _bash("c", "python -m pytest tests/test_hdr.py::TestParse::test_empty -q"),
+        _out("c", nothing, 4),
+        Message("assistant", "Done."),
+    ]
+    answers = [a for a, _ in _facts(messages, "test_result")]
+    assert answers[0] == "12 passed in 0.32s"
+    assert "ERROR: not found: /r/tests/test_hdr.py::TestParse::test_empty" in answers

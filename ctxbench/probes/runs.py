@@ -14,7 +14,16 @@ from functools import cached_property
 
 from ctxbench.probes.actions import Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
-from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, failing_tests, read_output, suite_summary
+from ctxbench.probes.outputs import (
+    MAKE_RECIPE,
+    NOT_FOUND,
+    NOTHING_RAN,
+    Output,
+    errors,
+    failing_tests,
+    read_output,
+    suite_summary,
+)
 from ctxbench.probes.shell import (
     INSTALLS,
     heredoc_bodies,
@@ -280,6 +289,11 @@ def _printed_if(script: str, line: str, tried: bool = False) -> bool:
                     return any(r.strip() and not re.match(r"\s*(?:print\(|#)", r) for r in rows[at + 1 : n])
                 return bool(re.match(r"\s*(?:if|elif|else|except)\b", above))
     return False
+
+
+def _ran_nothing(summary: str) -> bool:
+    """A pytest summary of a run that selected no test, or its error for the id or path it did not find."""
+    return bool(NOTHING_RAN.match(summary) or NOT_FOUND.match(summary))
 
 
 def suite_size(summary: str) -> int:
@@ -557,7 +571,15 @@ class RunReader:
             if a.message_index >= fix and summaries[a.message_index]:
                 # an inline script's runs are one, its latest (each one's code differs: no name to tell them by)
                 last_runs[named(a.command) if script_run(a.command) == "-" else test_command(a.command)] = a
-        ranked = sorted(last_runs.values(), key=lambda a: (not TEST_TARGET.search(a.command), -a.message_index))
+        # a run that selected no test ("18 deselected in 0.04s", an id it did not find) after those that ran some
+        ranked = sorted(
+            last_runs.values(),
+            key=lambda a: (
+                _ran_nothing(summaries[a.message_index] or ""),
+                not TEST_TARGET.search(a.command),
+                -a.message_index,
+            ),
+        )
         widest = sorted(ranked, key=lambda a: -suite_size(summaries[a.message_index] or ""))
         suite_facts = {
             a.message_index: Fact(
