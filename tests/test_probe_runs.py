@@ -1278,3 +1278,18 @@ def test_a_unittest_run_whose_test_module_did_not_import_ran_no_test():
     real = loader.replace("forms_tests (unittest.loader._FailedTest.forms_tests)", "test_x (forms_tests.T.test_x)")
     assert suite_summary(real) == "Ran 1 test in 0.000s FAILED (errors=1)"
     assert failing_tests(real) == ["test_x (forms_tests.T.test_x)"]
+
+
+def test_a_pytest_run_whose_every_test_errored_in_setup_reports_what_its_setup_raised():
+    setup = (
+        "E   django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, but settings are not "
+        "configured.\n=========================== short test summary info ============================\n"
+        "ERROR tests/model_fields/test_m2m.py - django.core.exceptions.Improperl...\n"
+        "========================= 2 warnings, 1 error in 0.21s ========================="
+    )
+    assert suite_summary(setup) == (
+        "django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, "
+        "but settings are not configured."
+    )
+    ran = setup.replace("2 warnings, 1 error", "3 passed, 1 error")  # some tests ran: their counts say it
+    assert suite_summary(ran) == "3 passed, 1 error in 0.21s"

@@ -309,7 +309,20 @@ def suite_summary(text: str) -> str | None:
     if summary is not None and summary.startswith("Ran ") and _only_loader_errors(text):
         found = errors(text)
         return found[-1] if found else summary
+    if summary is not None and ERRORS_ONLY.match(summary):
+        raised = PYTEST_RAISED.findall(text)
+        if raised:  # what the setup or collection raised ("ImproperlyConfigured: Requested setting ..."): why none ran
+            line = raised[-1].strip()
+            return line if len(line) <= FRAMED_MAX else line[:FRAMED_MAX].rsplit(" ", 1)[0]
     return summary
+
+
+# A pytest summary that counts errors and no test that passed or failed: every test it selected errored in its setup
+# or collection; the exception pytest shows under "E   " says why.
+ERRORS_ONLY = re.compile(
+    r"^(?:\d+ (?:warnings?|deselected|skipped), )*\d+ errors?(?:, \d+ (?:warnings?|deselected|skipped))*"
+)
+PYTEST_RAISED = re.compile(r"^E\s+([A-Za-z_][\w.]*: \S.*)$", re.MULTILINE)
 
 
 # unittest's stand-in for a name it could not load ("ERROR: forms_tests (unittest.loader._FailedTest.forms_tests)"):
