@@ -167,6 +167,7 @@ class PrefixCache:
         self._chains: list[_Chain] = []
         self._last: _Chain | None = None
         self._request: tuple[Sequence[Message], int] | None = None  # the last request's list and its length
+        self._noted: list[int] | None = None  # this request's changes against the last one, from its note
 
     def copy(self) -> PrefixCache:
         """A cache in this one's state that goes its own way: the same requests' chains, each with
@@ -273,7 +274,7 @@ class PrefixCache:
         if self._request is None:
             return None
         given, given_len = self._request
-        changed = noted_changes(given, given_len, messages)
+        changed = self._noted = noted_changes(given, given_len, messages)
         if changed is None:
             return None
         return changed[0] if changed else min(given_len, len(messages))
@@ -385,8 +386,12 @@ class PrefixCache:
             return None
         old = last.messages
         if last_k < len(old):
-            after = old[last_k + 1 :], messages[last_k + 1 :]
-            changed = [last_k, *islice(compress(count(last_k + 1), map(is_not, *after)), REPLACED_LIMIT)]
+            noted = self._noted  # the positions this request's note names against the last one
+            if noted and noted[0] == last_k:
+                changed = noted  # from the note: no slices of the two lists (a compacted early result: most of them)
+            else:
+                after = old[last_k + 1 :], messages[last_k + 1 :]
+                changed = [last_k, *islice(compress(count(last_k + 1), map(is_not, *after)), REPLACED_LIMIT)]
             if len(changed) > REPLACED_LIMIT:
                 return None
             replaced = sum(size(messages[i]) - size(old[i]) for i in changed)
