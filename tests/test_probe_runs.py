@@ -1311,3 +1311,18 @@ def test_a_suite_run_that_selected_no_test_comes_after_the_runs_that_ran_some():
     answers = [a for a, _ in _facts(messages, "test_result")]
     assert answers[0] == "12 passed in 0.32s"
     assert "ERROR: not found: /r/tests/test_hdr.py::TestParse::test_empty" in answers
+
+
+def test_mini_swe_agents_mswea_bash_command_fence_is_an_action():
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "Run it.\n\n```mswea_bash_command\npython reproduce.py\n```"),
+        Message("user", "<returncode>0</returncode>\n<output>\nparse(''): None\n</output>"),
+        Message(
+            "assistant", "Fix it.\n\n```mswea_bash_command\nsed -i 's/return None/raise HeaderError/' src/hdr.py\n```"
+        ),
+        Message("user", "<returncode>0</returncode>\n<output>\n</output>"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["parse(''): None"]
+    assert [a for a, _ in _facts(messages, "file_changed")] == ["src/hdr.py"]
