@@ -40,8 +40,6 @@ class CellJob:
     # A strategy built as configured, for the contexts' first line (its token levels) when the cells'
     # own strategies hold tracked parameters (ctxbench.cell_reuse): built once per job.
     levels_strategy: Any = None
-    # The strategy's config as the node Hydra instantiates (``build.config_node``): made once per job.
-    strategy_node: Any = None
 
 
 def _levels_strategy(job: CellJob) -> Any:
@@ -121,7 +119,6 @@ def _run_cell(
         build_probe_observer,
         build_strategy,
         build_summariser,
-        config_node,
         estimator_config,
         strategy_config,
         to_plain,
@@ -142,9 +139,7 @@ def _run_cell(
     if sharing is not None and recording is not None:
         strategy_cfg = sharing.strategy_config(recording)  # its tracked values are this cell's own
     else:
-        if job.strategy_node is None:
-            job.strategy_node = config_node(job.strategy_config)
-        strategy_cfg = job.strategy_node
+        strategy_cfg = job.strategy_config  # plain: built without Hydra's copies (build._instantiated)
     strategy, estimator = build_strategy(cfg, strategy_cfg), build_estimator(cfg, job.estimator_config)
     observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), job.boilerplate)
     counted = job.counter.for_transcript(transcript)  # the provider counts what this agent sent

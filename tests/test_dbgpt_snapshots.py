@@ -453,6 +453,7 @@ def test_the_pointer_mark_is_in_every_pointer_lowercased(tmp_path) -> None:
         matched = set(re.findall(re.escape(char), every, re.IGNORECASE))
         assert {m for m in matched if m.lower() != char} == set()
         assert {m for m in matched if not m.isascii()} == set()  # so the UTF-8 bytes' ASCII lowering finds it
+        assert {m for m in matched if m.casefold() != char} == set()  # and so does the judge's casefold
     assert [m for m in re.findall("i", every, re.IGNORECASE) if m.lower() != "i"]  # the check can fail
     source = StoredSnapshots(tmp_path)
     texts = [
@@ -467,6 +468,7 @@ def test_the_pointer_mark_is_in_every_pointer_lowercased(tmp_path) -> None:
     ]
     for text in texts:
         assert source.pointers(text) == [p.strip() for p in POINTER_PATTERN.findall(text)]
+        assert source.pointers_folded(text, text.casefold()) == source.pointers(text)
     assert source.pointers(texts[2]) == ["spaced.json", "dotless.json"]
     assert source.pointers(texts[6]) == ["kanji/步骤.json", "surrogate.json"]
     assert source.pointers(texts[7]) == []  # fullwidth F and the ff ligature match no f

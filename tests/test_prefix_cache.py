@@ -421,3 +421,33 @@ def test_requests_noted_as_derived_bill_as_when_every_prefix_is_compared(rules, 
             with_notes += len(compared)
             messages.append(Message("assistant", f"reply {call}"))  # the engine appends the reply in place
         assert with_notes < without_notes / 2, (with_notes, without_notes)
+
+
+class TwoCaches(CallBilling):
+    """The reference: the full history priced through a cache of its own from the first call."""
+
+    def __init__(self, model, counter):
+        super().__init__(model, counter)
+        self._full_cache, self._in_step = PrefixCache(self.rules), False
+
+
+@pytest.mark.parametrize("rules", [OPENAI, ANTHROPIC, DEEPSEEK], ids=["openai", "anthropic", "deepseek"])
+@pytest.mark.parametrize("parting", ["window", "rejected", "never"])
+def test_the_full_history_priced_with_the_requests_bills_as_its_own_cache_would(rules, parting):
+    """While a strategy sends the full history itself, both are priced once; from the call where
+    they part (a compaction, a rejected call) on, the full history's cache goes on from the state
+    both had. Every bill must be what two caches fed from the first call give."""
+    history = [m.replace(metadata={"timestamp": 100.0 * i}) if i % 3 else m for i, m in enumerate(conversation(14))]
+    model = dataclasses.replace(GPT4O, cache=rules)
+    shared, reference = CallBilling(model, COUNTER), TwoCaches(model, COUNTER)
+    for at in range(3, len(history), 2):
+        full = COUNTER.prompt(history[:at])
+        working, accepted = history[:at], True
+        if parting == "window" and at > 12:
+            working = history[:1] + history[at - 6 : at]  # a compaction: from here on they differ
+        if parting == "rejected" and at == 9:
+            accepted = False
+        sent = COUNTER.prompt(working)
+        expected = reference.bill(working, sent, accepted, history, at, full, recorded=True)
+        assert shared.bill(working, sent, accepted, history, at, full, recorded=True) == expected, at
+    assert shared._in_step == (parting == "never")

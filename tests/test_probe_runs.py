@@ -1266,3 +1266,103 @@ def test_a_command_that_exits_on_a_framework_not_set_up_reproduces_nothing_thoug
         Message("assistant", "Done."),
     ]
     assert [a for a, _ in _facts(messages, "reproduction")] == ["parse(''): None"]
+
+
+def test_a_reruns_verdict_is_a_line_the_script_did_not_print_before_the_fix():
+    before = "SUCCESS: parse returns the header for a non-empty header\nFAIL: parse('') returned None"
+    after = "SUCCESS: parse returns the header for a non-empty header\nSUCCESS: raised for ''"
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce.py"),
+        _out("a", before),
+        *_edit("b"),
+        _bash("c", "python reproduce.py"),
+        _out("c", after),
+        Message("assistant", "Done."),
+    ]
+    assert ("SUCCESS: raised for ''", "What did `python reproduce.py` print after the change?") in _facts(
+        messages, "test_result"
+    )
+
+
+def test_an_edit_that_mends_what_the_environment_removed_is_not_the_fix():
+    removed = "AttributeError: `np.Inf` was removed in the NumPy 2.0 release. Use `np.inf` instead."
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python reproduce.py"),
+        _out("a", removed, 1),
+        _bash("m", "sed -i 's/np\\.Inf/np.inf/g' src/hdr.py"),
+        _out("m", ""),
+        _bash("b", "python reproduce.py"),
+        _out("b", "parse(''): None"),
+        *_edit("c"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["parse(''): None"]
+
+
+def test_a_unittest_run_whose_test_module_did_not_import_ran_no_test():
+    # unittest counts the module it could not load as one test that errored: nothing of the project's ran
+    loader = (
+        "E\n======================================================================\n"
+        "ERROR: forms_tests (unittest.loader._FailedTest.forms_tests)\n"
+        "----------------------------------------------------------------------\n"
+        "ImportError: Failed to import test module: forms_tests\nTraceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.11/unittest/loader.py", line 154, in loadTestsFromName\n'
+        "    module = __import__(module_name)\nModuleNotFoundError: No module named 'forms_tests'\n\n\n"
+        "----------------------------------------------------------------------\n"
+        "Ran 1 test in 0.000s\n\nFAILED (errors=1)"
+    )
+    assert suite_summary(loader) == "ModuleNotFoundError: No module named 'forms_tests'"
+    assert failing_tests(loader) == []
+    real = loader.replace("forms_tests (unittest.loader._FailedTest.forms_tests)", "test_x (forms_tests.T.test_x)")
+    assert suite_summary(real) == "Ran 1 test in 0.000s FAILED (errors=1)"
+    assert failing_tests(real) == ["test_x (forms_tests.T.test_x)"]
+
+
+def test_a_pytest_run_whose_every_test_errored_in_setup_reports_what_its_setup_raised():
+    setup = (
+        "E   django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, but settings are not "
+        "configured.\n=========================== short test summary info ============================\n"
+        "ERROR tests/model_fields/test_m2m.py - django.core.exceptions.Improperl...\n"
+        "========================= 2 warnings, 1 error in 0.21s ========================="
+    )
+    assert suite_summary(setup) == (
+        "django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, "
+        "but settings are not configured."
+    )
+    ran = setup.replace("2 warnings, 1 error", "3 passed, 1 error")  # some tests ran: their counts say it
+    assert suite_summary(ran) == "3 passed, 1 error in 0.21s"
+
+
+def test_a_suite_run_that_selected_no_test_comes_after_the_runs_that_ran_some():
+    nothing = (
+        "ERROR: not found: /r/tests/test_hdr.py::TestParse::test_empty\n============ no tests ran in 0.01s ============"
+    )
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "python -m pytest tests/test_hdr.py -q"),
+        _out("b", "============ 12 passed in 0.32s ============"),
+        _bash("c", "python -m pytest tests/test_hdr.py::TestParse::test_empty -q"),
+        _out("c", nothing, 4),
+        Message("assistant", "Done."),
+    ]
+    answers = [a for a, _ in _facts(messages, "test_result")]
+    assert answers[0] == "12 passed in 0.32s"
+    assert "ERROR: not found: /r/tests/test_hdr.py::TestParse::test_empty" in answers
+
+
+def test_mini_swe_agents_mswea_bash_command_fence_is_an_action():
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "Run it.\n\n```mswea_bash_command\npython reproduce.py\n```"),
+        Message("user", "<returncode>0</returncode>\n<output>\nparse(''): None\n</output>"),
+        Message(
+            "assistant", "Fix it.\n\n```mswea_bash_command\nsed -i 's/return None/raise HeaderError/' src/hdr.py\n```"
+        ),
+        Message("user", "<returncode>0</returncode>\n<output>\n</output>"),
+        Message("assistant", "Done."),
+    ]
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["parse(''): None"]
+    assert [a for a, _ in _facts(messages, "file_changed")] == ["src/hdr.py"]

@@ -508,6 +508,36 @@ def test_where_the_agent_stops_its_change_is_a_decision():
     assert got[2][1] == "But changing that would be a bigger change. For now, let me fix `write_OBvalue`", got
 
 
+def test_a_decision_naming_dotted_code_is_read_past_its_dots_and_a_search_step_is_none():
+    """The dots of `os.path.normpath` or dataelem.py end no sentence: "I'll use `os.path.normpath` because ..."
+    decides; "I will first search for the `missing_colon.py` file ... since ..." is a step of looking."""
+    said = [
+        Message("assistant", "I'll use `os.path.normpath` because it also strips repeated trailing slashes."),
+        Message("assistant", "I will first search for the `missing_colon.py` file since that is where it fails."),
+    ]
+    got = StatementReader(said, "", None, None).statements("decision", DECISION, needs_code=False)
+    assert [f.message_index for f in got] == [0]
+
+
+def test_ways_weighed_and_concluded_are_decisions():
+    """A guard added to be safe, "I think I should <change `code`>",
+    a consequence accepted, a failure judged unrelated to the change, and a way leading its list even when
+    several words name it ("I think the simplest and most robust approach is:")."""
+    said = [
+        Message("assistant", "So `self.root` is set by then. But to be safe, we should handle `None` too."),
+        Message("assistant", "I think I should override `__init__` to validate the value after `super().__init__()`."),
+        Message("assistant", "For a security fix like this, it's reasonable to break existing `tokens`."),
+        Message(
+            "assistant", "There's one test failure, but it's unrelated to our change (`__main__` has no `__file__`)."
+        ),
+        Message(
+            "assistant", "I think the simplest and most robust approach is:\n1. Read `get_email_field_name()` first"
+        ),
+    ]
+    got = StatementReader(said, "", None, None).statements("decision", DECISION, needs_code=False)
+    assert [f.message_index for f in got] == [0, 1, 2, 3, 4]
+
+
 TAU_POLICY = "# Airline Agent Policy\nYou can help users book, modify, or cancel flight reservations."
 
 
@@ -1360,11 +1390,16 @@ def test_the_real_issue_and_an_explanation_by_because_are_causes():
 
 def test_an_explanation_of_the_agents_own_test_or_attempt_is_no_cause():
     """ "That's because I was creating the `IsNull` instance directly" or "the issue is that my monkey patch
-    affects all `WhereNode` instances" explains the agent's own scaffolding, not the problem's cause."""
+    affects all `WhereNode` instances" explains the agent's own scaffolding, not the problem's cause; so do
+    its own algorithm, approach, current code and debug prints."""
     for said in (
         "But wait, my test showed that `IsNull(None)` was accepted. That's because I was creating the `IsNull` "
         "instance directly, not through `build_lookup`.",
         "Actually, the issue is that my monkey patch is affecting all `WhereNode` instances of the query.",
+        # the agent's own attempt or debugging (DeepSeek runs of django-11848, -13964, -15388)
+        "I see the issue. My algorithm is checking if `candidate_year - current_year > 50`, but 1900 is in the past.",
+        "Oh, I see the issue! The debug print shows `{self.name}`. That's because I used f-string incorrectly.",
+        "But with our current code, `template_changed` returns `True` for ANY file under a template directory.",
     ):
         messages = [
             Message(

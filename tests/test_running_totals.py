@@ -392,3 +392,25 @@ def test_compaction_candidates_follow_the_context_as_a_full_walk_finds_them(seed
         names = tool_names(messages, found.label)
         assert found.results == list(names)
         assert found.candidates == [i for i in names if layer._is_candidate(messages[i], names[i])]
+
+
+def test_seen_prefix_positions_are_what_changed_since_the_list_remembered() -> None:
+    from ctxbench.transcripts.running import REPLACED_LIMIT, DerivedList, SeenPrefix
+
+    messages = [Message("user", f"m{i}") for i in range(40)]
+    seen = SeenPrefix()
+    seen.remember(messages)
+    grown = messages
+    grown.append(Message("user", "new"))
+    assert list(seen.positions(grown)) == [40]  # the same list grown: the appended message only
+    derived = DerivedList(grown, grown, [3, 17])
+    derived[3], derived[17] = Message("user", "x"), Message("user", "y")
+    derived.append(Message("user", "next"))
+    seen.remember(grown)
+    assert list(seen.positions(derived)) == [3, 17, 41]  # the note's replacements and the appended one
+    copy = list(derived)
+    seen.remember(derived)
+    copy[5] = Message("user", "z")
+    assert list(seen.positions(copy)) == list(range(5, 42))  # no note: every one from the first change
+    many = DerivedList(derived, derived, list(range(REPLACED_LIMIT + 2)))
+    assert list(seen.positions(many)) == list(range(42))  # too many to name: from the first on

@@ -40,6 +40,41 @@ def test_every_strategy_config_composes_and_instantiates(path: Path) -> None:
     assert build_strategy(cfg) is not strategy
 
 
+def _state(value: object, depth: int = 0) -> object:
+    """An object's type and attributes, recursively: what two builds of one config must share."""
+    import re
+
+    if depth > 8 or isinstance(value, str | int | float | bool | type(None)):
+        return value
+    if isinstance(value, re.Pattern):
+        return ("re", value.pattern, value.flags)
+    if isinstance(value, list | tuple):
+        return [type(value).__name__, *(_state(v, depth + 1) for v in value)]
+    if isinstance(value, dict):
+        return {k: _state(v, depth + 1) for k, v in value.items()}
+    if not type(value).__module__.startswith("ctxbench") or (callable(value) and not hasattr(value, "__dict__")):
+        return type(value).__qualname__  # a library's object (an upstream strategy's): its type
+    fields = getattr(value, "__dict__", None) or {s: getattr(value, s) for s in getattr(value, "__slots__", ())}
+    return (type(value).__qualname__, {k: _state(v, depth + 1) for k, v in fields.items() if k != "__weakref__"})
+
+
+@pytest.mark.parametrize("path", STRATEGY_FILES, ids=[p.stem for p in STRATEGY_FILES])
+def test_a_strategy_built_directly_is_the_one_hydra_builds(path: Path) -> None:
+    """build_strategy makes a plain config without Hydra's instantiate (its copies of the config were
+    most of a build): the same classes, arguments and state as Hydra makes, from the node too."""
+    from hydra.utils import instantiate
+
+    from ctxbench.build import CONVERT_ALL, config_node, strategy_config
+
+    cfg = composed(path.stem)
+    config = strategy_config(cfg)
+    hydra_built = instantiate({**config, **CONVERT_ALL})
+    hydra_built.name = strategy_name(cfg)
+    assert _state(build_strategy(cfg, config)) == _state(hydra_built)
+    assert _state(build_strategy(cfg, config_node(config))) == _state(hydra_built)
+    assert _state(build_strategy(cfg)) == _state(hydra_built)
+
+
 @pytest.mark.parametrize("stem", MINE)
 def test_alternatives_plan_with_the_models_exact_tokenizer(stem: str) -> None:
     for model, tokenizer in (("gpt-4o", "o200k_base"), ("gpt-4-32k", "cl100k_base")):

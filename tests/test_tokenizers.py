@@ -258,3 +258,31 @@ def test_explicit_fallback_is_logged(caplog) -> None:
         tok = get_tokenizer("no-such-model-abc|cl100k_base")
     assert tok is get_tokenizer("cl100k_base")
     assert any("falling back to 'cl100k_base'" in r.getMessage() for r in caplog.records)
+
+
+def test_a_layers_short_copy_is_counted_once_per_text_and_counts_the_same() -> None:
+    """A placeholder's text recurs call after call: the copies' short texts (content, tool name) are
+    tokenized once per text; a transcript's own messages and long copies as before, every count the same."""
+    from ctxbench.tokens.base import COPY_MEMO_CHARS
+    from ctxbench.tokens.tokenizers import TiktokenTokenizer
+
+    tokenizer = TiktokenTokenizer("o200k_base")  # its own memo, not the process-wide tokenizer's
+    reference = get_tokenizer("o200k_base")
+    counted: list[str] = []
+    count = tokenizer.count
+    tokenizer.count = lambda text: counted.append(text) or count(text)  # type: ignore[method-assign]
+    result = Message("tool", "line\n" * 40, tool_call_id="c1", name="bash")
+    long_copy = result.replace(content="x" * (COPY_MEMO_CHARS + 1))
+    for copy in [result.replace(content="Old environment output: (40 lines omitted)") for _ in range(3)]:
+        assert tokenizer.count_message(copy) == reference.count_message(copy)
+    assert counted.count("Old environment output: (40 lines omitted)") == 1
+    assert counted.count("bash") == 1
+    for _ in range(2):
+        counted.clear()
+        fresh = Message("tool", result.content, tool_call_id="c1", name="bash")
+        assert tokenizer.count_message(fresh) == reference.count_message(fresh)
+        assert counted == [fresh.content, "bash"]  # a transcript's message: counted as it is
+    for message in (long_copy, long_copy.replace()):
+        counted.clear()
+        assert tokenizer.count_message(message) == reference.count_message(message)
+        assert counted == [message.content]  # a long copy: its content counted, its tool name remembered

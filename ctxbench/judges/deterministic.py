@@ -147,10 +147,16 @@ class DeterministicJudge:
             )
             return facts
         text = _raw_text(message)
-        anchors = index.anchors_in(text.casefold())
+        folded = text.casefold()
+        anchors = index.anchors_in(folded)
+        facts = _Facts(message, anchors, index.golds_in(anchors, lambda: normalise(text)))
         if text is message.content:
             self._content_anchors[id(text)] = (text, anchors)
-        return _Facts(message, anchors, index.golds_in(anchors, lambda: normalise(text)))
+            # The pointer search takes the folded text when the source can (no second lowering).
+            folded_pointers = getattr(self.snapshots, "pointers_folded", None)
+            if folded_pointers is not None:
+                facts.pointers = tuple(folded_pointers(text, folded))
+        return facts
 
     def forget_except(self, working: Sequence[Message]) -> None:
         """Drop what was found in messages no longer in the working context."""

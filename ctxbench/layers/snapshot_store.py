@@ -171,6 +171,15 @@ class StoredSnapshots:
             return []
         return [p.strip() for p in POINTER_PATTERN.findall(text)]
 
+    def pointers_folded(self, text: str, folded: str) -> list[str]:
+        """``pointers(text)``, given ``text.casefold()`` (the judge folds every new text): the mark
+        is looked for there. Case folding lowers every ASCII letter and keeps neighbours next to
+        each other, so a text whose lowercase holds the mark holds it folded too; a text folded
+        into one without it in its lowercase (a ligature) has no match either (has_pointer_mark)."""
+        if POINTER_MARK not in folded:
+            return []
+        return [p.strip() for p in POINTER_PATTERN.findall(text)]
+
     def read(self, pointer: str) -> Any | None:
         if self._memory is not None:
             record = self._memory.get(pointer)

@@ -80,8 +80,9 @@ class TruncateToolResult(Layer):
         out: list[Message] | None = None
         cut_chars = truncated = 0
         changed: list[int] = []
-        start = self._checked.unchanged(messages) if budget == self._checked_budget else 0
-        for i in range(start, len(messages)):
+        # Only what changed since the last call's list was checked (a compacted result, the new messages).
+        positions = self._checked.positions(messages) if budget == self._checked_budget else range(len(messages))
+        for i in positions:
             message = messages[i]
             if len(message.content) <= budget or not is_tool_result(message):
                 continue

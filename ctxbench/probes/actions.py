@@ -60,7 +60,8 @@ FAILED_EDIT = re.compile(
 )
 OPEN_FILE = re.compile(r"\(Open file: ([^)\n]+)\)")
 FILE_HEADER = re.compile(r"^\[File: ([^\]\n]+?) \(\d+ lines total\)\]", re.MULTILINE)
-FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
+# A fenced block and its language tag: ```bash, mini-swe-agent's ```mswea_bash_command
+FENCE = re.compile(r"```[\w-]*\n(.*?)```", re.DOTALL)
 # A quoted word; `'it'\''s'` (a quote closed, an escaped quote, a quote reopened) is one word, not two quotes
 # with the `|` or `>` of a sed pattern between them.
 QUOTED = re.compile(r"'[^']*'(?:\\''[^']*')*|\"(?:\\.|[^\"\\])*\"")

@@ -299,13 +299,42 @@ NOT_FOUND = re.compile(r"ERROR: (?:file or directory )?not found: \S+")
 
 def suite_summary(text: str) -> str | None:
     """The suite's result line (see ``_summary_line``); of a run that ran no test, pytest's error
-    for what it did not find instead (why nothing ran; '2 warnings in 0.00s' says nothing)."""
+    for what it did not find instead (why nothing ran; '2 warnings in 0.00s' says nothing), and of a
+    unittest run whose every error is a test module it could not load, the loader's error."""
     summary = _summary_line(text)
     if summary is not None and NOTHING_RAN.match(summary):
         missing = NOT_FOUND.findall(text)
         if missing:
             return missing[-1]  # verbatim: a gold the judge can find as the run printed it
+    if summary is not None and summary.startswith("Ran ") and _only_loader_errors(text):
+        found = errors(text)
+        return found[-1] if found else summary
+    if summary is not None and ERRORS_ONLY.match(summary):
+        raised = PYTEST_RAISED.findall(text)
+        if raised:  # what the setup or collection raised ("ImproperlyConfigured: Requested setting ..."): why none ran
+            line = raised[-1].strip()
+            return line if len(line) <= FRAMED_MAX else line[:FRAMED_MAX].rsplit(" ", 1)[0]
     return summary
+
+
+# A pytest summary that counts errors and no test that passed or failed: every test it selected errored in its setup
+# or collection; the exception pytest shows under "E   " says why.
+ERRORS_ONLY = re.compile(
+    r"^(?:\d+ (?:warnings?|deselected|skipped), )*\d+ errors?(?:, \d+ (?:warnings?|deselected|skipped))*"
+)
+PYTEST_RAISED = re.compile(r"^E\s+([A-Za-z_][\w.]*: \S.*)$", re.MULTILINE)
+
+
+# unittest's stand-in for a name it could not load ("ERROR: forms_tests (unittest.loader._FailedTest.forms_tests)"):
+# counted as one test that errored, though no test of the project ran.
+LOADER_FAILED = re.compile(r"^(?:ERROR|FAIL): \w+ \(unittest\.loader\._FailedTest[\w.]*\)$", re.MULTILINE)
+TEST_HEADER = re.compile(r"^(?:ERROR|FAIL): \S", re.MULTILINE)
+
+
+def _only_loader_errors(text: str) -> bool:
+    """Every failure a unittest run reports is a test module or name it could not load."""
+    loader = len(LOADER_FAILED.findall(text))
+    return loader > 0 and loader == len(TEST_HEADER.findall(text))
 
 
 # tox's per-environment result (tox 4: "py39: OK (12.34=setup[5.67]+cmd[6.67] seconds)", "py39: FAIL code 1 (...)";
@@ -339,5 +368,7 @@ def _summary_line(text: str) -> str | None:
 
 
 def failing_tests(text: str) -> list[str]:
-    """The ids of the tests a suite run reports failing, in order, without duplicates."""
-    return list(dict.fromkeys(next(g for g in m.groups() if g) for m in FAILING_TEST.finditer(text)))
+    """The ids of the tests a suite run reports failing, in order, without duplicates (not unittest's stand-in for
+    a module it could not load)."""
+    ids = (next(g for g in m.groups() if g) for m in FAILING_TEST.finditer(text))
+    return list(dict.fromkeys(i for i in ids if "(unittest.loader._FailedTest" not in i))

@@ -14,7 +14,16 @@ from functools import cached_property
 
 from ctxbench.probes.actions import Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
-from ctxbench.probes.outputs import MAKE_RECIPE, Output, errors, failing_tests, read_output, suite_summary
+from ctxbench.probes.outputs import (
+    MAKE_RECIPE,
+    NOT_FOUND,
+    NOTHING_RAN,
+    Output,
+    errors,
+    failing_tests,
+    read_output,
+    suite_summary,
+)
 from ctxbench.probes.shell import (
     INSTALLS,
     heredoc_bodies,
@@ -282,6 +291,11 @@ def _printed_if(script: str, line: str, tried: bool = False) -> bool:
     return False
 
 
+def _ran_nothing(summary: str) -> bool:
+    """A pytest summary of a run that selected no test, or its error for the id or path it did not find."""
+    return bool(NOTHING_RAN.match(summary) or NOT_FOUND.match(summary))
+
+
 def suite_size(summary: str) -> int:
     """How many tests a suite summary counts (passed, failed and errors; unittest's "Ran N")."""
     return sum(int(a or b) for a, b in SUITE_COUNT.findall(summary))
@@ -325,19 +339,31 @@ class RunReader:
         self.writes = set(script_writes(self.shell, files))
         at = sorted({a.message_index for a in edits} | self.writes)
         self.fixes = set(at)  # the runs that wrote the fix: neither a reproduction nor a check
-        # a test the agent added first fails until the code changes: the code's first edit is the fix
-        code = sorted({a.message_index for a in edits if not is_test_file(a.path or "")} | self.writes)
+        self._outputs: dict[int, Output] = {}
+        self._errors: dict[int, list[str]] = {}
+        # a test the agent added first fails until the code changes, and an edit that mends what the environment
+        # removed (`np.Inf` under NumPy 2) lets the code run: the code's first other edit is the fix
+        mends = {a.message_index for a in edits if self._mends_environment(a)}
+        code = sorted({a.message_index for a in edits if not is_test_file(a.path or "")} - mends | self.writes)
         self.fix_at = code[0] if code else at[0] if at else None
         self.last_fix = at[-1] if at else None
         self._shell_edit_at = {(a.message_index, a.tool) for a in self.shell}
-        self._outputs: dict[int, Output] = {}
-        self._errors: dict[int, list[str]] = {}
         self._script_runs: dict[int, bool] = {}
         # checks whose fact is a value they printed, no verdict: the agent's reading of them still says what it shows
         self.values_only: set[str] = set()
         # the files the agent wrote that its change does not keep: inputs it made (test.sql), scripts
         fixed = {f.rstrip("/").rsplit("/", 1)[-1] for f in files}
         self.made = {(a.path or "").rsplit("/", 1)[-1] for a in actions if a.op == "edit" and a.path} - fixed
+
+    def _mends_environment(self, edit: Action) -> bool:
+        """The edit replaces what the last failed run before it said the environment no longer has: that run's
+        error is the environment's (a module missing, NumPy 2's removals) and names the text the edit took out."""
+        removed = edit.old_text.replace("\\", "").strip()
+        failed = [b for b in self.shell if b.message_index < edit.message_index and self._errs(b)]
+        if len(removed) < 4 or "\n" in removed or not failed:
+            return False
+        last = self._errs(failed[-1])[-1]
+        return _environment_error(last) and removed in last
 
     def _out(self, a: Action) -> Output:
         """What the action printed, read once (every finder asks again)."""
@@ -545,7 +571,15 @@ class RunReader:
             if a.message_index >= fix and summaries[a.message_index]:
                 # an inline script's runs are one, its latest (each one's code differs: no name to tell them by)
                 last_runs[named(a.command) if script_run(a.command) == "-" else test_command(a.command)] = a
-        ranked = sorted(last_runs.values(), key=lambda a: (not TEST_TARGET.search(a.command), -a.message_index))
+        # a run that selected no test ("18 deselected in 0.04s", an id it did not find) after those that ran some
+        ranked = sorted(
+            last_runs.values(),
+            key=lambda a: (
+                _ran_nothing(summaries[a.message_index] or ""),
+                not TEST_TARGET.search(a.command),
+                -a.message_index,
+            ),
+        )
         widest = sorted(ranked, key=lambda a: -suite_size(summaries[a.message_index] or ""))
         suite_facts = {
             a.message_index: Fact(
@@ -615,7 +649,7 @@ class RunReader:
         line = (
             errs[-1]
             if errs
-            else self._best_verdict(verdicts)
+            else self._best_verdict(verdicts, old=self._printed_before_fix(after))
             if verdicts
             else changed_line(out.lines, self._out(before).lines, self.task_words)
         )
@@ -624,10 +658,26 @@ class RunReader:
         question = f"What did `{named(after.command)}` print after the change?"
         return [Fact("test_result", clip(line, 160), after.message_index + 1, question)]
 
-    def _best_verdict(self, lines: list[str], said: set[str] | frozenset[str] = frozenset()) -> str:
+    def _printed_before_fix(self, a: Action) -> set[str]:
+        """The lines the same script printed when last run before the fix: a case that passed then
+        ("SUCCESS: created with a list") says nothing of what the fix did."""
+        name = self._run_name(a)
+        if name in (None, "-") or self.fix_at is None:
+            return set()
+        before = [b for b in self.shell if b.message_index < self.fix_at and self._run_name(b) == name]
+        return {ln.strip() for ln in self._out(before[-1]).lines} if before else set()
+
+    def _best_verdict(
+        self,
+        lines: list[str],
+        said: set[str] | frozenset[str] = frozenset(),
+        old: set[str] | frozenset[str] = frozenset(),
+    ) -> str:
         """The verdict line that names most of the task (what was fixed), then an "all passed" one;
         one that another fact does not say already (``said``: their words), where there is one
-        (two scripts' "All tests passed!" are one answer to two questions)."""
+        (two scripts' "All tests passed!" are one answer to two questions), and one the same script did not print
+        before the fix (``old``) where there is one."""
+        lines = [ln for ln in lines if ln.strip() not in old] or lines
         lines = [ln for ln in lines if norm_words(clip(ln, 160)) not in said] or lines
 
         def rank(line: str) -> tuple[bool, bool, int, bool]:
@@ -649,7 +699,7 @@ class RunReader:
             verdicts = [v for v in verdict_lines(out.lines) if v not in cases]
             if verdicts:
                 question = f"What did `{named(a.command)}` print after the change?"
-                verdict = clip(self._best_verdict(verdicts, said), 160)
+                verdict = clip(self._best_verdict(verdicts, said, self._printed_before_fix(a)), 160)
                 return [Fact("test_result", verdict, a.message_index + 1, question)]
         return []
 
@@ -675,7 +725,7 @@ class RunReader:
             # where the run states no verdict of its own and no case failed, a case's that says it is fixed
             verdicts = [v for v in stated if v not in cases] or [v for v in stated if CASE_FIXED.search(v)]
             line = (
-                self._best_verdict(verdicts, said)
+                self._best_verdict(verdicts, said, self._printed_before_fix(a))
                 if verdicts
                 else _value_line(printed.lines, self.task_words, cases | self._as_written(a))
                 if len(printed.lines) <= 3

@@ -124,8 +124,10 @@ SHOULD_INSTEAD = re.compile(
 # The agent's own scaffolding ("That's because I was creating it directly", "my monkey patch affects ..."):
 # why its test or attempt behaved so, not the cause of the problem.
 OWN_WORK = re.compile(
-    r"\b(?:my|our) (?:own )?(?:test|script|check|patch|monkey ?patch|fix|change|implementation|code|reproduction)s?\b|"
-    r"\bi(?:'m| am| was)\b|\baccidentally\b|\b(?:i|we) (?:added|inserted|put|placed|removed|deleted|replaced)\b|"
+    r"\b(?:my|our) (?:own |current |first |new )?(?:test|script|check|patch|monkey ?patch|fix|change|"
+    r"implementation|code|reproduction|algorithm|approach|attempt|solution|logic|debug\w*)s?\b|"
+    r"\bdebug(?:ging)? (?:print|output|line)s?\b|"
+    r"\bi(?:'m| am| was)\b|\baccidentally\b|\b(?:i|we) (?:added|inserted|put|placed|removed|deleted|replaced|used)\b|"
     r"\bold_str\b",  # the editor's argument: why the agent's own edit command failed
     re.IGNORECASE,
 )
@@ -202,9 +204,10 @@ WHY_FIRST = (
     r"^(?:(?:however|but|so|and|also|actually|now),?\s+)?(?:since|because|given that)\b[^.!?]{5,160},\s*"
     r"(?:i|we) (?:should|will|'ll|need to|must|have to)\b"
 )
-# Steps that are no choice of a way: looking, checking, taking care.
+# Steps that are no choice of a way: looking, checking, finding, opening, running, taking care.
 LOOK_VERB = (
-    r"(?:also |first |still |just )?(?:be careful|be sure|make sure|check|verify|test|see|look|consider|think)\b"
+    r"(?:also |first |still |just )?(?:be careful|be sure|make sure|check|verify|test|see|look|consider|think|"
+    r"search|find|locate|open|run|explore|examine|inspect|read)\b"
 )
 # What the agent will do, with why ("But we should also fix `get_choices` for consistency", "`json_key` should
 # be computed before the try block since it's needed for the error message"): its own modal or a prescription
@@ -237,7 +240,8 @@ REVISED = r"\b(?:update|change|revise|rewrite|simplify|refine|improve) (?:the|my
 SCOPED = (
     r"\b(?:outside|beyond) (?:the |our )?scope\b|\bnot part of (?:the |this )?(?:reported |original )?"
     r"(?:issue|pr|task|fix|problem)\b|\b(?:a|is|as) separate (?:issue|concern|problem)\b|\bknown limitation\b|"
-    r"\bfocus on (?:what|fixing|the (?:reported|original|specific))\b"
+    r"\bfocus on (?:what|fixing|the (?:reported|original|specific))\b|"
+    r"\b(?:not related|unrelated) to (?:our|the|this|my) (?:fix|change|issue|pr|task)\b"
 )
 # A way weighed by what it costs or risks ("But changing that would be a bigger change.", "This is actually a
 # breaking change!", "to keep backward compatibility", "the minimal change").
@@ -250,10 +254,17 @@ COSTLY = (
 # "that's fine because we should always expand `~` first", "that's consistent with how Django models work").
 KEPT_AS_IS = (
     r"\b(?:that|this|which|it)(?:'s| is) (?:fine|acceptable|reasonable)\b(?=[^.!?]*\b(?:because|since)\b)|"
+    # a consequence accepted ("it's reasonable to break existing tokens")
+    r"\bit(?:'s| is) (?:reasonable|acceptable|fine|ok(?:ay)?) to (?!" + LOOK_VERB + r")\w+|"
     r"\b(?:is|are|that'?s) consistent with how\b|"
     r"^(?:so|therefore|thus),? [^.!?]*`[^.!?]*\b(?:is|are) (?:correct|fine|acceptable|intended)\s*[.!]?$"
 )
-JUDGEMENTS = "|".join((SCOPED, COSTLY, KEPT_AS_IS))
+# A way concluded in so many words, naming the code it changes ("I think I should override `__init__` to
+# validate the value after calling `super().__init__()`").
+THOUGHT_OUT = r"\bi think (?:i|we) (?:should|need to)\b(?! (?:first |also |now )?" + LOOK_VERB + r")[^.!?]*`"
+# A guard added to be safe ("But to be safe, we should handle the case.").
+GUARDED = r"\b(?:to be (?:safe|defensive)|just in case)\b"
+JUDGEMENTS = "|".join((SCOPED, COSTLY, KEPT_AS_IS, GUARDED, THOUGHT_OUT))
 # A cost or a limit said alone: what is done instead is the plan said next, often leading in to its code.
 WEIGHED_ONLY = re.compile(f"{SCOPED}|{COSTLY}", re.IGNORECASE)
 # A decision leading in to the code or list that carries it out: the way named, a conclusion or the fix revised
@@ -413,14 +424,16 @@ class StatementReader:
                 if way is not None and not UNDECIDED.search(sentence):
                     yield Fact(label, way, i, "What did the agent decide, and why?")
                 continue
-            if len(sentence) < 12 or not (contrast or pattern.search(sentence)) or RESOLVED.search(sentence):
+            # a decision is read past the dots of the code it names ("I'll use `os.path.normpath` because ...")
+            read = _code_masked(sentence) if label == "decision" else sentence
+            if len(sentence) < 12 or not (contrast or pattern.search(read)) or RESOLVED.search(sentence):
                 continue
             if label == "decision" and (
-                TACTICAL.search(sentence)
-                or not INTENT.search(sentence)
-                or UNDECIDED.search(sentence)
+                TACTICAL.search(read)
+                or not INTENT.search(read)
+                or UNDECIDED.search(read)
                 or any(OPEN_ALTERNATIVE.match(x) for x in said[k : k + 2])
-                or (ISSUE_STATED.match(sentence) and not _decided_beyond_reason(sentence))
+                or (ISSUE_STATED.match(read) and not _decided_beyond_reason(read))
             ):
                 continue
             if label == "root_cause" and NOT_A_CAUSE.search(sentence):
@@ -1001,9 +1014,10 @@ LOCATED = re.compile(
     re.IGNORECASE,
 )
 # A lead-in naming the way the fix goes, its steps listed under it ("Given all this analysis, I think the best
-# approach is:", "So the fix should be to:", "So our fix is:").
+# approach is:", "So the fix should be to:", "So our fix is:", "I think the simplest and most robust approach is:").
 WAY_THEN_LIST = re.compile(
-    r"\b(?:the|my|our|this|a)(?: \w+)? (?:fix|approach|solution|way|plan) (?:is|would be|should be|will be)(?: to)?:$",
+    r"\b(?:the|my|our|this|a)(?: \w+){0,4} (?:fix|approach|solution|way|plan) "
+    r"(?:is|would be|should be|will be)(?: to)?:$",
     re.IGNORECASE,
 )
 # The first line under a lead-in, a list item or not (not a code block).
@@ -1078,6 +1092,13 @@ def _with_list(content: str, sentence: str) -> str:
     if listed is None:
         return sentence
     return clip(" ".join(content[at : listed.end(1)].split()), 300)
+
+
+def _code_masked(sentence: str) -> str:
+    """The sentence with the dots and marks inside code (`os.path.normpath`, dataelem.py, 2.9.1) made
+    word characters, so patterns that stop at a sentence's end read past them."""
+    quoted = re.sub(r"`[^`\n]*`", lambda m: re.sub(r"[.!?]", "_", m.group(0)), sentence)
+    return re.sub(r"(?<=\w)\.(?=\w)", "_", quoted)
 
 
 def _with_plan_after(content: str, sentence: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import is_not
 from typing import Any
 
 from ctxbench.replay.prefix_cache import CacheRules, CacheUsage, PrefixCache, message_time
@@ -64,7 +65,11 @@ class CallBilling:
         self.rules: CacheRules | None = model.cache
         self.latency: LatencyModel | None = model.latency
         self._sent_cache = PrefixCache(self.rules, tools_tokens) if self.rules else None
-        self._full_cache = PrefixCache(self.rules, tools_tokens) if self.rules else None
+        # While every request so far was the full history itself (``none``'s always; another
+        # strategy's until its first compaction), both caches saw the same requests: the full
+        # history's is the strategy's own, priced once, and made its own copy when they part.
+        self._full_cache: PrefixCache | None = None
+        self._in_step = self._sent_cache is not None
         self._summariser_calls = 0
         # The full history of the last call: (the list it was read from, its length, a copy of that part).
         self._full_from: tuple[Sequence[Message], int, list[Message]] | None = None
@@ -84,8 +89,6 @@ class CallBilling:
         ``recorded``: ``history`` is the transcript's own list, never changed during the replay, so
         a later call's full history extends an earlier one's read from the same list."""
         now = message_time(working[-1]) if working else None
-        # A rejected request is neither billed nor cached.
-        usage = self._bill(self._sent_cache, working, sent, now) if accepted else CacheUsage()
         last = self._full_from
         extends = recorded and last is not None and last[0] is history and last[1] <= at
         past: Sequence[Message]
@@ -100,7 +103,16 @@ class CallBilling:
             past = history[:at]
         # The transcript's list is a list, so its slice is one that later calls can grow.
         self._full_from = (history, at, past) if recorded and isinstance(past, list) else None
-        full_usage = self._bill(self._full_cache, past, full, message_time(past[-1]) if past else None, extends)
+        if self._in_step and accepted and sent == full and _same_messages(working, past):
+            usage = full_usage = self._bill(self._sent_cache, working, sent, now)
+        else:
+            if self._in_step:  # they part here: the full history's cache is as the strategy's was
+                assert self._sent_cache is not None  # in step only with caching on
+                self._full_cache, self._in_step = self._sent_cache.copy(), False
+            # A rejected request is neither billed nor cached.
+            usage = self._bill(self._sent_cache, working, sent, now) if accepted else CacheUsage()
+            full_time = message_time(past[-1]) if past else None
+            full_usage = self._bill(self._full_cache, past, full, full_time, extends)
         price = self.model.input_price_per_mtok
         record: dict[str, Any] = {
             "cached_tokens": usage.cached_tokens,
@@ -133,6 +145,11 @@ class CallBilling:
         return cache.request(
             messages, self.counter.message, prompt, now, sizes=self.counter.sizes, extends_last=extends_last
         )
+
+
+def _same_messages(a: Sequence[Message], b: Sequence[Message]) -> bool:
+    """Whether two requests are the same message objects (compared in C)."""
+    return len(a) == len(b) and not any(map(is_not, a, b))
 
 
 def cost_summary(calls: Sequence[dict[str, Any]]) -> dict[str, Any]:

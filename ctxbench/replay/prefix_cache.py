@@ -125,6 +125,11 @@ class _Chain:
         # (a request's list, how many messages it started with of these): see ``PrefixCache._shared``.
         self.seen: tuple[Sequence[Message], int] | None = None
 
+    def copy(self) -> _Chain:
+        twin = _Chain(list(self.messages), list(self.cum), self.total, dict(self.ends))
+        twin.seen = self.seen
+        return twin
+
     def tokens(self, end: int, sizes: Callable[[Iterable[Message]], Iterable[int]]) -> int:
         """Tokens of ``messages[:end]``. A request whose first message changed (DB-GPT's system
         prompt, every call) is read by later ones at a few positions only (its start, its total), so
@@ -162,6 +167,18 @@ class PrefixCache:
         self._chains: list[_Chain] = []
         self._last: _Chain | None = None
         self._request: tuple[Sequence[Message], int] | None = None  # the last request's list and its length
+        self._noted: list[int] | None = None  # this request's changes against the last one, from its note
+
+    def copy(self) -> PrefixCache:
+        """A cache in this one's state that goes its own way: the same requests' chains, each with
+        its own lists (a chain's lists grow in place), the same messages."""
+        twin = PrefixCache(self.rules, self.prefix_tokens)
+        chains = {id(c): c.copy() for c in self._chains}
+        twin._chains = list(chains.values())
+        last = self._last
+        twin._last = None if last is None else chains[id(last)] if id(last) in chains else last.copy()
+        twin._request = self._request
+        return twin
 
     def request(
         self,
@@ -257,7 +274,7 @@ class PrefixCache:
         if self._request is None:
             return None
         given, given_len = self._request
-        changed = noted_changes(given, given_len, messages)
+        changed = self._noted = noted_changes(given, given_len, messages)
         if changed is None:
             return None
         return changed[0] if changed else min(given_len, len(messages))
@@ -369,8 +386,12 @@ class PrefixCache:
             return None
         old = last.messages
         if last_k < len(old):
-            after = old[last_k + 1 :], messages[last_k + 1 :]
-            changed = [last_k, *islice(compress(count(last_k + 1), map(is_not, *after)), REPLACED_LIMIT)]
+            noted = self._noted  # the positions this request's note names against the last one
+            if noted and noted[0] == last_k:
+                changed = noted  # from the note: no slices of the two lists (a compacted early result: most of them)
+            else:
+                after = old[last_k + 1 :], messages[last_k + 1 :]
+                changed = [last_k, *islice(compress(count(last_k + 1), map(is_not, *after)), REPLACED_LIMIT)]
             if len(changed) > REPLACED_LIMIT:
                 return None
             replaced = sum(size(messages[i]) - size(old[i]) for i in changed)

@@ -20,6 +20,11 @@ from ctxbench.transcripts.model import Message, ToolCall
 # of Python ints (about 40): no transient list the size of a long tool result. Shorter texts keep
 # the list, whose call costs less.
 BUFFER_COUNT_CHARS = 4096
+# A layer's copy of a message (``Message.origin`` set) with content this short is a placeholder or
+# a notice, whose few texts recur call after call ("Old environment output: (12 lines omitted)"):
+# its content and tool name are counted once per text per tokenizer (up to COPY_MEMO_ENTRIES texts).
+COPY_MEMO_CHARS = 256
+COPY_MEMO_ENTRIES = 4096
 
 
 def tiktoken_counter(encoding: Any) -> Callable[[str], int]:
@@ -88,6 +93,7 @@ class Tokenizer(ABC):
     # ``ctxbench.tokens.line_starts``): appended text is then counted from the last line only.
     splits_at_line_starts: bool = False
     _pieces: PieceCounter | None = None
+    _copy_counts: dict[str, int] | None = None  # see COPY_MEMO_CHARS
     # What makes this tokenizer's counts the same in every process (its encoding and the code that
     # counts with it): long texts' counts are then shared through ``ctxbench.tokens.count_cache``.
     # None: never shared (a tokenizer whose files could change under the same name).
@@ -117,13 +123,28 @@ class Tokenizer(ABC):
         cached = message.token_cache.get(key)
         if cached is None:
             base = message.appended_to
-            if base is None:  # a long text's count may come from another cell (count_cache)
-                cached = count_cache.counted(self.cache_identity, message.content, count or self.count)
+            content = message.content
+            if base is None and count is None and message.origin is not None and len(content) <= COPY_MEMO_CHARS:
+                cached = self.copy_count(content)
+            elif base is None:  # a long text's count may come from another cell (count_cache)
+                cached = count_cache.counted(self.cache_identity, content, count or self.count)
             else:
                 suffix = message.content[len(base.content) :]
                 cached = self.count_appended(base.content, self.count_content(base, count), suffix)
             message.token_cache[key] = cached
         return cached
+
+    def copy_count(self, text: str) -> int:
+        """``self.count(text)`` for a short text of a layer's copy, remembered by the text."""
+        memo = self._copy_counts
+        if memo is None:
+            memo = self._copy_counts = {}
+        tokens = memo.get(text)
+        if tokens is None:
+            if len(memo) >= COPY_MEMO_ENTRIES:
+                memo.clear()
+            tokens = memo[text] = self.count(text)
+        return tokens
 
     def count_appended(self, text: str, text_tokens: int, suffix: str) -> int:
         """Tokens of ``text + suffix`` given ``text_tokens``, the count of ``text``: from the
@@ -156,7 +177,8 @@ class Tokenizer(ABC):
                 arguments = message.token_cache[arguments_key(self.name, i)] = self.count(call.arguments)
                 tokens += self.count(call.name) + arguments + per_call
         if message.name and message.role == "tool" and self.count_tool_name:
-            tokens += self.count(message.name)
+            name = message.name
+            tokens += self.copy_count(name) if message.origin is not None else self.count(name)
         return tokens
 
     def _count_whole(self, message: Message, pieces: dict[str, tuple[str, ...]]) -> int:

@@ -166,7 +166,8 @@ class RunningSum:
         if len(seen) > len(messages):
             self._total -= sum(values[len(messages) :])
             del seen[len(messages) :], values[len(messages) :]
-        for message in islice(messages, len(seen), None):
+        # A slice, not islice: skipping the part seen would touch every message object, each call.
+        for message in messages[len(seen) :]:
             new = value(message)
             self._total += new
             seen.append(message)
@@ -202,6 +203,16 @@ class SeenPrefix:
             return min(seen_len, common_prefix(seen, messages)), None
         start = changed[0] if changed else min(seen_len, len(messages))
         return start, changed if len(changed) <= REPLACED_LIMIT else None
+
+    def positions(self, messages: Sequence[Message]) -> Iterable[int]:
+        """The positions of ``messages`` that are not the same objects as in the list remembered:
+        the replaced ones a note names (``DerivedList``) and those appended, or, without a note,
+        every one from the first change on."""
+        seen, seen_len = self._seen, self._len
+        changed = noted_changes(seen, seen_len, messages)
+        if changed is None or len(changed) > REPLACED_LIMIT:
+            return range(self.unchanged(messages) if changed is None else changed[0], len(messages))
+        return [*changed, *range(min(seen_len, len(messages)), len(messages))]
 
     def remember(self, messages: Sequence[Message]) -> None:
         self._seen, self._len = messages, len(messages)
