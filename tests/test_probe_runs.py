@@ -244,6 +244,45 @@ def test_a_script_crashing_in_its_own_code_is_no_error_seen_and_no_reproduction(
     assert any("Unexpected errors" in a for a in answers)  # its failed assert is a finding
 
 
+def test_an_error_of_a_script_of_the_agents_that_was_not_set_up_is_no_error_seen():
+    """Its own script's settings not configured, or a stand-in it made (a mock queryset, a model declared
+    in `__main__`) missing what the code asks of it: the script's setup, not the code (the rubric's
+    throwaway scripts). The project's own runner not set up is why the suite could not run: kept."""
+    unset = (
+        'Traceback (most recent call last):\n  File "/testbed/django/conf/__init__.py", line 57, in _setup\n'
+        "    raise ImproperlyConfigured(\ndjango.core.exceptions.ImproperlyConfigured: Requested setting "
+        "INSTALLED_APPS, but settings are not configured."
+    )
+    mock = (
+        'Traceback (most recent call last):\n  File "/testbed/django/db/models/deletion.py", line 40, in sort\n'
+        "    model._meta.concrete_model\nAttributeError: type object 'MockModel' has no attribute '_meta'"
+    )
+    runner = unset.replace("INSTALLED_APPS", "TEST_RUNNER")
+    messages = [
+        Message("user", TASK),
+        _bash("a", "cat > simple_test.py << 'EOF'\nfrom django import forms\nEOF\npython simple_test.py"),
+        _out("a", unset, 1),
+        _bash("b", "cat > mock_test.py << 'EOF'\nclass MockModel: pass\nEOF\npython mock_test.py"),
+        _out("b", mock, 1),
+        _bash("c", "python -m django test forms_tests"),
+        _out("c", runner, 1),
+        *_edit("d"),
+        _bash("e", "git diff"),
+        _out(
+            "e",
+            "diff --git a/src/hdr.py b/src/hdr.py\n--- a/src/hdr.py\n+++ b/src/hdr.py\n"
+            "@@ -1 +1 @@\n-return None\n+raise",
+        ),
+        Message("assistant", "Done."),
+    ]
+    answers = [a for a, _ in _facts(messages, "error")]
+    assert not any("INSTALLED_APPS" in a or "MockModel" in a for a in answers), answers
+    iterated = [*messages[:4], _out("b", "TypeError: 'MockQuerySet' object is not iterable", 1), *messages[5:]]
+    assert not any("MockQuerySet" in a for a, _ in _facts(iterated, "error"))
+    typed = _typed_candidates(Transcript("t", messages))
+    assert [c for c in typed if c.label == "error" and "`python -m django test forms_tests`" in c.question]
+
+
 def test_every_runners_summary_and_the_failing_tests():
     assert suite_summary("Ran 4 tests in 0.003s\n\nOK") == "Ran 4 tests in 0.003s OK"  # the count, not a bare OK
     assert suite_summary("  5 passing (20ms)\n  1 failing\n\n  1) parser\n") == "5 passing (20ms) 1 failing"
@@ -970,8 +1009,9 @@ def test_a_script_for_looking_around_reproduces_with_its_error_only():
 
 def test_a_scripts_setup_error_the_agent_got_past_is_no_error_seen():
     """The agent's script ran with Django's settings not set up, then the same script ran past them: an error of
-    the script's setup, so the bug's error has the slot. A setup error no later run got past stays a fact, and so
-    does a runner that could not start (no pytest: how the tests could be run is the agent's to carry)."""
+    the script's setup, so the bug's error has the slot. A runner that could not start stays a fact (no pytest: how
+    the tests could be run is the agent's to carry). A setup error of its own script that no later run got past is
+    no fact either: a throwaway script it never set up (issue 23's rubric), as it is no reproduction."""
     trace = 'Traceback (most recent call last):\n  File "/testbed/django/conf/__init__.py", line 57, in _setup\n'
     unset = (
         "django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, but settings are not "
@@ -997,7 +1037,7 @@ def test_a_scripts_setup_error_the_agent_got_past_is_no_error_seen():
 
     assert bug in errors_seen(messages) and no_pytest in errors_seen(messages)
     assert not any(unset[:100] in a for a in errors_seen(messages))
-    assert any(unset[:100] in a for a in errors_seen(messages[:3] + messages[5:]))  # never got past it
+    assert not any(unset[:100] in a for a in errors_seen(messages[:3] + messages[5:]))  # never got past it
 
 
 def test_a_tox_run_reports_its_environments_result_where_its_tests_print_no_counts():

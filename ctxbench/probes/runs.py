@@ -103,7 +103,7 @@ TIMED_OUT = re.compile(r"EXECUTION TIMED OUT|timed out after \d+")
 SETUP_ERROR = re.compile(
     r"settings are not configured|doesn't declare an explicit app_label|(?:Apps|Models) aren't loaded yet|"
     r"No installed app with label|"
-    r"SECRET_KEY setting must not be empty|\b(?:Mock|Fake|Dummy|Stub)\w*'? object has no attribute|"
+    r"SECRET_KEY setting must not be empty|\b(?:Mock|Fake|Dummy|Stub)\w*'? object (?:has no attribute|is not)|"
     r"type object '(?:Mock|Fake|Dummy|Stub)\w*' has no attribute|No such device or address: '/dev/tty'"
 )
 CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
@@ -855,6 +855,8 @@ class RunReader:
         script = script_run(a.command) if a.op == "shell" else None
         if script and EXPLORATION_SCRIPT.search(script) and not self._shows_reported_error(a):
             return True  # a debugging or exploration script's error is exploration output
+        if script and SETUP_ERROR.search(line) and self._own_run(a, script):
+            return True  # its own script not set up (settings, a mock or a model in __main__): the script's setup
         slip = re.search(r"\b(?:SyntaxError|IndentationError|TabError)\b", line)
         if slip and any(self._edited_before(p, a.message_index) for p in re.findall(r'File "([^"]+)"', line)):
             return True  # the agent's own edit broke the file's syntax: a slip its next edit mends
@@ -867,6 +869,12 @@ class RunReader:
         if script == "-" and ASKS_MODULE.search(a.command) and _environment_error(line):
             return False  # `python -c "import pytest"` failing: what the environment lacks, not a slip
         return own and not in_source and bool(typo or script == "-")
+
+    def _own_run(self, a: Action, script: str) -> bool:
+        """A run of a script the agent wrote (a file it made, a scratch name, inline code), not of the
+        project's test runner."""
+        name = script.rsplit("/", 1)[-1]
+        return not runs_tests(a.command) and (script == "-" or name in self.made or is_scratch(script))
 
     def _got_past(self, n: int, line: str) -> bool:
         """The agent's own script could not start (a framework's settings not set up, a module it
