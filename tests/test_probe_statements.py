@@ -1962,3 +1962,14 @@ def test_a_problem_said_to_be_clear_names_its_cause_outright():
         Message("assistant", "Done."),
     ]
     assert [a for _, a in _causes(messages)] == [cause], _causes(messages)
+
+
+def test_a_value_checked_correct_is_no_decision_but_code_judged_right_is():
+    """ "So `f` returning `True` is correct." keeps code as it is; "So `pos - 1` gives us 8, which is correct."
+    checks a value the agent worked out (a blind spot check on non-gold runs labelled it wrong as a decision)."""
+    said = [
+        Message("assistant", "So `f` returning `True` for a missing key is correct."),
+        Message("assistant", "So `working_line_pos - 1` gives us 8, which is correct."),
+    ]
+    got = StatementReader(said, "", None, None).statements("decision", DECISION, needs_code=False)
+    assert [f.message_index for f in got] == [0], got

@@ -257,7 +257,8 @@ KEPT_AS_IS = (
     # a consequence accepted ("it's reasonable to break existing tokens")
     r"\bit(?:'s| is) (?:reasonable|acceptable|fine|ok(?:ay)?) to (?!" + LOOK_VERB + r")\w+|"
     r"\b(?:is|are|that'?s) consistent with how\b|"
-    r"^(?:so|therefore|thus),? [^.!?]*`[^.!?]*\b(?:is|are) (?:correct|fine|acceptable|intended)\s*[.!]?$"
+    # the code itself judged, not a value worked out from it ("`pos - 1` gives us 8, which is correct": no comma)
+    r"^(?:so|therefore|thus),? [^.!?]*`[^.!?,]*\b(?:is|are) (?:correct|fine|acceptable|intended)\s*[.!]?$"
 )
 # A way concluded in so many words, naming the code it changes ("I think I should override `__init__` to
 # validate the value after calling `super().__init__()`").
