@@ -1,0 +1,42 @@
+"""scripts/probe_ab_dump.py: the A/B groups, the blind sample and the weighted shares."""
+
+import importlib.util
+
+import pytest
+
+from tests.conftest import ROOT
+
+_spec = importlib.util.spec_from_file_location("probe_ab_dump", ROOT / "scripts" / "probe_ab_dump.py")
+assert _spec is not None and _spec.loader is not None
+ab_dump = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ab_dump)
+
+
+def probe(run: str, answer: str, kind: str = "decision") -> dict[str, object]:
+    return {"run": run, "transcript": "t", "type": kind, "question": "q", "answer": answer, "at": 1}
+
+
+def test_a_probe_is_common_by_run_type_and_folded_answer():
+    old = {"probes": [probe("a#t", "Kept  X"), probe("b#t", "kept x"), probe("a#t", "gone")]}
+    new = {"probes": [probe("a#t", "kept x"), probe("b#t", "kept x", "error"), probe("a#t", "added")]}
+    ab = ab_dump.diff(old, new, seed=1, differing=10, common=10)
+    assert ab["sizes"] == {"old_only": 2, "new_only": 2, "common": 1}  # a rerun (b) is its own run
+    assert all("side" not in s for s in ab["blind"]) and len(ab["blind"]) == 5
+    assert sorted(ab["side"].values()).count("common") == 1
+
+
+def test_score_weights_the_common_group_by_its_size():
+    ab = {
+        "sizes": {"old_only": 10, "new_only": 10, "common": 30},
+        "groups": {"old_only": [], "new_only": [], "common": []},
+        "blind": [{"id": i, "type": "decision"} for i in ("o", "n", "c")],
+        "side": {"o": "old_only", "n": "new_only", "c": "common"},
+    }
+    lines = ab_dump.score(ab, {"o": "trivial", "n": "informative", "c": "informative"})
+    assert lines[1].startswith("old informative 75.0%")  # 30/40 of old's probes are common, all informative
+    assert lines[3].startswith("new informative 100.0%")
+
+
+def test_wilson_takes_a_fractional_n():
+    lo, hi = ab_dump.wilson(0.5, 33.6)
+    assert lo == pytest.approx(0.340, abs=0.001) and hi == pytest.approx(0.660, abs=0.001)
