@@ -662,6 +662,17 @@ def test_a_reproduction_that_died_on_a_module_the_agent_then_installed_is_none()
     assert [a.endswith("No module named 'pytz'") for a, _ in _facts(tried, "reproduction")] == [True]
 
 
+def test_a_command_the_harness_cut_off_reports_what_happened_not_the_harness_argv():
+    """mini-swe-agent's docker exec wrapper names its whole argv before what went wrong; the gold is cut at
+    160 characters, so it read as the argv and never said the command timed out."""
+    cut_off = (
+        "<exception>An error occurred while executing the command: Command '['docker', 'exec', '-w', '/testbed', "
+        "'-e', 'PAGER=cat', '-e', 'MANPAGER=cat', '-e', 'LESS=-R', '7315b52c', 'bash', '-c', 'pip install numpy -q']'"
+        " timed out after 60 seconds</exception>\n<returncode>-1</returncode>\n<output>\n</output>"
+    )
+    assert errors(read_output(cut_off).text) == ["timed out after 60 seconds"]
+
+
 def test_reading_a_test_file_or_asking_a_runner_for_help_runs_no_tests():
     """Reading tests/runtests.py, printing a runner's help or version, importing pytest to see it is there:
     none of these prints a suite's outcome."""

@@ -250,6 +250,11 @@ def _joined(line: str, after: str) -> str:
     return line
 
 
+# A harness's report that a command failed to run (mini-swe-agent's docker exec cut off): "<exception>An error
+# occurred while executing the command: Command '['docker', 'exec', ...]' timed out after 60 seconds</exception>".
+HARNESS_EXCEPTION = re.compile(r"^<exception>.*?Command '\[.*\]' (.+?)(?:</exception>)?$")
+
+
 def errors(text: str) -> list[str]:
     """Error lines, in order, without duplicates: exceptions (with the frame that raised them),
     compiler and tool errors."""
@@ -262,6 +267,8 @@ def errors(text: str) -> list[str]:
         if MAKE_RECIPE.match(found) and out:
             continue  # make's "*** [target] Error 2" repeats that a recipe failed: the line above says why
         line = found.strip()
+        harness = HARNESS_EXCEPTION.match(line)
+        line = harness.group(1) if harness else line  # what happened, not the argv of the harness's command
         if REPEATED_FAILURE.match(line):
             continue
         if NPM_LINE.match(line):
