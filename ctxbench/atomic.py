@@ -97,8 +97,13 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
     return path
 
 
+def json_text(data: Any) -> str:
+    """``data`` as ``write_json_atomic`` writes it."""
+    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
 def write_json_atomic(path: str | Path, data: Any) -> Path:
-    return write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    return write_text_atomic(path, json_text(data))
 
 
 def write_jsonl_atomic(path: str | Path, rows: Iterable[Any]) -> Path:

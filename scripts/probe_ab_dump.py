@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import random
 import re
@@ -125,18 +124,11 @@ def diff(old: dict[str, Any], new: dict[str, Any], seed: int, differing: int, co
     return {"sizes": sizes, "groups": groups, "blind": sorted(sample, key=lambda s: s["id"]), "side": side}
 
 
-def wilson(p: float, n: float, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson interval of a share p over n (n may be a stratified sample's effective size, a float)."""
-    if n <= 0:
-        return 0.0, 1.0
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def score(ab: dict[str, Any], labels: dict[str, str]) -> list[str]:
     """Per side: the shares over its groups (common + its own), each group weighted by its size; the
     interval's n is the stratified sample's effective size, 1 / sum(w_g^2 / n_g)."""
+    from ctxbench.report.intervals import wilson  # here: `dump --tree` runs this script with another ctxbench
+
     by_group: dict[str, Counter[str]] = {g: Counter() for g in ab["sizes"]}
     types: dict[str, Counter[str]] = {g: Counter() for g in ab["sizes"]}
     for s in ab["blind"]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import sys
 from collections import Counter
@@ -32,6 +31,7 @@ from ctxbench.probes.boilerplate import find_boilerplate
 from ctxbench.probes.extract import extract_probes
 from ctxbench.probes.runs import INSTALL_FAILED
 from ctxbench.probes.shell import HEREDOC, INSTALLS, heredoc_bodies, is_read_only, is_scratch
+from ctxbench.report.intervals import wilson
 from ctxbench.transcripts.importer import import_file
 from ctxbench.transcripts.model import Probe, Transcript
 
@@ -245,16 +245,6 @@ def matches(probe: Probe, run: Run) -> list[str]:
     return [name for name, check in CHECKS.items() if check(probe, run)]
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of a share k/n (95% at z=1.96); (0, 1) when n is 0."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def framework(transcript: Transcript) -> str:
     fmt = str(transcript.source.get("format", "?"))
     path = str(transcript.source.get("path", ""))
@@ -315,7 +305,7 @@ def tally(transcripts: list[Transcript], keep: Callable[[Transcript], bool], lis
 
 
 def _row(name: str, k: int, n: int) -> str:
-    lo, hi = wilson(k, n)
+    lo, hi = wilson(k / n if n else 0.0, n)
     share = f"{k / n:.1%} [{lo:.1%}, {hi:.1%}]" if n else "-"
     return f"| {name} | {n} | {k} | {share} |"
 

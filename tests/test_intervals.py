@@ -5,8 +5,9 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from ctxbench.report.intervals import STATS, interval, paired_difference
+from ctxbench.report.intervals import STATS, interval, paired_difference, wilson
 from ctxbench.report.tables import comparison_frame, format_table
 
 
@@ -97,3 +98,14 @@ def test_paired_comparisons_within_a_shared_variant():
     table = paired_comparisons(summaries)
     row = table[(table.metric == "retention") & (table.strategy == "window")].iloc[0]
     assert row.versus == "none" and row.variant == "model.context_window=16000" and row.separated
+
+
+def test_wilson_interval_of_a_hand_labelled_share():
+    """The interval the probe scripts report (scripts/trivial_patterns.py, scripts/probe_ab_dump.py):
+    around the share, inside [0, 1], and over a stratified sample's fractional effective size."""
+    lo, hi = wilson(24 / 193, 193)
+    assert 0.08 < lo < 0.124 < hi < 0.18
+    assert wilson(0, 0) == (0.0, 1.0)
+    assert wilson(0, 10)[0] == 0.0
+    lo, hi = wilson(0.5, 33.6)
+    assert lo == pytest.approx(0.340, abs=0.001) and hi == pytest.approx(0.660, abs=0.001)

@@ -2,8 +2,6 @@
 
 import importlib.util
 
-import pytest
-
 from tests.conftest import ROOT
 
 _spec = importlib.util.spec_from_file_location("probe_ab_dump", ROOT / "scripts" / "probe_ab_dump.py")
@@ -35,8 +33,3 @@ def test_score_weights_the_common_group_by_its_size():
     lines = ab_dump.score(ab, {"o": "trivial", "n": "informative", "c": "informative"})
     assert lines[1].startswith("old informative 75.0%")  # 30/40 of old's probes are common, all informative
     assert lines[3].startswith("new informative 100.0%")
-
-
-def test_wilson_takes_a_fractional_n():
-    lo, hi = ab_dump.wilson(0.5, 33.6)
-    assert lo == pytest.approx(0.340, abs=0.001) and hi == pytest.approx(0.660, abs=0.001)

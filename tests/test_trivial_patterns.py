@@ -109,10 +109,3 @@ def test_exploration_scripts_unless_they_print_what_the_task_reports():
     assert script.matches(_probe("test_result", "DEBUG: segments", "What did `python debug_parse.py` print?"), run)
     reproduced = _probe("reproduction", "Encoder drops empty tags", "What did `python debug_issue.py` print?")
     assert not script.matches(reproduced, run)
-
-
-def test_wilson_interval():
-    lo, hi = script.wilson(24, 193)
-    assert 0.08 < lo < 0.124 < hi < 0.18
-    assert script.wilson(0, 0) == (0.0, 1.0)
-    assert script.wilson(0, 10)[0] == 0.0

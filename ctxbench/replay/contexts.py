@@ -214,7 +214,7 @@ class ContextRecorder:
             refs: list[Any] = self._last[:known]
             for i in replaced:
                 refs[i] = self._refs.get(id(working[i]))
-            refs += map(self._refs.get, map(id, islice(working, known, None)))
+            refs += map(self._refs.get, map(id, working[known:]))
             offset = 0  # refs covers all of working
         else:
             rest = working[start:] if start else working

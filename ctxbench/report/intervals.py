@@ -3,11 +3,12 @@
 A transcript is the unit of replication: its calls are not independent of each other, so every
 interval resamples whole transcripts (with replacement) and recomputes the aggregate exactly as
 the comparison table does (ratios of sums, means of per-transcript rates). Seeded: the same
-cells give the same interval.
+cells give the same interval. ``wilson``: the interval of a share of hand-labelled items (probes).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -159,3 +160,14 @@ def paired_difference(
     diffs = stat.resampled(side_b, picks) - stat.resampled(side_a, picks)
     low, high = _bounds(diffs, level)
     return Paired(stat.value(side_b) - stat.value(side_a), low, high, len(both))
+
+
+def wilson(p: float, n: float, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a share ``p`` over ``n`` (95% at z=1.96; ``n`` may be a stratified
+    sample's effective size, a float): for hand-labelled samples, where there are no transcripts to
+    resample. (0, 1) when ``n`` is 0."""
+    if n <= 0:
+        return 0.0, 1.0
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -24,6 +24,7 @@ from ctxbench import __version__
 from ctxbench.atomic import (
     FolderLock,
     fsync_together,
+    json_text,
     new_workspace,
     publish_dir,
     write_bytes_atomic,
@@ -113,10 +114,6 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_finite(v) for v in value]
     return value
-
-
-# The manifest's text, as ``write_json_atomic`` writes it (``seal``).
-_MANIFEST = json.JSONEncoder(ensure_ascii=False, indent=2).encode
 
 
 def seal(folder: Path) -> Path:
@@ -292,7 +289,7 @@ def _publish(work: Path, final: Path, files: dict[str, bytes]) -> None:
     for name, data in files.items():
         write_new_file(work / name, data)
     manifest = manifest_of(work, files)
-    write_new_file(work / MANIFEST, _MANIFEST(manifest).encode("utf-8") + b"\n")
+    write_new_file(work / MANIFEST, json_text(manifest).encode("utf-8"))  # as ``seal`` writes it
     folders = {work / up for name in manifest["files"] for up in Path(name).parents}  # their entries
     fsync_together([*(work / name for name in manifest["files"]), work / MANIFEST, *sorted(folders)])
     publish_dir(work, final)

@@ -208,11 +208,10 @@ class SeenPrefix:
         """The positions of ``messages`` that are not the same objects as in the list remembered:
         the replaced ones a note names (``DerivedList``) and those appended, or, without a note,
         every one from the first change on."""
-        seen, seen_len = self._seen, self._len
-        changed = noted_changes(seen, seen_len, messages)
-        if changed is None or len(changed) > REPLACED_LIMIT:
-            return range(self.unchanged(messages) if changed is None else changed[0], len(messages))
-        return [*changed, *range(min(seen_len, len(messages)), len(messages))]
+        start, replaced = self.compare(messages)
+        if replaced is None:
+            return range(start, len(messages))
+        return [*replaced, *range(min(self._len, len(messages)), len(messages))]
 
     def remember(self, messages: Sequence[Message]) -> None:
         self._seen, self._len = messages, len(messages)
