@@ -102,3 +102,24 @@ def test_gcc_and_the_linker_say_why_not_that_ld_failed():
         "collect2: error: ld returned 1 exit status\n"
     )
     assert errors(link) == ["main.c:(.text+0x1e): undefined reference to `helper'"]
+
+
+def test_an_error_line_with_no_message_is_not_joined_to_the_lines_below_it():
+    # A script's `print(f"Error: {e}")` of an exception with an empty message, then its next case's title: the
+    # error line is that one line, not "Error: \n\n2. ExpressionWrapper(...)" (the case's title read as the error).
+    printed = "1. ExpressionWrapper(Q(pk__in=[])):\n   Error: \n\n2. ExpressionWrapper(~Q(pk__in=[])):\n   Error: \n"
+    assert errors(printed) == []
+    assert errors("src/x.c: error:\nnext line\n") == []
+    bare = 'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\nValueError:\nnext line\n'
+    assert all("\n" not in line for line in errors(bare))
+    assert errors("   Error: the value was wrong\n") == ["Error: the value was wrong"]
+
+
+def test_pytests_empty_exception_message_is_read_from_its_next_e_line():
+    # assert_allclose's failure: pytest prints the message on the E lines under "AssertionError: ".
+    failure = (
+        ">       assert_allclose(out, expected, atol=10)\nE       AssertionError: \n"
+        "E       Not equal to tolerance rtol=1e-07, atol=10\nE       \nE       Mismatched elements: 1 / 1 (100%)\n\n"
+        "pvlib/tests/test_irradiance.py:97: AssertionError\n"
+    )
+    assert errors(failure)[0] == "AssertionError: Not equal to tolerance rtol=1e-07, atol=10"

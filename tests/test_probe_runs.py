@@ -1377,3 +1377,21 @@ def test_mini_swe_agents_mswea_bash_command_fence_is_an_action():
     ]
     assert [a for a, _ in _facts(messages, "reproduction")] == ["parse(''): None"]
     assert [a for a, _ in _facts(messages, "file_changed")] == ["src/hdr.py"]
+
+
+def test_inline_unittest_runs_of_a_module_and_of_one_test_of_it_are_two_suites():
+    # `python -c "...unittest..."` twice: the module's 72 tests, then one test of it; each run's code differs and the
+    # command's first line is all they share, so the count tells the suites apart (the 72 tests are not a rerun)
+    def inline(name: str) -> str:
+        return f"cd /r && python -c \"\nimport unittest\nunittest.main(module=None, argv=['x', '{name}'])\n\""
+
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", inline("tests.test_hdr")),
+        _out("b", f"....\n{'-' * 70}\nRan 72 tests in 0.303s\n\nOK"),
+        _bash("c", inline("tests.test_hdr.HdrTests.test_empty")),
+        _out("c", f".\n{'-' * 70}\nRan 1 test in 0.000s\n\nOK"),
+    ]
+    answers = [a for a, _ in _facts(messages, "test_result")]
+    assert answers[:2] == ["Ran 1 test in 0.000s OK", "Ran 72 tests in 0.303s OK"]

@@ -26,11 +26,13 @@ WRAPPER_LINE = re.compile(
     r"<elided_chars>.*|</elided_chars>|<warning>.*|Code output:|Command output:|Output:|Wall time: [\d.]+ seconds?|"
     r"Command completed\.|Command executed\.|\[\w+ for '.*'\] Result:)\s*$"
 )
-# The last line of a Python traceback, a compiler or tool error, a failing shell.
+# The last line of a Python traceback, a compiler or tool error, a failing shell; each one line (`[ \t]`, never `\s`,
+# after a colon: an empty message is not joined to the line below it).
 ERROR_LINE = re.compile(
-    r"^[ \t]*(?:E\s+)?(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)\b(?::\s*\S.*)?$"
-    r"|^[ \t]*(?:\S+:\d+(?::\d+)?:\s*)?(?:fatal )?error(?:\[\w+\])?:\s*\S.*$"
-    r"|^[ \t]*Error:\s*\S.*$"
+    r"^[ \t]*(?:E[ \t]+)?(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)\b"
+    r"(?::[ \t]*(?:\S.*)?)?$"
+    r"|^[ \t]*(?:\S+:\d+(?::\d+)?:[ \t]*)?(?:fatal )?error(?:\[\w+\])?:[ \t]*\S.*$"
+    r"|^[ \t]*Error:[ \t]*\S.*$"
     r"|^.*\b(?:command not found|No such file(?: or directory)?|Segmentation fault|core dumped|Permission denied|"
     r"No module named \S+)\b.*$"
     r"|^[ \t]*make(?:\[\d+\])?: \*\*\* .*Error \d+.*$"
@@ -40,7 +42,7 @@ ERROR_LINE = re.compile(
     r"|^.*\bE\d{3} \w+Error: .*$"
     # other languages: a JVM exception (uncaught, or its cause), a failed go test and a go compile error, tsc's two
     # formats, npm's error block, a Rust panic, the linker's missing symbol
-    r'|^[ \t]*(?:Exception in thread "[^"\n]*"|Caused by:)\s+[\w$.]+(?::[ \t]*\S.*)?$'
+    r'|^[ \t]*(?:Exception in thread "[^"\n]*"|Caused by:)[ \t]+[\w$.]+(?::[ \t]*\S.*)?$'
     r"|^[ \t]*--- FAIL: \S+.*$|^[ \t]*\S+\.go:\d+:\d+: \S.*$"
     r"|^[ \t]*\S+(?:\(\d+,\d+\):|:\d+:\d+ -) error TS\d+: \S.*$"
     r"|^npm (?:ERR!|error) .*$"
@@ -59,6 +61,8 @@ GO_FAIL = re.compile(r"^--- FAIL: ")
 GO_TEST_LOG = re.compile(r"^\s+\S+_test\.go:\d+: \S.*$")
 RUST_PANIC = re.compile(r"^thread '[^']*' panicked at \S+:$")  # Rust 1.73+: the message on the next line
 RUST_ERROR = re.compile(r"^error\[E\d+\]: ")
+# pytest's lines of an exception's message: "E       Not equal to tolerance rtol=1e-07, atol=10".
+PYTEST_CONTINUED = re.compile(r"^[ \t]*E[ \t]+(\S.*)$")
 RUST_PLACE = re.compile(r"^\s*--> \S+:\d+:\d+$")
 NPM_LINE = re.compile(r"^npm (?:ERR!|error) ?(.*)$")
 # npm's lines that name no failure: its fields (code, errno, path...), the log it wrote, its blank lines.
@@ -236,8 +240,12 @@ def _npm_block(text: str) -> str | None:
 
 def _joined(line: str, after: str) -> str:
     """An error line with the line below that completes it: a failed go test's log line, a Rust panic's message
-    (since Rust 1.73 on its own line), rustc's place of the error."""
+    (since Rust 1.73 on its own line), rustc's place of the error, the message pytest shows on the ``E`` line under an
+    exception's empty one (``E   AssertionError:`` / ``E   Not equal to tolerance``)."""
     below = after.lstrip("\n").split("\n", 1)[0]
+    pytest_message = PYTEST_CONTINUED.match(below)
+    if line.rstrip().endswith(":") and PYTEST_CONTINUED.match(line) and pytest_message:
+        return f"{line.rstrip()} {pytest_message.group(1).strip()}"
     if (
         GO_FAIL.match(line)
         and GO_TEST_LOG.match(below)

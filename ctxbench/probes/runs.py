@@ -569,8 +569,7 @@ class RunReader:
         last_runs: dict[str, Action] = {}
         for a in suites:  # the last run of each suite after the fix (its options and pipes aside): the verification
             if a.message_index >= fix and summaries[a.message_index]:
-                # an inline script's runs are one, its latest (each one's code differs: no name to tell them by)
-                last_runs[named(a.command) if script_run(a.command) == "-" else test_command(a.command)] = a
+                last_runs[self._suite_key(a, summaries[a.message_index] or "")] = a
         # a run that selected no test ("18 deselected in 0.04s", an id it did not find) after those that ran some
         ranked = sorted(
             last_runs.values(),
@@ -614,6 +613,15 @@ class RunReader:
                 question = f"What did `{named(runs[-1].command)}` print after the change?"
                 facts.append(Fact("test_result", line, runs[-1].message_index + 1, question))
         yield from dict.fromkeys(facts)
+
+    @staticmethod
+    def _suite_key(a: Action, summary: str) -> str:
+        """Which suite a run runs, as its runs share it: the test command (options and pipes aside); of inline code
+        (``python -c "...unittest..."``: each run's code differs, no name to tell them by), its first line and how
+        many tests it counted: a module's 72 tests and one test of it are two suites, not one run and its rerun."""
+        if script_run(a.command) == "-":
+            return f"{named(a.command)} #{suite_size(summary)}"
+        return test_command(a.command)
 
     def _suites(self) -> list[Action]:
         """The runs of a test suite: a test runner's command, or a script of the agent's whose output
