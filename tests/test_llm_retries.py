@@ -51,8 +51,8 @@ def test_transient_failures_are_retried_until_the_server_recovers(failure, tmp_p
 
 
 def test_timeouts_are_retried_too(tmp_path):
-    with LLMServer(script=["slow", "ok"], sleep_seconds=1.5) as server:
-        summariser = build_summariser({"summariser": role(server.api_base, tmp_path, timeout=0.4)}, tmp_path)
+    with LLMServer(script=["slow", "ok"], sleep_seconds=4) as server:
+        summariser = build_summariser({"summariser": role(server.api_base, tmp_path, timeout=1.5)}, tmp_path)
         assert "## Original Task" in summariser.summarise(request())
         assert server.behaviours == ["slow", "ok"]
 
