@@ -1414,3 +1414,15 @@ def test_the_tests_the_fix_made_pass_are_asked_before_later_runs_of_other_tests(
         _out("f", "===== 6 passed, 2 warnings in 0.01s ====="),
     ]
     assert [a for a, _ in _facts(messages, "test_result")][0] == "1 passed, 2 warnings in 0.02s"
+
+
+def test_a_failure_stated_as_what_should_happen_contradicts_no_verdict_and_is_none():
+    # a check's title that says the old code should fail, an error it expected: no failure reported; a failure it
+    # expected (the old code's, in a script that runs old and new) is no verdict of the run
+    titled = ["Test 1: Single Array instance (should fail with current code)", "PASS: Created PVSystem", "All passed!"]
+    assert not contradicted(titled)
+    assert not contradicted(["ValueError raised (expected)", "✓ SUCCESS"]) and contradicted(["ValueError raised"])
+    assert contradicted(["Test 2: empty list", "FAILED: got None"])
+    assert verdict_lines(["✓ Failed as expected: object of type 'Array' has no len()"]) == []
+    raises = ["✓ Empty arrays correctly raises ValueError"]
+    assert verdict_lines(raises) == raises

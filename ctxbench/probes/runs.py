@@ -69,6 +69,12 @@ FAILURE_LINE = re.compile(
     r"\bFAIL(?:ED|URE|S)?\b|✗|❌|^\s*(?-i:[\w.]*Error|[\w.]*Exception|ERROR)\b|^\s*error\b\s*(?:\[\w+\])?:",
     re.IGNORECASE,
 )
+# A failure or an error stated as what should happen, not as what did.
+EXPECTED = re.compile(
+    r"\b(?:should|would|will|must|expected to|expect(?:ing)? it to)\s+(?:\w+\s+)?(?:fail|raise|error)\w*\b|"
+    r"\((?:as )?expected\)|\bas expected\b",
+    re.IGNORECASE,
+)
 PASS_MARK = re.compile(
     r"✓|✅|\bPASS(?:ED)?\b|\bOK\b|\b0 (?:failed|failures|errors)\b|\b(?:failed|failures|errors):\s*0\b", re.I
 )
@@ -206,15 +212,24 @@ def _harness_error(line: str) -> bool:
 
 
 def contradicted(lines: list[str]) -> bool:
-    """The output reports a failure somewhere: its "All checks passed!" does not hold."""
-    return any(FAILURE_LINE.search(ln) and not PASS_MARK.search(ln) for ln in lines)
+    """The output reports a failure somewhere: its "All checks passed!" does not hold. A line that says a failure is
+    what should happen ("Test 1: empty list (should fail)", "ValueError raised (expected)") reports none."""
+    return any(FAILURE_LINE.search(ln) and not PASS_MARK.search(ln) and not EXPECTED.search(ln) for ln in lines)
 
 
 def verdict_lines(lines: list[str]) -> list[str]:
     """A verification script's verdict lines ("All tests passed!", "SUCCESS: ...", "✓ fixed",
     "test_x passed!"), not a value that happens to be "success", nor a patch script's report that
-    it wrote a file."""
-    return [ln.strip() for ln in lines if VERDICT.search(ln) and STATED_VERDICT.search(ln) and not WROTE.search(ln)]
+    it wrote a file, nor a failure it expected ("✓ Failed as expected: ...": the old code's, in a script that runs
+    both)."""
+    return [
+        ln.strip()
+        for ln in lines
+        if VERDICT.search(ln)
+        and STATED_VERDICT.search(ln)
+        and not WROTE.search(ln)
+        and not (FAILURE_LINE.search(ln) and EXPECTED.search(ln))
+    ]
 
 
 def per_case(lines: list[str]) -> set[str]:
