@@ -1395,3 +1395,22 @@ def test_inline_unittest_runs_of_a_module_and_of_one_test_of_it_are_two_suites()
     ]
     answers = [a for a, _ in _facts(messages, "test_result")]
     assert answers[:2] == ["Ran 1 test in 0.000s OK", "Ran 72 tests in 0.303s OK"]
+
+
+def test_the_tests_the_fix_made_pass_are_asked_before_later_runs_of_other_tests():
+    # test_empty failed after the first edit, passed once the fix was done; the agent then ran two other tests:
+    # the one that went from failing to passing is what the fix was checked by
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "cd /r && python -m pytest tests/test_hdr.py::test_empty -x 2>&1 | tail -5"),
+        _out("b", "FAILED tests/test_hdr.py::test_empty - AssertionError\n===== 1 failed, 2 warnings in 0.06s ====="),
+        *_edit("c"),
+        _bash("d", "cd /r && python -m pytest tests/test_hdr.py::test_empty -x 2>&1 | tail -5"),
+        _out("d", "===== 1 passed, 2 warnings in 0.02s ====="),
+        _bash("e", "cd /r && python -m pytest tests/test_hdr.py::test_long -x 2>&1 | tail -5"),
+        _out("e", "===== 4 passed, 2 warnings in 0.02s ====="),
+        _bash("f", "cd /r && python -m pytest tests/test_hdr.py::test_bytes -x 2>&1 | tail -5"),
+        _out("f", "===== 6 passed, 2 warnings in 0.01s ====="),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")][0] == "1 passed, 2 warnings in 0.02s"

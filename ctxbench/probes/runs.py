@@ -146,6 +146,8 @@ BARE_VALUE = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?|None|True|False|nan|NaN|-?i
 CHECK_TITLE = re.compile(r"^(?:Test(?:ing)?|Case|Example|Scenario|Check)(?: case)? ?#?\d+\w?\b", re.IGNORECASE)
 # Python's warnings module: "path.py:4: BytesWarning: ...", the code line indented below it.
 PY_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")
+# A suite summary that counts a failure or an error ("1 failed", "2 errors", unittest's "FAILED (failures=1)").
+FAILED_COUNT = re.compile(r"\b[1-9]\d* (?:failed|errors?)\b|\bFAILED \((?:failures|errors)=")
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
@@ -570,11 +572,18 @@ class RunReader:
         for a in suites:  # the last run of each suite after the fix (its options and pipes aside): the verification
             if a.message_index >= fix and summaries[a.message_index]:
                 last_runs[self._suite_key(a, summaries[a.message_index] or "")] = a
-        # a run that selected no test ("18 deselected in 0.04s", an id it did not find) after those that ran some
+        # a suite that reported failures once and passes at its last run (the tests the fix made pass) first; a run
+        # that selected no test ("18 deselected in 0.04s", an id it did not find) after those that ran some
+        failed_once = {
+            self._suite_key(a, s) for a in suites if FAILED_COUNT.search(s := summaries[a.message_index] or "")
+        }
+        green = {a.message_index for key, a in last_runs.items() if key in failed_once}
+        green -= {i for i in green if FAILED_COUNT.search(summaries[i] or "")}
         ranked = sorted(
             last_runs.values(),
             key=lambda a: (
                 _ran_nothing(summaries[a.message_index] or ""),
+                a.message_index not in green,
                 not TEST_TARGET.search(a.command),
                 -a.message_index,
             ),
