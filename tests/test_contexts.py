@@ -19,6 +19,7 @@ from ctxbench.replay.engine import replay
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.tokenizers import get_tokenizer
 from ctxbench.transcripts import write_transcripts
+from ctxbench.transcripts.model import ToolCall
 from ctxbench.view.data import prompt_of, read_contexts
 from tests.conftest import CTXBENCH, ROOT
 from tests.helpers import coding_transcript
@@ -203,6 +204,13 @@ def test_text_and_refs_of_tool_calls_pointers_and_other_scripts_are_json_dumps()
     transcript = coding_transcript(rounds=40, tid="coding40")
     messages = list(transcript.messages)
     messages[1] = messages[1].replace(content=messages[1].content + " naïve “quoted” \\ \t ✓ 日本語 \U0001f600")
+    # Tool calls whose id, name and arguments need escapes (the recorder encodes their values once).
+    at = next(i for i, m in enumerate(messages) if m.tool_calls)
+    odd = [
+        dataclasses.replace(c, arguments=c.arguments + ' "é\\\n\u2028"', name=c.name + "\t✓")
+        for c in messages[at].tool_calls
+    ]
+    messages[at] = messages[at].replace(tool_calls=(*odd, ToolCall(id='c"1', name="ü", arguments="")))
     transcript = dataclasses.replace(transcript, messages=messages)
     small = ("model=gpt-4-32k", "model.context_window=6000", "model.reserved_output_tokens=1000")
     _, _, recorder = _replayed(transcript, "strategy=dbgpt", *small)

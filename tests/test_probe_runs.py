@@ -1404,3 +1404,40 @@ def test_an_error_the_very_next_command_mended_is_a_slip_or_asked_last():
     assert [a for a, _ in _facts(messages, "error")] == ["TypeError: 'NoneType' object is not iterable", backend]
     failed = [*messages[:8], _out("d", "E: Unable to locate package hdrparse", 100), *messages[9:]]
     assert [a for a, _ in _facts(failed, "error")][:2] == [backend, "TypeError: 'NoneType' object is not iterable"]
+
+
+def test_inline_unittest_runs_of_a_module_and_of_one_test_of_it_are_two_suites():
+    # `python -c "...unittest..."` twice: the module's 72 tests, then one test of it; each run's code differs and the
+    # command's first line is all they share, so the count tells the suites apart (the 72 tests are not a rerun)
+    def inline(name: str) -> str:
+        return f"cd /r && python -c \"\nimport unittest\nunittest.main(module=None, argv=['x', '{name}'])\n\""
+
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", inline("tests.test_hdr")),
+        _out("b", f"....\n{'-' * 70}\nRan 72 tests in 0.303s\n\nOK"),
+        _bash("c", inline("tests.test_hdr.HdrTests.test_empty")),
+        _out("c", f".\n{'-' * 70}\nRan 1 test in 0.000s\n\nOK"),
+    ]
+    answers = [a for a, _ in _facts(messages, "test_result")]
+    assert answers[:2] == ["Ran 1 test in 0.000s OK", "Ran 72 tests in 0.303s OK"]
+
+
+def test_the_tests_the_fix_made_pass_are_asked_before_later_runs_of_other_tests():
+    # test_empty failed after the first edit, passed once the fix was done; the agent then ran two other tests:
+    # the one that went from failing to passing is what the fix was checked by
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "cd /r && python -m pytest tests/test_hdr.py::test_empty -x 2>&1 | tail -5"),
+        _out("b", "FAILED tests/test_hdr.py::test_empty - AssertionError\n===== 1 failed, 2 warnings in 0.06s ====="),
+        *_edit("c"),
+        _bash("d", "cd /r && python -m pytest tests/test_hdr.py::test_empty -x 2>&1 | tail -5"),
+        _out("d", "===== 1 passed, 2 warnings in 0.02s ====="),
+        _bash("e", "cd /r && python -m pytest tests/test_hdr.py::test_long -x 2>&1 | tail -5"),
+        _out("e", "===== 4 passed, 2 warnings in 0.02s ====="),
+        _bash("f", "cd /r && python -m pytest tests/test_hdr.py::test_bytes -x 2>&1 | tail -5"),
+        _out("f", "===== 6 passed, 2 warnings in 0.01s ====="),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")][0] == "1 passed, 2 warnings in 0.02s"

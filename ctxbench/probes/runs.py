@@ -146,6 +146,8 @@ BARE_VALUE = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?|None|True|False|nan|NaN|-?i
 CHECK_TITLE = re.compile(r"^(?:Test(?:ing)?|Case|Example|Scenario|Check)(?: case)? ?#?\d+\w?\b", re.IGNORECASE)
 # Python's warnings module: "path.py:4: BytesWarning: ...", the code line indented below it.
 PY_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")
+# A suite summary that counts a failure or an error ("1 failed", "2 errors", unittest's "FAILED (failures=1)").
+FAILED_COUNT = re.compile(r"\b[1-9]\d* (?:failed|errors?)\b|\bFAILED \((?:failures|errors)=")
 SUITE_COUNT = re.compile(r"\b(\d+) (?:passed|failed|errors?)\b|^Ran (\d+) tests?", re.MULTILINE)
 
 
@@ -569,13 +571,19 @@ class RunReader:
         last_runs: dict[str, Action] = {}
         for a in suites:  # the last run of each suite after the fix (its options and pipes aside): the verification
             if a.message_index >= fix and summaries[a.message_index]:
-                # an inline script's runs are one, its latest (each one's code differs: no name to tell them by)
-                last_runs[named(a.command) if script_run(a.command) == "-" else test_command(a.command)] = a
-        # a run that selected no test ("18 deselected in 0.04s", an id it did not find) after those that ran some
+                last_runs[self._suite_key(a, summaries[a.message_index] or "")] = a
+        # a suite that reported failures once and passes at its last run (the tests the fix made pass) first; a run
+        # that selected no test ("18 deselected in 0.04s", an id it did not find) after those that ran some
+        failed_once = {
+            self._suite_key(a, s) for a in suites if FAILED_COUNT.search(s := summaries[a.message_index] or "")
+        }
+        green = {a.message_index for key, a in last_runs.items() if key in failed_once}
+        green -= {i for i in green if FAILED_COUNT.search(summaries[i] or "")}
         ranked = sorted(
             last_runs.values(),
             key=lambda a: (
                 _ran_nothing(summaries[a.message_index] or ""),
+                a.message_index not in green,
                 not TEST_TARGET.search(a.command),
                 -a.message_index,
             ),
@@ -614,6 +622,15 @@ class RunReader:
                 question = f"What did `{named(runs[-1].command)}` print after the change?"
                 facts.append(Fact("test_result", line, runs[-1].message_index + 1, question))
         yield from dict.fromkeys(facts)
+
+    @staticmethod
+    def _suite_key(a: Action, summary: str) -> str:
+        """Which suite a run runs, as its runs share it: the test command (options and pipes aside); of inline code
+        (``python -c "...unittest..."``: each run's code differs, no name to tell them by), its first line and how
+        many tests it counted: a module's 72 tests and one test of it are two suites, not one run and its rerun."""
+        if script_run(a.command) == "-":
+            return f"{named(a.command)} #{suite_size(summary)}"
+        return test_command(a.command)
 
     def _suites(self) -> list[Action]:
         """The runs of a test suite: a test runner's command, or a script of the agent's whose output

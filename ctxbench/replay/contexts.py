@@ -25,7 +25,7 @@ from typing import Any
 from ctxbench.core import ModelSpec, StrategyContext
 from ctxbench.json_text import compact, compact_sorted, string_bytes
 from ctxbench.tokens.counting import TokenCounter
-from ctxbench.transcripts.model import ROLES, Message, Transcript
+from ctxbench.transcripts.model import ROLES, Message, ToolCall, Transcript
 from ctxbench.transcripts.running import SeenPrefix
 
 FORMAT = "ctxbench.contexts/1"
@@ -49,6 +49,18 @@ def _string(value: Any) -> bytes:
 
 
 _ROLES = {role: _encode(role) for role in ROLES}
+
+
+def _tool_calls(calls: Sequence[ToolCall]) -> tuple[bytes, bytes]:
+    """``_encode(dicts)`` and ``_ENCODE_SORTED(dicts).encode()`` of the calls' ``to_dict()``s, each
+    value encoded once: a call's arguments (a file written, a patch) escaped by orjson once, not
+    by json's encoder twice (the 250k transcript's 301 calls: 1.50-1.75 -> 0.52-0.68 ms)."""
+    plain, ordered = [], []
+    for call in calls:
+        ident, name, arguments = _string(call.id), _string(call.name), _string(call.arguments)
+        plain.append(b'{"id": %s, "name": %s, "arguments": %s}' % (ident, name, arguments))
+        ordered.append(b'{"arguments": %s, "id": %s, "name": %s}' % (arguments, ident, name))
+    return b"[" + b", ".join(plain) + b"]", b"[" + b", ".join(ordered) + b"]"
 
 
 def strategy_thresholds(strategy: Any, model: ModelSpec) -> list[dict[str, Any]]:
@@ -329,9 +341,10 @@ class ContextRecorder:
         plain = [b'{"role": ', code_role, b", ", where, b'"text": ', code_text]
         hashed_end = b""  # the keys that sort after "tokens"
         if message.tool_calls:
-            calls = entry["tool_calls"] = [c.to_dict() for c in message.tool_calls]
-            plain += (b', "tool_calls": ', _encode(calls))
-            hashed_end = b', "tool_calls": ' + _ENCODE_SORTED(calls).encode()
+            entry["tool_calls"] = [c.to_dict() for c in message.tool_calls]
+            code_calls, sorted_calls = _tool_calls(message.tool_calls)
+            plain += (b', "tool_calls": ', code_calls)
+            hashed_end = b', "tool_calls": ' + sorted_calls
         if message.tool_call_id:
             code = _string(entry.setdefault("tool_call_id", message.tool_call_id))
             plain += (b', "tool_call_id": ', code)
