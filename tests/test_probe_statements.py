@@ -447,7 +447,7 @@ def test_a_decision_not_to_do_something_and_one_said_after_the_fix_are_decisions
         Message("user", "<pr_description>\ngetitem raises AttributeError on an uninferable key\n</pr_description>"),
         Message("assistant", "Strings are accepted there too, and that is existing behavior that we shouldn't change."),
         Message("user", "ok"),
-        _edit("e", "/r/node.py", "value.getitem(index)", "_infer_or_raise(value).getitem(index)"),
+        _edit("e", "/r/node.py", "value.getitem(index)", "_infer_or_raise(value, AstroidIndexError).getitem(index)"),
         Message("tool", "The file /r/node.py has been edited.", tool_call_id="e"),
         Message("assistant", "Our fix for `getitem` is the right fix and all checks pass now."),
         Message("user", "ok"),
@@ -487,6 +487,27 @@ def test_a_decision_is_asked_about_the_code_it_names_that_the_fix_touches():
     said = [Message("assistant", "`Q` objects become `WhereNode` objects. So we don't need to fix `WhereNode`.")]
     (decided,) = StatementReader(said, "", None, None).decisions()
     assert decided.question == "What did the agent decide about `WhereNode`, and why?", decided
+
+
+def test_a_way_planned_in_code_the_fix_never_touched_is_no_decision():
+    """A plan of where or how to fix, made before the last fix, that names only code the submitted fix never
+    touched was given up (the fix went elsewhere): no decision. A decision against a way ("too complex")
+    and one to leave code alone name such code by design and stay; so does the plan the fix carried out."""
+    reader = StatementReader(
+        [
+            Message("assistant", "Instead of patching `pre_save`, we should fix it in `Descriptor.__set__`."),
+            Message("assistant", "But the `__getattr__` approach is getting too complex, so I will stick to two."),
+            Message("assistant", "The fix should be to read the key in `_prepare_fields` from the cached object."),
+            Message("assistant", "We don't need to change `dumpdata`, since it already skips missing tables."),
+            _edit("e", "/r/base.py", "if obj.pk is None:", "if obj.pk is None or stale(obj):"),
+        ],
+        "",
+        first_fix=4,
+        last_fix=4,
+        fix_text="base.py\ndef _prepare_fields(self):\nif obj.pk is None:\nif obj.pk is None or stale(obj):",
+        patched=True,
+    )
+    assert sorted(f.message_index for f in reader.decisions()) == [1, 2, 3]
 
 
 def test_where_the_agent_stops_its_change_is_a_decision():
@@ -1540,7 +1561,12 @@ def test_a_step_with_its_reason_is_a_decision_and_a_prediction_a_check_or_an_ope
             Message("user", "<pr_description>\nDuplicate choices in a form field\n</pr_description>"),
             Message("assistant", said),
             Message("user", "ok"),
-            _edit("e", "/r/models.py", "qs = qs.complex_filter(f)", "qs = qs.complex_filter(f).distinct()"),
+            _edit(
+                "e",
+                "/r/models.py",
+                "def get_choices(f):\n    qs = qs.complex_filter(f)",
+                "def get_choices(f):\n    qs = qs.complex_filter(f).distinct()",
+            ),
             Message("tool", "The file /r/models.py has been edited.", tool_call_id="e"),
             Message("assistant", "Done."),
         ]
@@ -1627,7 +1653,10 @@ def test_a_conclusion_a_thing_kept_a_way_given_up_and_the_fix_revised_are_decisi
             Message("assistant", said),
             Message("user", "ok"),
             _edit(
-                "e", "/r/modutils.py", "path = os.path.realpath(p)", "path = os.path.realpath(os.path.expanduser(p))"
+                "e",
+                "/r/modutils.py",
+                "def _cache_normalize_path(p):\n    path = os.path.realpath(p)",
+                "def _cache_normalize_path(p):\n    path = os.path.realpath(os.path.expanduser(p))",
             ),
             Message("tool", "The file /r/modutils.py has been edited.", tool_call_id="e"),
             Message("assistant", "Done."),

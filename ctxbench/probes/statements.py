@@ -309,6 +309,12 @@ UNDECIDED = re.compile(
 # A way weighed against another ("Or it should return `None`", "... for consistency with `Uninferable`. Or maybe
 # we should return `"<Unknown>"` ..."): still open, not decided.
 OPEN_ALTERNATIVE = re.compile(r"^or\b", re.IGNORECASE)
+# A decision against a way or to leave code as it is: it names code the fix does not touch by design.
+LEFT_ALONE = re.compile(
+    "|".join((NOT_DOING, KEPT, SCOPED, KEPT_AS_IS, COSTLY, GIVEN_UP))
+    + r"|\b(?:stick with|abandon\w*|revert\w*|undo|too (?:complex|complicated|risky|hacky))\b",
+    re.IGNORECASE,
+)
 # How many of its own decisions an agent working alone is asked: a third is often the way the fix goes,
 # said before the choices and decisions not to act that rank first; a conversation's rulings and a
 # person's choices are asked beside them.
@@ -372,7 +378,8 @@ PLAIN_WORDS = {
 class StatementReader:
     """Reads one transcript's statements once; each method yields facts of one type, best first.
     ``first_fix`` and ``last_fix``: the first and last edit of a source file the fix keeps;
-    ``fix_text``: the code the final fix touches (its changed lines, hunk headers and paths)."""
+    ``fix_text``: the code the final fix touches (its changed lines, hunk headers and paths);
+    ``edited``: the text of the edits of the files the fix kept (old and new, whole)."""
 
     def __init__(
         self,
@@ -382,6 +389,7 @@ class StatementReader:
         last_fix: int | None,
         fix_text: str = "",
         patched: bool = False,
+        edited: str = "",
     ) -> None:
         self.messages = messages
         self.patched = patched
@@ -389,6 +397,15 @@ class StatementReader:
         self.first_fix = first_fix
         self.last_fix = last_fix
         self.fix_names = _code_names(fix_text)
+        # code the fix's edits had or wrote, whole (``edited``: the kept files' edits): where the fix went
+        self.fix_place = self.fix_names | _code_names(edited) | self._shown_with(fix_text)
+
+    def _shown_with(self, fix_text: str) -> set[str]:
+        """The names of every output that showed a line of the fix (a view of the function it changed, whose
+        name a diff's hunk header need not spell: git names a method's class, not the method)."""
+        lines = [x.strip() for x in fix_text.splitlines() if len(x.strip()) >= 20][:40]
+        shown = (m.content for m in self.messages if m.role in ("tool", "user") and m is not self.messages[0])
+        return {n for text in shown if any(x in text for x in lines) for n in _code_names(text)}
 
     def names_fix(self, fact: Fact) -> bool:
         """The statement names code the final fix touches (a function, attribute or file its changed
@@ -683,10 +700,26 @@ class StatementReader:
             for f in self.statements("decision", DECISION, needs_code=False)
             if f.message_index <= last or not JUDGED.search(f.answer)
         )
-        facts = _distinct(stated, window=None)
+        facts = [f for f in _distinct(stated, window=None) if not self._abandoned(f, last)]
         facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
         for fact in facts[:AGENT_DECISIONS]:
             yield self._asked_about(fact)
+
+    def _abandoned(self, fact: Fact, last: int) -> bool:
+        """A way of fixing the code planned before the last fix that the submitted fix did not take: the
+        plan names code ("we should fix it in `ForwardManyToOneDescriptor.__set__`") and none of it is
+        code the fix touches, its edits wrote or an output showing a line of it held. Not a decision
+        against a way (given up, too complex, reverted), to leave something as it is, to keep it or of
+        the change's scope: those name code the fix leaves alone by design."""
+        if not self.patched or fact.message_index > last:  # the fix known whole only from a submitted diff
+            return False
+        read = _code_masked(fact.answer)
+        if LEFT_ALONE.search(read):
+            return False
+        said = next(sentences_of(fact.answer), "")  # the decision, not the reason said after it
+        named = [_code_names(q) for q in re.findall(r"`([^`\n]+)`", said)]
+        named = [n for n in named if n]
+        return bool(named) and not any(n & self.fix_place for n in named)
 
     def _asked_about(self, fact: Fact) -> Fact:
         """The decision asked about the code it names (the code the fix touches first), so that of a

@@ -167,7 +167,13 @@ class WorkReader:
         # the fix as the runs' reader finds it: also written by a script of the agent's (python fix.py)
         self._test_results: list[Fact] | None = None
         self.said = StatementReader(
-            messages, task, self.runs.fix_at, self.runs.last_fix, self._fix_text(), patched=self.diff is not None
+            messages,
+            task,
+            self.runs.fix_at,
+            self.runs.last_fix,
+            self._fix_text(),
+            patched=self.diff is not None,
+            edited="\n".join(t for a in self.source_edits for t in (a.path or "", a.old_text, a.new_text)),
         )
 
     def _scratch(self, path: str) -> bool:
