@@ -181,7 +181,7 @@ def _run_cell(
         extra[CONTEXTS_FILE] = recorder.data()  # its rows' lines, encoded as they were recorded
     if observer is not None:
         answers = {p.id: p.answer for p in observer.probes}
-        metrics.update(retention_metrics(observer.rows, answers))
+        metrics.update(retention_metrics(observer.table(), answers))  # no dict per row
         if observer.has_others():
             metrics["judge_agreement"] = agreement_metrics(observer.rows)
         extra["retention.jsonl"] = observer.rows_text()  # encoded from pieces as they were judged

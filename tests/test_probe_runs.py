@@ -1441,3 +1441,44 @@ def test_the_tests_the_fix_made_pass_are_asked_before_later_runs_of_other_tests(
         _out("f", "===== 6 passed, 2 warnings in 0.01s ====="),
     ]
     assert [a for a, _ in _facts(messages, "test_result")][0] == "1 passed, 2 warnings in 0.02s"
+
+
+def test_own_scripts_setup_a_path_slip_and_a_name_its_edit_left_undefined_are_no_errors_seen():
+    """Errors of the agent's own scripts that say nothing of the code: an app its settings made up that
+    would not load, the project not importable where the script ran (/tmp), and a name its own edit of a
+    source file left undefined (an import it forgot), mended by its next edit of that file."""
+    setup = (
+        'Traceback (most recent call last):\n  File "/testbed/test_issue.py", line 5, in <module>\n'
+        "    django.setup()\nModuleNotFoundError: No module named 'test_app'"
+    )
+    slip = (
+        'Traceback (most recent call last):\n  File "/testbed/check_hdr.py", line 2, in <module>\n    parse(b"")\n'
+        '  File "/testbed/src/hdr.py", line 9, in parse\n    raise HeaderError(textwrap.shorten(h, 9))\n'
+        "NameError: name 'textwrap' is not defined"
+    )
+    imports = {
+        "command": "str_replace",
+        "path": "/testbed/src/hdr.py",
+        "old_str": "import re",
+        "new_str": "import re\nimport textwrap",
+    }
+    fix = {"command": "str_replace", "path": "/testbed/src/hdr.py", "old_str": "return None", "new_str": "raise E"}
+    messages = [
+        Message("user", TASK),
+        _bash(
+            "a",
+            "cat > test_issue.py << 'EOF'\nsettings.configure(INSTALLED_APPS=['test_app'])\nEOF\npython test_issue.py",
+        ),
+        _out("a", setup, 1),
+        _bash("b", "cd /tmp && python -c 'import src.hdr'"),
+        _out("b", "ModuleNotFoundError: No module named 'src'", 1),
+        Message("assistant", "", tool_calls=(ToolCall("c", "str_replace_editor", json.dumps(fix)),)),
+        Message("tool", "The file /testbed/src/hdr.py has been edited.", tool_call_id="c"),
+        _bash("d", "cd /testbed && python check_hdr.py"),
+        _out("d", slip, 1),
+        Message("assistant", "", tool_calls=(ToolCall("e", "str_replace_editor", json.dumps(imports)),)),
+        Message("tool", "The file /testbed/src/hdr.py has been edited.", tool_call_id="e"),
+        _bash("f", "python -m pytest tests/test_hdr.py -q"),
+        _out("f", "E   TypeError: 'NoneType' object is not iterable\n1 failed in 0.10s", 1),
+    ]
+    assert [a for a, _ in _facts(messages, "error")] == ["TypeError: 'NoneType' object is not iterable"]

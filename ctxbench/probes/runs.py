@@ -119,6 +119,10 @@ PROJECT_FRAME = re.compile(r'^[ \t]*File "([^"]+)", line (\d+), in (\S+)', re.MU
 # the message (`raise FieldError(`).
 CODE_FREE = re.compile(r"^(?:File |Traceback|raise |[~^\s]+$|[\w.]*(?:Error|Exception)\b)")
 CODE_MAX = 80  # a longer line of code is left out of the question
+# A module, app or backend that would not load, and the quoted names an error gives it.
+LOAD_FAILED = re.compile(r"No module named|ModuleNotFoundError|ImproperlyConfigured|isn't an available|LookupError")
+QUOTED_NAME = re.compile(r"""['"]([A-Za-z_][\w.]*)['"]""")
+UNDEFINED = re.compile(r"\bNameError: name '\w+' is not defined")
 INSTALLED_FRAME = re.compile(r"<frozen |/(?:site|dist)-packages/|/lib/python\d")
 # A section title a script prints ("=== Test 4: annotate without values() ==="): what follows is the result.
 BANNER = re.compile(r"^([=#*~-])\1{2,}.*\1{3}$")
@@ -935,9 +939,15 @@ class RunReader:
             return True  # a debugging or exploration script's error is exploration output
         if script and SETUP_ERROR.search(line) and self._own_run(a, script):
             return True  # its own script not set up (settings, a mock or a model in __main__): the script's setup
+        if script and self._own_run(a, script) and self._own_setting_failed(a, line):
+            return True  # what its own script's settings named could not load (an app or backend it made up)
+        if script and missing and self._own_run(a, script) and self._project_package(missing.group(1)):
+            return True  # its own script run where the project is not importable (from /tmp): a path slip
         slip = re.search(r"\b(?:SyntaxError|IndentationError|TabError)\b", line)
         if slip and any(self._edited_before(p, a.message_index) for p in re.findall(r'File "([^"]+)"', line)):
             return True  # the agent's own edit broke the file's syntax: a slip its next edit mends
+        if UNDEFINED.search(line) and self._undefined_by_own_edit(a):
+            return True  # a name its own edit of the file left undefined (an import it forgot), mended next
         if a.op != "shell":
             return False
         script = script_run(a.command)
@@ -947,6 +957,33 @@ class RunReader:
         if script == "-" and ASKS_MODULE.search(a.command) and _environment_error(line):
             return False  # `python -c "import pytest"` failing: what the environment lacks, not a slip
         return own and not in_source and bool(typo or script == "-")
+
+    def _own_setting_failed(self, a: Action, line: str) -> bool:
+        """The error is a module or backend that would not load, named as the agent's own script sets it
+        (``INSTALLED_APPS=['test_app']``, ``'ENGINE': 'django.db.backends.dummy'``): the script's setup."""
+        if not LOAD_FAILED.search(line):
+            return False
+        text = self._script_text(a)
+        return any(
+            re.search(rf"""['"]{re.escape(name)}(?:\.[\w.]*)?['"]""", text) for name in QUOTED_NAME.findall(line)
+        )
+
+    def _project_package(self, module: str) -> bool:
+        """The module is the project's own top-level package (``django`` of ``django/db/models/query.py``)."""
+        top = module.split(".")[0]
+        return any(re.search(rf"(?:^|/){re.escape(top)}/", path) for path in self.fix_paths)
+
+    def _undefined_by_own_edit(self, a: Action) -> bool:
+        """A ``NameError`` raised in a file the agent edited before the run, whose next edit (within its
+        next few actions) is of that file: a slip of its own edit, mended at once."""
+        if a.op != "shell" or self._shows_reported_error(a):
+            return False
+        frames = FRAME_FILE.findall(self._out(a).text)
+        if not frames or not self._edited_before(frames[-1], a.message_index):
+            return False
+        n = self.actions.index(a)
+        edits = [b for b in self.actions[n + 1 : n + 5] if b.op == "edit"]
+        return bool(edits) and same_file(edits[0].path or "", frames[-1])
 
     def _own_run(self, a: Action, script: str) -> bool:
         """A run of a script the agent wrote (a file it made, a scratch name, inline code), not of the
