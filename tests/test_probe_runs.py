@@ -322,6 +322,23 @@ def test_every_runners_summary_and_the_failing_tests():
     assert suite_summary(go_build) == "FAIL\texample.com/hdr [build failed]"
 
 
+def test_more_languages_runners_and_their_summaries():
+    # gradle, deno, cargo-nextest, dart/flutter, bazel and perl's prove: the runner's command and its result line
+    assert suite_summary("5 tests completed, 1 failed\n\nFAILURE: Build failed.") == "5 tests completed, 1 failed"
+    assert suite_summary("FAILED | 4 passed | 1 failed (31ms)\n\nerror: Test failed") == (
+        "FAILED | 4 passed | 1 failed (31ms)"
+    )
+    nextest = "     Summary [   0.123s] 10 tests run: 9 passed, 1 failed, 0 skipped"
+    assert suite_summary(nextest) == "Summary [ 0.123s] 10 tests run: 9 passed, 1 failed, 0 skipped"
+    assert suite_summary("00:02 +4 -1: Some tests failed.") == "00:02 +4 -1: Some tests failed."
+    assert suite_summary("Executed 3 out of 3 tests: 3 tests pass.") == "Executed 3 out of 3 tests: 3 tests pass."
+    prove = "All tests successful.\nFiles=3, Tests=12,  0 wallclock secs\nResult: PASS"
+    assert suite_summary(prove) == "Files=3, Tests=12, 0 wallclock secs Result: PASS"
+    runs = ["deno test -A", "cargo nextest run", "bazel test //pkg:all", "flutter test", "dart test", "prove -lr t/"]
+    assert [c for c in runs if not runs_tests(c)] == []
+    assert not any(runs_tests(c) for c in ("cargo nextest list", "bazel build //pkg", "cat prove.log", "dart run"))
+
+
 def test_the_failing_test_before_the_change_and_one_still_failing_after_it():
     edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
     messages = [
