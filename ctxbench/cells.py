@@ -120,8 +120,8 @@ def _run_cell(
         build_strategy,
         build_summariser,
         estimator_config,
+        plain_section,
         strategy_config,
-        to_plain,
     )
     from ctxbench.judges.agreement import agreement_metrics
     from ctxbench.probes.metrics import retention_metrics
@@ -134,16 +134,20 @@ def _run_cell(
     cfg, model = job.cfg, job.model
     count_cache.cell_started()  # counts other workers of the sweep made meanwhile
     if job.strategy_config is None or job.estimator_config is None:
-        job.strategy_config, job.estimator_config = strategy_config(cfg, job.resolved), estimator_config(cfg)
+        job.strategy_config, job.estimator_config = (
+            strategy_config(cfg, job.resolved),
+            estimator_config(cfg, job.resolved),
+        )
     recording = sharing.recording() if sharing is not None else None
     if sharing is not None and recording is not None:
         strategy_cfg = sharing.strategy_config(recording)  # its tracked values are this cell's own
     else:
         strategy_cfg = job.strategy_config  # plain: built without Hydra's copies (build._instantiated)
     strategy, estimator = build_strategy(cfg, strategy_cfg), build_estimator(cfg, job.estimator_config)
-    observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), job.boilerplate)
+    judge_cfg = plain_section(cfg, job.resolved, "judge") or {}
+    observer = build_probe_observer(cfg, transcript, work, strategy.snapshots(work), job.boilerplate, judge_cfg)
     counted = job.counter.for_transcript(transcript)  # the provider counts what this agent sent
-    summariser = build_summariser(cfg, work, transcript.id)
+    summariser = build_summariser(cfg, work, transcript.id, plain_section(cfg, job.resolved, "llm") or {})
     # The contexts' first line states the setting's token levels: from the strategy as configured.
     levels_of = _levels_strategy(job) if recording is not None else strategy
     recorder = ContextRecorder(transcript, counted, levels_of, model) if job.record_contexts else None
@@ -171,14 +175,13 @@ def _run_cell(
         if recording is not None
         else None
     )
-    judge_cfg = to_plain(cfg.get("judge")) or {}
     metrics = {**result.summary, **llm_cell_metrics(summariser, observer, result, judge_cfg)}
     extra: dict[str, list[dict[str, Any]] | str | bytes] = {}
     if recorder is not None:
         extra[CONTEXTS_FILE] = recorder.data()  # its rows' lines, encoded as they were recorded
     if observer is not None:
         answers = {p.id: p.answer for p in observer.probes}
-        metrics.update(retention_metrics(observer.rows, answers))
+        metrics.update(retention_metrics(observer.table(), answers))  # no dict per row
         if observer.has_others():
             metrics["judge_agreement"] = agreement_metrics(observer.rows)
         extra["retention.jsonl"] = observer.rows_text()  # encoded from pieces as they were judged
@@ -224,7 +227,8 @@ def reuse_cell(
     if record is None:
         return None
     if job.strategy_config is None or job.estimator_config is None:
-        job.strategy_config, job.estimator_config = strategy_config(job.cfg, job.resolved), estimator_config(job.cfg)
+        job.strategy_config = strategy_config(job.cfg, job.resolved)
+        job.estimator_config = estimator_config(job.cfg, job.resolved)
     header = None
     if job.record_contexts:
         counted = job.counter.for_transcript(transcript)

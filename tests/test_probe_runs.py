@@ -322,6 +322,23 @@ def test_every_runners_summary_and_the_failing_tests():
     assert suite_summary(go_build) == "FAIL\texample.com/hdr [build failed]"
 
 
+def test_more_languages_runners_and_their_summaries():
+    # gradle, deno, cargo-nextest, dart/flutter, bazel and perl's prove: the runner's command and its result line
+    assert suite_summary("5 tests completed, 1 failed\n\nFAILURE: Build failed.") == "5 tests completed, 1 failed"
+    assert suite_summary("FAILED | 4 passed | 1 failed (31ms)\n\nerror: Test failed") == (
+        "FAILED | 4 passed | 1 failed (31ms)"
+    )
+    nextest = "     Summary [   0.123s] 10 tests run: 9 passed, 1 failed, 0 skipped"
+    assert suite_summary(nextest) == "Summary [ 0.123s] 10 tests run: 9 passed, 1 failed, 0 skipped"
+    assert suite_summary("00:02 +4 -1: Some tests failed.") == "00:02 +4 -1: Some tests failed."
+    assert suite_summary("Executed 3 out of 3 tests: 3 tests pass.") == "Executed 3 out of 3 tests: 3 tests pass."
+    prove = "All tests successful.\nFiles=3, Tests=12,  0 wallclock secs\nResult: PASS"
+    assert suite_summary(prove) == "Files=3, Tests=12, 0 wallclock secs Result: PASS"
+    runs = ["deno test -A", "cargo nextest run", "bazel test //pkg:all", "flutter test", "dart test", "prove -lr t/"]
+    assert [c for c in runs if not runs_tests(c)] == []
+    assert not any(runs_tests(c) for c in ("cargo nextest list", "bazel build //pkg", "cat prove.log", "dart run"))
+
+
 def test_the_failing_test_before_the_change_and_one_still_failing_after_it():
     edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
     messages = [
@@ -1379,6 +1396,33 @@ def test_mini_swe_agents_mswea_bash_command_fence_is_an_action():
     assert [a for a, _ in _facts(messages, "file_changed")] == ["src/hdr.py"]
 
 
+def test_an_error_the_very_next_command_mended_is_a_slip_or_asked_last():
+    """A command run again at once with more to it (a flag the tool asked for) that then ran clean: its
+    error was a slip. An error the next command's install mended (the retry got past it): asked after
+    the code's errors (the environment mended at once). An install that failed mends nothing."""
+    tty = (
+        'Traceback (most recent call last):\n  File "/usr/lib/python3/site-packages/click/ui.py", line 8, in getchar\n'
+        "    f = open('/dev/tty')\nOSError: [Errno 6] No such device or address: '/dev/tty'"
+    )
+    backend = "RuntimeError: backend 'fast' isn't available or couldn't be imported"
+    messages = [
+        Message("user", TASK),
+        _bash("a", "hdrtool fix sample.hdr"),
+        _out("a", tty, 1),
+        _bash("b", "hdrtool fix sample.hdr --force"),
+        _out("b", "1 fix applied", 0),
+        _bash("c", "hdrtool check sample.hdr"),
+        _out("c", backend, 1),
+        _bash("d", "pip install hdrparse"),
+        _out("d", "Successfully installed hdrparse-1.0", 0),
+        _bash("e", "hdrtool check sample.hdr"),
+        _out("e", "E   TypeError: 'NoneType' object is not iterable", 1),
+    ]
+    assert [a for a, _ in _facts(messages, "error")] == ["TypeError: 'NoneType' object is not iterable", backend]
+    failed = [*messages[:8], _out("d", "E: Unable to locate package hdrparse", 100), *messages[9:]]
+    assert [a for a, _ in _facts(failed, "error")][:2] == [backend, "TypeError: 'NoneType' object is not iterable"]
+
+
 def test_inline_unittest_runs_of_a_module_and_of_one_test_of_it_are_two_suites():
     # `python -c "...unittest..."` twice: the module's 72 tests, then one test of it; each run's code differs and the
     # command's first line is all they share, so the count tells the suites apart (the 72 tests are not a rerun)
@@ -1414,3 +1458,56 @@ def test_the_tests_the_fix_made_pass_are_asked_before_later_runs_of_other_tests(
         _out("f", "===== 6 passed, 2 warnings in 0.01s ====="),
     ]
     assert [a for a, _ in _facts(messages, "test_result")][0] == "1 passed, 2 warnings in 0.02s"
+
+
+def test_a_failure_stated_as_what_should_happen_contradicts_no_verdict_and_is_none():
+    # a check's title that says the old code should fail, an error it expected: no failure reported; a failure it
+    # expected (the old code's, in a script that runs old and new) is no verdict of the run
+    titled = ["Test 1: Single Array instance (should fail with current code)", "PASS: Created PVSystem", "All passed!"]
+    assert not contradicted(titled)
+    assert not contradicted(["ValueError raised (expected)", "✓ SUCCESS"]) and contradicted(["ValueError raised"])
+    assert contradicted(["Test 2: empty list", "FAILED: got None"])
+    assert verdict_lines(["✓ Failed as expected: object of type 'Array' has no len()"]) == []
+    raises = ["✓ Empty arrays correctly raises ValueError"]
+    assert verdict_lines(raises) == raises
+
+
+def test_own_scripts_setup_a_path_slip_and_a_name_its_edit_left_undefined_are_no_errors_seen():
+    """Errors of the agent's own scripts that say nothing of the code: an app its settings made up that
+    would not load, the project not importable where the script ran (/tmp), and a name its own edit of a
+    source file left undefined (an import it forgot), mended by its next edit of that file."""
+    setup = (
+        'Traceback (most recent call last):\n  File "/testbed/test_issue.py", line 5, in <module>\n'
+        "    django.setup()\nModuleNotFoundError: No module named 'test_app'"
+    )
+    slip = (
+        'Traceback (most recent call last):\n  File "/testbed/check_hdr.py", line 2, in <module>\n    parse(b"")\n'
+        '  File "/testbed/src/hdr.py", line 9, in parse\n    raise HeaderError(textwrap.shorten(h, 9))\n'
+        "NameError: name 'textwrap' is not defined"
+    )
+    imports = {
+        "command": "str_replace",
+        "path": "/testbed/src/hdr.py",
+        "old_str": "import re",
+        "new_str": "import re\nimport textwrap",
+    }
+    fix = {"command": "str_replace", "path": "/testbed/src/hdr.py", "old_str": "return None", "new_str": "raise E"}
+    messages = [
+        Message("user", TASK),
+        _bash(
+            "a",
+            "cat > test_issue.py << 'EOF'\nsettings.configure(INSTALLED_APPS=['test_app'])\nEOF\npython test_issue.py",
+        ),
+        _out("a", setup, 1),
+        _bash("b", "cd /tmp && python -c 'import src.hdr'"),
+        _out("b", "ModuleNotFoundError: No module named 'src'", 1),
+        Message("assistant", "", tool_calls=(ToolCall("c", "str_replace_editor", json.dumps(fix)),)),
+        Message("tool", "The file /testbed/src/hdr.py has been edited.", tool_call_id="c"),
+        _bash("d", "cd /testbed && python check_hdr.py"),
+        _out("d", slip, 1),
+        Message("assistant", "", tool_calls=(ToolCall("e", "str_replace_editor", json.dumps(imports)),)),
+        Message("tool", "The file /testbed/src/hdr.py has been edited.", tool_call_id="e"),
+        _bash("f", "python -m pytest tests/test_hdr.py -q"),
+        _out("f", "E   TypeError: 'NoneType' object is not iterable\n1 failed in 0.10s", 1),
+    ]
+    assert [a for a, _ in _facts(messages, "error")] == ["TypeError: 'NoneType' object is not iterable"]

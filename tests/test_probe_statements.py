@@ -510,6 +510,20 @@ def test_a_way_planned_in_code_the_fix_never_touched_is_no_decision():
     assert sorted(f.message_index for f in reader.decisions()) == [1, 2, 3]
 
 
+def test_a_decision_revised_after_an_edit_is_asked_as_revised_and_a_restatement_is_not():
+    """A decision said again after an edit of the fix is the agent's revision (it tried the way): the later word
+    is asked, ranked where the choice was first made. Said again with no edit between, the first statement
+    stays (it carries the reasoning)."""
+    first = "So the fix should be to only check `filterable` when it is a class attribute of the expression."
+    revised = "Let me update the fix to only check `filterable` when it is a boolean class attribute:"
+    said = [Message("assistant", first), Message("assistant", "Done."), Message("assistant", revised)]
+    said.append(Message("assistant", "Done."))
+    got = [f.answer for f in StatementReader(said, "", 1, 3, fix_edits=(1, 3)).decisions()]
+    assert got == [revised], got
+    got = [f.answer for f in StatementReader(said, "", 3, 3, fix_edits=(3,)).decisions()]
+    assert got == [first], got
+
+
 def test_where_the_agent_stops_its_change_is_a_decision():
     """Out of scope, a known limitation, a way too costly (with the plan said right after it, up to its
     code), code left as it is with why: decisions of every coding agent; a side problem set aside on a

@@ -141,6 +141,7 @@ def test_rows_text_is_the_rows_as_json_lines_on_bundled_data(strategy, tmp_path)
         counter = TokenCounter(get_tokenizer(model.tokenizer)).for_transcript(transcript)
         replay(transcript, built, build_estimator(cfg), model, counter, workdir=work, observers=[observer])
         assert observer.rows and observer.rows_text() == _json_lines(observer.rows)
+        _assert_table_metrics(observer)
         statuses |= {r["status"] for r in observer.rows}
     assert statuses == ({"kept", "recoverable"} if strategy == "dbgpt" else {"kept", "lost"})
 
@@ -196,8 +197,30 @@ def test_rows_text_is_the_rows_as_json_lines_for_any_verdict(verdicts, fields, w
         observers=[observer],
     )
     assert observer.rows and observer.rows_text() == _json_lines(observer.rows)
+    _assert_table_metrics(observer)
     # whether any row holds other judges' verdicts (the cell's judge_agreement), known as judged
     assert observer.has_others() == any(r["others"] for r in observer.rows)
+
+
+def _assert_table_metrics(observer: ProbeObserver) -> None:
+    """The metrics from the observer's columns (what a cell computes, no dict per row) are those of
+    its rows as dicts, value for value."""
+    answers = {p.id: p.answer for p in observer.probes[::2]}
+    from_table = retention_metrics(observer.table(), answers)
+    assert json.dumps(from_table) == json.dumps(retention_metrics(observer.rows, answers))
+    assert json.dumps(from_table) == json.dumps(retention_metrics([dict(r) for r in observer.rows], answers))
+
+
+def test_rows_added_from_outside_are_rows_of_the_text_and_the_metrics():
+    t = _with_probes(coding_transcript(rounds=12))
+    _, observer = _run(t, FullHistory())
+    before = observer.rows_text()
+    extra = {**observer.rows[-1], "status": "recoverable", "others": {"llm": "kept"}}
+    observer.rows.append(extra)
+    assert observer.rows_text() == before + json.dumps(extra, ensure_ascii=False) + "\n"
+    assert observer.has_others()
+    assert retention_metrics(observer.table(), {})["recoverable"] == retention_metrics(observer.rows, {})["recoverable"]
+    assert retention_metrics(observer.table(), {}) == retention_metrics(list(observer.rows), {})
 
 
 @settings(max_examples=200, deadline=None)

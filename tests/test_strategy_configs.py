@@ -171,3 +171,25 @@ def test_a_resolved_config_left_unresolved_is_resolved_again() -> None:
     cfg = composed("dbgpt")
     kept = {"strategy": {**strategy_config(cfg), "budget": "${model.context_window}"}}
     assert strategy_config(cfg, kept) == strategy_config(cfg)
+
+
+@pytest.mark.parametrize("path", STRATEGY_FILES, ids=[p.stem for p in STRATEGY_FILES])
+def test_a_jobs_estimator_judge_and_llm_from_its_resolved_config_are_those_resolved_alone(path: Path) -> None:
+    from ctxbench.build import estimator_config, plain_section, to_plain
+    from ctxbench.run_app import resolved_config
+
+    cfg = composed(path.stem)
+    resolved = resolved_config(cfg)
+    assert estimator_config(cfg, resolved) == estimator_config(cfg)
+    for key in ("judge", "llm", "model"):
+        assert plain_section(cfg, resolved, key) == to_plain(cfg.get(key))
+
+
+def test_a_section_left_unresolved_is_resolved_again() -> None:
+    from ctxbench.build import estimator_config, plain_section, to_plain
+
+    cfg = composed("none")
+    kept = {"judge": {"kind": "${judge.kind}"}, "model": {"tokenizer": "${model.tokenizer}"}, "estimator": {}}
+    assert plain_section(cfg, kept, "judge") == to_plain(cfg.judge)
+    assert plain_section(cfg, {}, "llm") == to_plain(cfg.llm)
+    assert estimator_config(cfg, {**kept, "strategy": {}}) == estimator_config(cfg)

@@ -4,13 +4,15 @@ each compaction, just before the agent needs the fact, and at the end)."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Annotated, Any
 
 from ctxbench.core import Param, StrategyContext
 from ctxbench.json_text import compact
 from ctxbench.judges.base import Judge, Verdict
+from ctxbench.probes.metrics import REQUIRED, DictRows, RowTable
 from ctxbench.transcripts.model import Message, Probe, Transcript
 
 REJECTED = Verdict("lost", "rejected-call", evidence="call rejected: the agent never had this context")
@@ -35,7 +37,11 @@ class ProbeObserver:
         self.probes = list(probes)
         self.judge = judge
         self.policy = policy or CheckpointPolicy()
-        self.rows: list[dict[str, Any]] = []
+        # One record per judgment row, its parts as judged (the checkpoint's, the probe's, the
+        # verdict): a row's dict is built only when ``rows`` is read (the metrics read ``table``).
+        self._records: list[_Record] = []
+        self._rows: list[dict[str, Any]] = []  # the rows built, and any added to ``rows`` from outside
+        self._built = 0  # records built into _rows
         # The rows as retention.jsonl's lines (``rows_text``), put together from pieces encoded once:
         # a probe's fields, a verdict's (the judge hands the same verdict objects out again).
         self._lines: list[str] = []
@@ -133,7 +139,8 @@ class ProbeObserver:
         middle = ', "accepted": ' + ("true" if accepted else "false") + ', "trivial": '
         after_age = ', "compactions": ' + compact(self.compactions) + ", "
         after_score = ', "layers": ' + compact(layers) + ", "
-        lines, rows, compactions = self._lines, self.rows, self.compactions
+        lines, records, compactions = self._lines, self._records, self.compactions
+        checkpoint = (why, call, at, accepted, compactions, layers)
         calls_before = bisect_left(calls, at)  # the probe's age: calls from its statement to here
         known_calls = calls is self._calls  # a probe's own numbers are kept for the bound transcript
         verdict_text = self._verdict_text
@@ -143,33 +150,7 @@ class ProbeObserver:
             # kept by any strategy: in the system prompt or first user message, or within the
             # last two rounds here (a probe is trivial when every one of its rows is)
             trivial = early or age <= 1
-            rows.append(
-                {
-                    "checkpoint": why,
-                    "call": call,
-                    "message_index": at,
-                    "probe": probe.id,
-                    "kind": probe.kind,
-                    "label": label,
-                    "question": probe.question,
-                    "gold": probe.answer,
-                    "stated_at": probe.message_index,
-                    "span": list(span) if span else None,
-                    "needed_at": probe.needed_at,
-                    "used_again": probe.needed_at is not None,  # why it matters: the agent uses it later
-                    "accepted": accepted,
-                    "trivial": trivial,
-                    "age_calls": age,
-                    "compactions": compactions,
-                    "status": verdict.status,
-                    "judge": verdict.judge,
-                    "score": verdict.score,
-                    "layers": layers.copy(),
-                    "evidence": verdict.evidence,
-                    "answer": verdict.answer,
-                    "others": verdict.others,
-                }
-            )
+            records.append((checkpoint, probe, label, span, verdict, age, trivial))
             known = verdict_text.get(id(verdict))
             if known is None or known[0] is not verdict:
                 known = verdict_text[id(verdict)] = (verdict, *_verdict_pieces(verdict))
@@ -212,9 +193,27 @@ class ProbeObserver:
             return known[1], stated, early, known[4], known[5]
         return known[1:]
 
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The judgment rows (retention.jsonl's), a dict each, built when first read: the list
+        itself, so rows appended to it count as rows (``has_others``, ``rows_text``)."""
+        records, built = self._records, self._built
+        if built < len(records):
+            self._rows.extend(map(_row, islice(records, built, None)))
+            self._built = len(records)
+        return self._rows
+
+    def _added(self) -> bool:
+        """Whether rows were added to ``rows`` from outside."""
+        return len(self._rows) != self._built
+
+    def table(self) -> RowTable:
+        """``rows`` as columns (``retention_metrics`` reads them), without a dict per row."""
+        return DictRows(self.rows) if self._added() else _RecordTable(self._records)
+
     def has_others(self) -> bool:
         """Whether a row holds other judges' verdicts (``others``): known as the rows were judged."""
-        if len(self._lines) != len(self.rows):  # rows added from outside
+        if self._added():
             return any(r.get("others") for r in self.rows)
         return self._others
 
@@ -222,9 +221,75 @@ class ProbeObserver:
         """``rows`` as retention.jsonl's lines: ``json.dumps(row, ensure_ascii=False)`` each, the
         text ``results.store.jsonl_text(self.rows)`` gives for the rows as recorded (when rows
         were added to ``rows`` from outside, they are encoded as they are)."""
-        if len(self._lines) != len(self.rows):
+        if self._added():
             return "".join([compact(row) + "\n" for row in self.rows])
         return "".join(self._lines)
+
+
+# A row's parts: (checkpoint, call, message index, accepted, compactions, layers), the probe, its
+# label and span, the verdict, the probe's age in calls, whether the row is trivial.
+_Record = tuple[tuple[str, int, int, bool, int, list[str]], Probe, str, "tuple[int, int] | None", Verdict, int, bool]
+
+
+def _row(record: _Record) -> dict[str, Any]:
+    """A record's row: its keys in retention.jsonl's order (that of the row's line)."""
+    (why, call, at, accepted, compactions, layers), probe, label, span, verdict, age, trivial = record
+    return {
+        "checkpoint": why,
+        "call": call,
+        "message_index": at,
+        "probe": probe.id,
+        "kind": probe.kind,
+        "label": label,
+        "question": probe.question,
+        "gold": probe.answer,
+        "stated_at": probe.message_index,
+        "span": list(span) if span else None,
+        "needed_at": probe.needed_at,
+        "used_again": probe.needed_at is not None,  # why it matters: the agent uses it later
+        "accepted": accepted,
+        "trivial": trivial,
+        "age_calls": age,
+        "compactions": compactions,
+        "status": verdict.status,
+        "judge": verdict.judge,
+        "score": verdict.score,
+        "layers": layers.copy(),
+        "evidence": verdict.evidence,
+        "answer": verdict.answer,
+        "others": verdict.others,
+    }
+
+
+class _RecordTable(RowTable):
+    """The records as the columns the metrics read; any other field from the rows themselves."""
+
+    _FIELDS: dict[str, Callable[[_Record], Any]] = {
+        "status": lambda r: r[4].status,
+        "checkpoint": lambda r: r[0][0],
+        "probe": lambda r: r[1].id,
+        "trivial": lambda r: r[6],
+        "accepted": lambda r: r[0][3],
+        "age_calls": lambda r: r[5],
+        "compactions": lambda r: r[0][4],
+        "kind": lambda r: r[1].kind,
+        "label": lambda r: r[2],
+    }
+
+    def __init__(self, records: list[_Record]) -> None:
+        self.records = records
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def column(self, key: str, default: Any = REQUIRED) -> Sequence[Any]:
+        field = self._FIELDS.get(key)
+        if field is None:  # every row has every key: ``default`` is never used
+            return [row[key] for row in map(_row, self.records)]
+        return list(map(field, self.records))
+
+    def row(self, index: int) -> dict[str, Any]:
+        return _row(self.records[index])
 
 
 def _verdict_pieces(verdict: Verdict) -> tuple[str, str]:

@@ -116,7 +116,13 @@ OTHER_SUMMARY = re.compile(
     r"|\d+ (?:doc)?tests?, \d+ failures?(?:, \d+ \w+)*"  # mix test (Elixir)
     # googletest (C++; ponyc's libponyc.tests) and ponytest: the passed count, with the failed count below it
     r"|\[  PASSED  \] \d+ tests?\.(?:[ \t]*\n\[  FAILED  \] \d+ tests?, listed below:)?"
-    r"|---- Passed: \d+(?:[ \t]*\n\*\*\*\* FAILED: \d+ tests?, listed below:)?)",
+    r"|---- Passed: \d+(?:[ \t]*\n\*\*\*\* FAILED: \d+ tests?, listed below:)?"
+    r"|\d+ tests? completed, \d+ failed(?:, \d+ skipped)?"  # gradle
+    r"|(?:ok|FAILED) \| \d+ passed(?: \(\d+ steps?\))? \| \d+ failed[^\n]*"  # deno test
+    r"|(?:Summary \[[^\]\n]*\]\s*)?\d+ tests? run: \d+ passed[^\n]*"  # cargo nextest
+    r"|(?:\d+:\d+ )?\+\d+(?: ~\d+)?(?: -\d+)?: (?:All tests passed!|Some tests failed\.)"  # dart / flutter test
+    r"|Executed \d+ out of \d+ tests?: [^\n]*"  # bazel test
+    r"|Files=\d+, Tests=\d+[^\n]*(?:\s*\nResult: (?:PASS|FAIL))?)",  # perl's prove
     re.MULTILINE,
 )
 # A failing test's id: pytest's "FAILED path::test", unittest's "FAIL: test_x (mod.Class)", go's "--- FAIL: TestX",

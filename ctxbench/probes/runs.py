@@ -69,6 +69,12 @@ FAILURE_LINE = re.compile(
     r"\bFAIL(?:ED|URE|S)?\b|✗|❌|^\s*(?-i:[\w.]*Error|[\w.]*Exception|ERROR)\b|^\s*error\b\s*(?:\[\w+\])?:",
     re.IGNORECASE,
 )
+# A failure or an error stated as what should happen, not as what did.
+EXPECTED = re.compile(
+    r"\b(?:should|would|will|must|expected to|expect(?:ing)? it to)\s+(?:\w+\s+)?(?:fail|raise|error)\w*\b|"
+    r"\((?:as )?expected\)|\bas expected\b",
+    re.IGNORECASE,
+)
 PASS_MARK = re.compile(
     r"✓|✅|\bPASS(?:ED)?\b|\bOK\b|\b0 (?:failed|failures|errors)\b|\b(?:failed|failures|errors):\s*0\b", re.I
 )
@@ -119,6 +125,10 @@ PROJECT_FRAME = re.compile(r'^[ \t]*File "([^"]+)", line (\d+), in (\S+)', re.MU
 # the message (`raise FieldError(`).
 CODE_FREE = re.compile(r"^(?:File |Traceback|raise |[~^\s]+$|[\w.]*(?:Error|Exception)\b)")
 CODE_MAX = 80  # a longer line of code is left out of the question
+# A module, app or backend that would not load, and the quoted names an error gives it.
+LOAD_FAILED = re.compile(r"No module named|ModuleNotFoundError|ImproperlyConfigured|isn't an available|LookupError")
+QUOTED_NAME = re.compile(r"""['"]([A-Za-z_][\w.]*)['"]""")
+UNDEFINED = re.compile(r"\bNameError: name '\w+' is not defined")
 INSTALLED_FRAME = re.compile(r"<frozen |/(?:site|dist)-packages/|/lib/python\d")
 # A section title a script prints ("=== Test 4: annotate without values() ==="): what follows is the result.
 BANNER = re.compile(r"^([=#*~-])\1{2,}.*\1{3}$")
@@ -206,15 +216,24 @@ def _harness_error(line: str) -> bool:
 
 
 def contradicted(lines: list[str]) -> bool:
-    """The output reports a failure somewhere: its "All checks passed!" does not hold."""
-    return any(FAILURE_LINE.search(ln) and not PASS_MARK.search(ln) for ln in lines)
+    """The output reports a failure somewhere: its "All checks passed!" does not hold. A line that says a failure is
+    what should happen ("Test 1: empty list (should fail)", "ValueError raised (expected)") reports none."""
+    return any(FAILURE_LINE.search(ln) and not PASS_MARK.search(ln) and not EXPECTED.search(ln) for ln in lines)
 
 
 def verdict_lines(lines: list[str]) -> list[str]:
     """A verification script's verdict lines ("All tests passed!", "SUCCESS: ...", "✓ fixed",
     "test_x passed!"), not a value that happens to be "success", nor a patch script's report that
-    it wrote a file."""
-    return [ln.strip() for ln in lines if VERDICT.search(ln) and STATED_VERDICT.search(ln) and not WROTE.search(ln)]
+    it wrote a file, nor a failure it expected ("✓ Failed as expected: ...": the old code's, in a script that runs
+    both)."""
+    return [
+        ln.strip()
+        for ln in lines
+        if VERDICT.search(ln)
+        and STATED_VERDICT.search(ln)
+        and not WROTE.search(ln)
+        and not (FAILURE_LINE.search(ln) and EXPECTED.search(ln))
+    ]
 
 
 def per_case(lines: list[str]) -> set[str]:
@@ -788,8 +807,9 @@ class RunReader:
 
     def _suite_not_run(self, suites: list[Action], summaries: dict[int, str | None]) -> list[Fact]:
         """The last run of the project's suite (a test runner's command) that could not start (an
-        error, no summary) when no runner ran after it: why the agent verified otherwise, by its
-        own scripts (a script of its own running unittest is no run of the project's suite)."""
+        error, no summary; not mended at once, ``_mended_at_once``) when no runner ran after it: why the
+        agent verified otherwise, by its own scripts (a script of its own running unittest is no run
+        of the project's suite)."""
         runners = [a for a in suites if runs_tests(a.command)]
         ran = [a.message_index for a in runners if summaries[a.message_index]]
         for a in reversed(runners):
@@ -811,7 +831,8 @@ class RunReader:
         a bare exception name."""
         seen: set[str] = set()
         found_in: list[tuple[Fact, bool]] = []  # each error, and whether a run of the code printed it
-        thrown: list[Fact] = []  # errors of throwaway scripts the agent walked away from: asked last
+        thrown: list[Fact] = []  # errors of throwaway scripts the agent walked away from: asked late
+        mended: list[Fact] = []  # errors the agent's next command mended (an install, a flag): asked last
         installs = " ".join(
             a.command for a in self.shell if re.search(r"\b(?:pip|conda|apt(?:-get)?) install\b", a.command)
         )
@@ -836,6 +857,9 @@ class RunReader:
                     what = f"the agent's edit of {a.path}"
                 where = self._raised_in(a, line) if a.op == "shell" else ""
                 fact = Fact("error", clip(line, 160), a.message_index + 1, f"What error did {what} show{where}?")
+                if self._mended_at_once(n):
+                    mended.append(fact)
+                    continue
                 if a.op == "shell" and self._abandoned(a, line):
                     thrown.append(fact)
                     continue
@@ -845,19 +869,75 @@ class RunReader:
         env = [f for f, _ in found_in if _environment_error(f.answer)]
         # what went wrong first, where things stood last, the first trouble after the fix; the
         # code's errors before the editor's and tools' refusals, the environment's last
-        ordered = [*runs[:1], *runs[-1:], *later[:1], *runs, *[f for f, _ in found_in if f not in env], *env, *thrown]
+        ordered = [
+            *runs[:1],
+            *runs[-1:],
+            *later[:1],
+            *runs,
+            *[f for f, _ in found_in if f not in env],
+            *env,
+            *thrown,
+            *mended,
+        ]
         yield from dict.fromkeys(ordered)
 
     def _fixed_next(self, n: int) -> bool:
         """The agent got past the error within its next few actions: the same edit of the same file
-        went through, or the same command ran clean. A slip, not a fact to carry."""
+        went through, or the same command ran clean (as it was; or, as the very next command, with more
+        to it: a flag added, a stale file removed first). A slip, not a fact to carry."""
         a = self.actions[n]
         for b in self.actions[n + 1 : n + 4]:
             if a.op == "edit" and b.op == "edit" and same_file(a.path or "", b.path or ""):
                 return b.ok  # the next edit of the file went through; a refused retry is no slip
             if a.op == "shell" and b.op == "shell" and b.command == a.command and not self._errs(b):
                 return True
+        nxt = self.actions[n + 1] if n + 1 < len(self.actions) else None
+        return nxt is not None and a.op == "shell" and nxt.op == "shell" and self._rerun_clean(a, nxt)
+
+    def _mended_at_once(self, n: int) -> bool:
+        """The agent's very next command installed what stopped the ``n``-th one, and the retry got past
+        it: the environment mended at once (the rubric's trivial kind), asked only when no other error is."""
+        b = self.actions[n + 1] if n + 1 < len(self.actions) else None
+        return b is not None and self.actions[n].op == "shell" and b.op == "shell" and self._mended_by_install(n, b)
+
+    def _mended_by_install(self, n: int, b: Action) -> bool:
+        """``b`` installed what the ``n``-th action said was missing (any install, when its error names no
+        module), the install went through (it printed, exited 0 or said no exit code, and no installer's
+        failure), and the agent's next run of the same command or script no longer failed that way."""
+        a = self.actions[n]
+        if not INSTALLS.search(b.command) or not self._retried_past(n, b):
+            return False
+        missing = {
+            m.split(".")[0].replace("_", "-").casefold() for e in self._errs(a) for m in MISSING_MODULE.findall(e)
+        }
+        words = {w.replace("_", "-").casefold() for w in PACKAGE_WORD.findall(b.command)}
+        if missing and not missing & words and not re.search(r"\s-e\s+\.|\s\.(?:\s|$)", b.command):
+            return False  # another package, not the missing one nor the project itself (`pip install -e .`)
+        out = self._out(b)
+        return bool(out.lines) and out.exit_code in (None, 0) and not INSTALL_FAILED.search(b.result)
+
+    def _retried_past(self, n: int, install: Action) -> bool:
+        """The first run after ``install`` of the ``n``-th action's command (its words, or its script) did
+        not print its error again."""
+        a = self.actions[n]
+        script = script_run(a.command)
+        last = re.sub(r"\d+", "N", self._errs(a)[-1]) if self._errs(a) else ""
+        for c in self.actions[self.actions.index(install) + 1 : n + 8]:
+            same = (
+                set(a.command.split()) <= set(c.command.split())
+                or script not in (None, "-")
+                and script_run(c.command) == script
+            )
+            if c.op == "shell" and same and c.result:
+                return last not in {re.sub(r"\d+", "N", e) for e in self._errs(c)}
         return False
+
+    def _rerun_clean(self, a: Action, b: Action) -> bool:
+        """``b`` runs ``a``'s command again with more to it (a flag added, a stale file removed first), every
+        word of it (a test runner's narrower rerun aside: its failures are results), and printed no error."""
+        if runs_tests(a.command) or not set(a.command.split()) < set(b.command.split()):
+            return False
+        return not self._errs(b) and bool(b.result)
 
     def _noise(self, a: Action, line: str, installs: str) -> bool:
         missing = re.search(r"No module named '?([\w.]+)", line)
@@ -874,9 +954,15 @@ class RunReader:
             return True  # a debugging or exploration script's error is exploration output
         if script and SETUP_ERROR.search(line) and self._own_run(a, script):
             return True  # its own script not set up (settings, a mock or a model in __main__): the script's setup
+        if script and self._own_run(a, script) and self._own_setting_failed(a, line):
+            return True  # what its own script's settings named could not load (an app or backend it made up)
+        if script and missing and self._own_run(a, script) and self._project_package(missing.group(1)):
+            return True  # its own script run where the project is not importable (from /tmp): a path slip
         slip = re.search(r"\b(?:SyntaxError|IndentationError|TabError)\b", line)
         if slip and any(self._edited_before(p, a.message_index) for p in re.findall(r'File "([^"]+)"', line)):
             return True  # the agent's own edit broke the file's syntax: a slip its next edit mends
+        if UNDEFINED.search(line) and self._undefined_by_own_edit(a):
+            return True  # a name its own edit of the file left undefined (an import it forgot), mended next
         if a.op != "shell":
             return False
         script = script_run(a.command)
@@ -886,6 +972,33 @@ class RunReader:
         if script == "-" and ASKS_MODULE.search(a.command) and _environment_error(line):
             return False  # `python -c "import pytest"` failing: what the environment lacks, not a slip
         return own and not in_source and bool(typo or script == "-")
+
+    def _own_setting_failed(self, a: Action, line: str) -> bool:
+        """The error is a module or backend that would not load, named as the agent's own script sets it
+        (``INSTALLED_APPS=['test_app']``, ``'ENGINE': 'django.db.backends.dummy'``): the script's setup."""
+        if not LOAD_FAILED.search(line):
+            return False
+        text = self._script_text(a)
+        return any(
+            re.search(rf"""['"]{re.escape(name)}(?:\.[\w.]*)?['"]""", text) for name in QUOTED_NAME.findall(line)
+        )
+
+    def _project_package(self, module: str) -> bool:
+        """The module is the project's own top-level package (``django`` of ``django/db/models/query.py``)."""
+        top = module.split(".")[0]
+        return any(re.search(rf"(?:^|/){re.escape(top)}/", path) for path in self.fix_paths)
+
+    def _undefined_by_own_edit(self, a: Action) -> bool:
+        """A ``NameError`` raised in a file the agent edited before the run, whose next edit (within its
+        next few actions) is of that file: a slip of its own edit, mended at once."""
+        if a.op != "shell" or self._shows_reported_error(a):
+            return False
+        frames = FRAME_FILE.findall(self._out(a).text)
+        if not frames or not self._edited_before(frames[-1], a.message_index):
+            return False
+        n = self.actions.index(a)
+        edits = [b for b in self.actions[n + 1 : n + 5] if b.op == "edit"]
+        return bool(edits) and same_file(edits[0].path or "", frames[-1])
 
     def _own_run(self, a: Action, script: str) -> bool:
         """A run of a script the agent wrote (a file it made, a scratch name, inline code), not of the

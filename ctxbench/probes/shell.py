@@ -22,7 +22,8 @@ TEST_RUNNER = re.compile(
     r"django(?:-admin)?\s+test|setup\.py\s+test|bin/test|"
     r"go\s+test|cargo\s+test|npm\s+(?:run\s+)?test|yarn\s+test|jest|mocha|mvn\s+test|gradle\w*\s+test|"
     r"make\s+(?:test|check)|ctest|phpunit|rspec|bundle\s+exec\s+rspec|vitest|nose2|pnpm\s+(?:run\s+)?test|"
-    r"bun\s+test|dotnet\s+test|swift\s+test|mix\s+test|sbt\s+test|rake\s+(?:test|spec))\b(?!\.\w)"
+    r"bun\s+test|dotnet\s+test|swift\s+test|mix\s+test|sbt\s+test|rake\s+(?:test|spec)|deno\s+test|"
+    r"cargo\s+nextest|bazel(?:isk)?\s+test|(?:dart|flutter)\s+test|prove|(?:stack|cabal)\s+test|lein\s+test)\b(?!\.\w)"
 )
 INSTALLS = re.compile(
     r"\b(?:pip\d?|conda|mamba|uv|apt(?:-get)?|npm|yarn|pnpm|brew|poetry|cargo|gem)\s+(?:install|add)\b"
@@ -101,9 +102,12 @@ def is_read_only(command: str) -> bool:
 # Runners named by the program alone; others by a subcommand (`go test`, `npm run test`, `make check`).
 RUNNER_PROGRAMS = {
     "pytest", "py.test", "pytest-3", "tox", "nox", "nosetests", "nose2", "unittest", "runtests.py", "jest", "mocha",
-    "vitest", "ctest", "phpunit", "rspec", "trial", "ava", "karma", "behave",
+    "vitest", "ctest", "phpunit", "rspec", "trial", "ava", "karma", "behave", "prove",
 }  # fmt: skip
-SUBCOMMAND_RUNNERS = {"go", "cargo", "dotnet", "swift", "mix", "sbt", "bun", "deno", "stack", "cabal", "zig"}
+SUBCOMMAND_RUNNERS = {
+    "go", "cargo", "dotnet", "swift", "mix", "sbt", "bun", "deno", "stack", "cabal", "zig", "bazel", "bazelisk", "dart",
+    "flutter", "lein",
+}  # fmt: skip
 BUILD_GOALS = re.compile(r"^(?::?[\w-]+:)*(?:test|check|verify|integrationTest)$")  # mvn/gradle (`:core:test`)
 # A suite's own program (not an agent's `./test` built from test.c): run_tests.sh, libponyc.tests, unit_tests.
 TEST_BINARY = re.compile(r"run[_-]?tests?(?:\.sh)?|unit[_-]?tests|[\w-]+[._]tests|[\w-]+_unittests?")
@@ -190,7 +194,7 @@ def _runs_suite(words: list[str]) -> bool:
         return True  # a built or shipped suite: ./run_tests.sh, ./build/libponyc.tests
     first = args[0] if args else ""
     if name in ("manage.py", "django-admin", "django-admin.py", "django", "setup.py") or name in SUBCOMMAND_RUNNERS:
-        return first == "test"
+        return first == "test" or name == "cargo" and args[1:2] == ["run"] and first == "nextest"  # cargo-nextest
     if name in ("npm", "pnpm", "yarn"):
         return first in ("test", "t") or first == "run" and len(args) > 1 and args[1].startswith("test")
     if re.fullmatch(r"mvnw?|gradlew?|gradle\w*", name):

@@ -379,7 +379,8 @@ class StatementReader:
     """Reads one transcript's statements once; each method yields facts of one type, best first.
     ``first_fix`` and ``last_fix``: the first and last edit of a source file the fix keeps;
     ``fix_text``: the code the final fix touches (its changed lines, hunk headers and paths);
-    ``edited``: the text of the edits of the files the fix kept (old and new, whole)."""
+    ``edited``: the text of the edits of the files the fix kept (old and new, whole); ``fix_edits``: the
+    messages of those edits."""
 
     def __init__(
         self,
@@ -390,6 +391,7 @@ class StatementReader:
         fix_text: str = "",
         patched: bool = False,
         edited: str = "",
+        fix_edits: tuple[int, ...] = (),
     ) -> None:
         self.messages = messages
         self.patched = patched
@@ -397,6 +399,7 @@ class StatementReader:
         self.first_fix = first_fix
         self.last_fix = last_fix
         self.fix_names = _code_names(fix_text)
+        self.fix_edits = fix_edits
         # code the fix's edits had or wrote, whole (``edited``: the kept files' edits): where the fix went
         self.fix_place = self.fix_names | _code_names(edited) | self._shown_with(fix_text)
 
@@ -700,8 +703,10 @@ class StatementReader:
             for f in self.statements("decision", DECISION, needs_code=False)
             if f.message_index <= last or not JUDGED.search(f.answer)
         )
-        facts = [f for f in _distinct(stated, window=None) if not self._abandoned(f, last)]
-        facts.sort(key=lambda f: (not CHOICE.search(f.answer), -f.message_index))
+        # ranked where the choice was first made: a revision takes the place of what it revised
+        said = [(f, at) for f, at in _revised(stated, self.fix_edits) if not self._abandoned(f, last)]
+        said.sort(key=lambda x: (not CHOICE.search(x[0].answer), -x[1]))
+        facts = [f for f, _ in said]
         for fact in facts[:AGENT_DECISIONS]:
             yield self._asked_about(fact)
 
@@ -1029,6 +1034,24 @@ def _distinct(facts: Iterable[Fact], window: int | None = 6) -> list[Fact]:
             continue
         kept.append((fact, words))
     return [f for f, _ in kept]
+
+
+def _revised(facts: Iterable[Fact], edits: tuple[int, ...]) -> list[tuple[Fact, int]]:
+    """Decisions that say something new (as ``_distinct`` over the whole run), where one said again after
+    an edit of the fix in between takes the earlier one's place: the agent tried the way and revised it ("only
+    check `filterable` if it is a class attribute", an edit, then "check if `filterable` is a boolean class
+    attribute"), so its later word holds. Said again with no edit between, the first statement stays: it
+    carries the reasoning, the restatement at the edit only what the change shows. Each with the message
+    where the choice was first stated."""
+    kept: list[tuple[Fact, set[str], int]] = []
+    for fact in facts:
+        words = set(re.findall(r"\w{3,}", fact.answer.lower()))
+        at = next((k for k, (_, seen, _) in enumerate(kept) if len(words & seen) >= 0.5 * max(1, len(words))), None)
+        if at is None:
+            kept.append((fact, words, fact.message_index))
+        elif any(kept[at][0].message_index < e < fact.message_index for e in edits):
+            kept[at] = (fact, words, kept[at][2])
+    return [(f, first) for f, _, first in kept]
 
 
 def _restates(fact: Fact, words: set[str], kept: list[tuple[Fact, set[str]]], window: int | None) -> bool:

@@ -174,6 +174,7 @@ class WorkReader:
             self._fix_text(),
             patched=self.diff is not None,
             edited="\n".join(t for a in self.source_edits for t in (a.path or "", a.old_text, a.new_text)),
+            fix_edits=tuple(a.message_index for a in self.source_edits),
         )
 
     def _scratch(self, path: str) -> bool:

@@ -209,7 +209,7 @@ class ContextRecorder:
                 "window": model.context_window,
             }
         ]
-        self._lines = [_ENCODE(self.rows[0]).encode() + b"\n"]  # the file's lines, UTF-8
+        self._lines = [_ENCODE(self.rows[0]).encode() + b"\n"]  # the file's lines, UTF-8, in pieces
 
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, dict[str, Any]] = {}
@@ -280,12 +280,17 @@ class ContextRecorder:
         return [[0, known], *tail]
 
     def _row(self, row: dict[str, Any]) -> None:
-        """``row`` into ``rows`` and its line into the file's text, its new entries as encoded."""
+        """``row`` into ``rows`` and its line into the file's text, its new entries as encoded:
+        the line's pieces are kept as they are (an entry's text is copied once, by ``data``)."""
         self.rows.append(row)
-        pop = self._encoded.pop
-        entries = b", ".join([b'"%s": %s' % (ref.encode(), pop(ref)) for ref in row["new"]])
         call, refs = _ENCODE(row["call"]).encode(), _ENCODE(row["refs"]).encode()
-        self._lines.append(b'{"call": %s, "refs": %s, "new": {%s}}\n' % (call, refs, entries))
+        pieces = self._lines
+        pieces += (b'{"call": ', call, b', "refs": ', refs, b', "new": {')
+        pop, separator = self._encoded.pop, b'"'
+        for ref in row["new"]:
+            pieces += (separator, ref.encode(), b'": ', pop(ref))
+            separator = b', "'
+        pieces.append(b"}}\n")
 
     def data(self) -> bytes:
         """The file's text in UTF-8: each row as ``json.dumps(row, ensure_ascii=False)`` writes it, a
