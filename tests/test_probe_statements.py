@@ -1475,11 +1475,17 @@ def test_a_cause_said_of_a_named_thing_or_as_what_is_wrong_is_a_stated_cause():
 
 def test_a_weakness_or_a_named_bug_class_is_the_cause_of_a_challenge():
     """Security agents (SWE-agent's CTF demonstrations, EnIGMA) find a weakness, not "the issue": "the
-    weakness ... lies within the small exponent (`e = 5`)", "`gets` offers a buffer overflow"; a
-    short code entity the task does not spell (`e = 5`) is new, though it has no name of three letters."""
+    weakness ... lies within the small exponent (`e = 5`)", "`gets` offers a buffer overflow", or name it
+    by the attack it opens ("This setup is ideal for applying Hastad's Broadcast Attack", "vulnerable to");
+    a short code entity the task does not spell (`e = 5`) is new, though it has no name of
+    three letters."""
     for cause in (
         "RSA-1024 is not factorizable, so the weakness likely lies within the small exponent (`e = 5`).",
         "The main function reads into a stack buffer using `gets`, which gives us a buffer overflow.",
+        "All time capsules use the same public exponent `e = 5`. This setup is ideal for applying Hastad's "
+        "Broadcast Attack, which uses the Chinese Remainder Theorem.",
+        "Every capsule is encrypted with `e = 5` and a new modulus, so the scheme is vulnerable to a low exponent "
+        "broadcast attack.",
     ):
         messages = [
             Message(

@@ -15,6 +15,10 @@ from ctxbench.probes.facts import Fact, clip, named
 from ctxbench.probes.runs import VALUE_WORDS, VERDICT
 from ctxbench.transcripts.model import Message
 
+# A weakness named by the attack it opens ("This setup is ideal for applying Hastad's Broadcast Attack",
+# "vulnerable to a padding oracle"): a security agent's cause, named outright. ("can be exploited to
+# overwrite the return address" is the way the exploit goes, not what is weak.)
+OPENED = r"(?:vulnerable|susceptible) to|(?:ideal|perfect|suitable) for (?:applying |using |an? )?[^.!?]{0,40}?\battack"
 # "the real issue is that ..." revises a finding; "That's because ..." explains a behaviour (every framework's models).
 ROOT_CAUSE = re.compile(
     r"\b(?:the (?:(?:root|real|actual|underlying|core|fundamental) )?(?:cause|problem|issue|bug) "
@@ -38,7 +42,7 @@ ROOT_CAUSE = re.compile(
     r"(?:weakness|vulnerabilit(?:y|ies)|flaw)\b[^.!?]{0,40}?\b(?:is|lies|comes|in)|"
     r"(?:offers|gives|allows|has|contains|introduces|causes|leads to|results in) (?:us )?(?:an? )?(?:classic )?"
     r"(?:buffer[- ]overflow|format[- ]string|(?:sql|command|code) injection|integer overflow|use[- ]after[- ]free|"
-    r"race condition|off[- ]by[- ]one))\b",
+    r"race condition|off[- ]by[- ]one)|" + OPENED + r")\b",
     re.IGNORECASE,
 )
 # What the code does wrong, said plainly ("`none()` returns the original queryset instead of an empty one",
@@ -67,7 +71,9 @@ EXPLICIT_CAUSE = re.compile(
     r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
     r"(?:found|see|understand|identified|located|pinpointed) the (?:bug|issue|problem)|"
     r"the reason (?:is|was)|(?:happens|occurs|fails) because|the (?:bug|problem|issue) is (?:now )?clear|"
-    r"(?:is|are) (?:indeed |actually )?caused by|(?:is|are|was|were) (?:indeed |actually |simply )?due to|found it)\b",
+    r"(?:is|are) (?:indeed |actually )?caused by|(?:is|are|was|were) (?:indeed |actually |simply )?due to|found it|"
+    + OPENED
+    + r")\b",
     re.IGNORECASE,
 )
 ROOT_CAUSE_OR_PLACE = re.compile(f"{ROOT_CAUSE.pattern}|{FIX_PLACE.pattern}|{PLAIN_CAUSE.pattern}", re.IGNORECASE)
