@@ -1556,3 +1556,92 @@ def test_a_check_that_failed_at_its_run_before_is_asked_first_by_what_its_pass_s
         "SUCCESS: empty header raises HeaderError",
         "All edge cases passed!",
     ]
+
+
+HDR_FIX = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+HDR_TRACE = 'Traceback (most recent call last):\n  File "/r/src/hdr.py", line 9, in parse\n    h.split()\n'
+
+
+def _errors(messages: list[Message]) -> list[str]:
+    """The error candidates, best first, as read (before a gold read as two types is kept under the first)."""
+    return [c.answer for c in _typed_candidates(Transcript("t", messages)) if c.label == "error"]
+
+
+def test_a_test_runner_that_could_not_start_gives_way_when_another_runner_ran_the_tests():
+    """pytest missing and Django's runner not set up, then the project's own runner counted tests: the suite
+    ran another way (asked as a test result), so those runs' errors come after the code's errors, even after a
+    throwaway script's. With no later runner's run that counted tests, why the suite could not run keeps its
+    place."""
+    setup = (
+        'Traceback (most recent call last):\n  File "/r/django/conf/__init__.py", line 64, in _setup\n'
+        "    raise ImproperlyConfigured(\n"
+        "django.core.exceptions.ImproperlyConfigured: Requested setting TEST_RUNNER, but settings are not configured."
+    )
+    runs = [
+        Message("user", TASK),
+        _bash("a", "python -m pytest tests/test_hdr.py -q"),
+        _out("a", "/usr/bin/python: No module named pytest", 1),
+        _bash("b", "python -m django test hdr_tests"),
+        _out("b", setup, 1),
+        _bash("c", "cat > check_edges.py << 'EOF'\nparse(b'')\nEOF\npython check_edges.py"),
+        _out("c", HDR_TRACE + "AttributeError: 'bytes' object has no attribute 'split'", 1),
+    ]
+    suite = [_bash("f", "python tests/runtests.py hdr_tests"), _out("f", "Ran 3 tests in 0.01s\n\nOK")]
+    thrown = (
+        "File \"/r/src/hdr.py\", line 9, in parse h.split() AttributeError: 'bytes' object has no attribute 'split'"
+    )
+    superseded = [
+        "line 64, in _setup raise ImproperlyConfigured( django.core.exceptions.ImproperlyConfigured: Requested "
+        "setting TEST_RUNNER, but settings are not configured.",
+        "/usr/bin/python: No module named pytest",
+    ]
+    assert _errors([*runs, *suite]) == [thrown, superseded[1], superseded[0]]
+    assert _errors(runs) == [superseded[0], superseded[1], thrown]
+
+
+def test_an_error_the_agent_answered_by_rewriting_its_own_script_is_asked_after_the_codes():
+    """Its own script called the code wrongly (an error raised in the project's code, or its own assert that
+    expected the wrong thing), and the agent's next write was of a script of its own, not of the code: the
+    script's misuse, asked after the suite's error. Answered by an edit of the code, it is a finding and stays."""
+    misuse = [
+        Message("user", TASK),
+        _bash("a", "cat > check_edges.py << 'EOF'\nparse(b'')\nEOF\npython check_edges.py"),
+        _out("a", HDR_TRACE + "AttributeError: 'bytes' object has no attribute 'split'", 1),
+        _bash("b", "cat > check_edges.py << 'EOF'\nparse('')\nEOF\npython check_edges.py"),
+        _out("b", "ok"),
+        _bash("c", "python check_edges.py"),
+        _out("c", "ok"),
+        _bash("d", "python -m pytest tests/test_hdr.py -q"),
+        _out("d", "E   TypeError: 'NoneType' object is not iterable\n1 failed in 0.10s", 1),
+    ]
+    answers = _errors(misuse)
+    assert answers[0] == "TypeError: 'NoneType' object is not iterable", answers
+    wrong_assert = [
+        *misuse[:1],
+        _bash("a", "python test_edge.py"),
+        _out("a", "AssertionError: Expected 'None', got ''", 1),
+        _bash("b", "cat > test_edge_fixed.py << 'EOF'\nassert parse('') == ''\nEOF"),
+        _out("b", ""),
+        *misuse[-2:],
+    ]
+    answers = _errors(wrong_assert)
+    assert answers[0] == "TypeError: 'NoneType' object is not iterable", answers
+    finding = [
+        *misuse[:3],
+        Message("assistant", "", tool_calls=(ToolCall("e", "str_replace_editor", json.dumps(HDR_FIX)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="e"),
+        _bash("c", "python check_edges.py"),
+        _out("c", "ok"),
+        *misuse[-2:],
+    ]
+    answers = _errors(finding)
+    assert answers[0].endswith("AttributeError: 'bytes' object has no attribute 'split'"), answers
+    # a script that digs into the error next is no rewrite of the one that showed it
+    digging = [
+        *misuse[:3],
+        _bash("b", "cat > debug_split.py << 'EOF'\nprint(type(b''))\nEOF"),
+        _out("b", ""),
+        *misuse[5:],
+    ]
+    answers = _errors(digging)
+    assert answers[0].endswith("AttributeError: 'bytes' object has no attribute 'split'"), answers

@@ -925,7 +925,7 @@ class RunReader:
                     what = f"the agent's edit of {a.path}"
                 where = self._raised_in(a, line) if a.op == "shell" else ""
                 fact = Fact("error", clip(line, 160), a.message_index + 1, f"What error did {what} show{where}?")
-                if self._mended_at_once(n):
+                if self._mended_at_once(n) or self._runner_superseded(a, line):
                     mended.append(fact)
                     continue
                 if a.op == "shell" and self._abandoned(a, line):
@@ -1087,20 +1087,54 @@ class RunReader:
         later = [b for b in self.actions[n + 1 :] if b.op == "shell" and b.result and script_run(b.command) == script]
         return any(not any(_harness_error(e) for e in self._errs(b)) for b in later)
 
+    def _runner_superseded(self, a: Action, line: str) -> bool:
+        """A test runner that could not start (``No module named pytest``, Django's settings not set up) where a
+        later runner's run counted tests: the suite ran another way, and that way is what carries on (asked as a
+        test result). Not the agent's own script whose output is a suite's: the project's tests did not run."""
+        if a.op != "shell" or not runs_tests(a.command) or not _harness_error(line):
+            return False
+        return any(
+            b.message_index > a.message_index
+            and runs_tests(b.command)
+            and suite_size(suite_summary(self._out(b).text) or "") > 0
+            and not _harness_error(" ".join(self._errs(b)[-1:]))
+            for b in self.shell
+        )
+
     def _abandoned(self, a: Action, line: str) -> bool:
         """A throwaway script's error the agent walked away from: a script of its own (one it wrote
         that the change does not keep, or named as scratch) run this once only, whose run shows
         neither the error the task reports nor a failed assert (a finding) nor a suite's result,
         and whose error is not the environment's (asked apart)."""
         script = script_run(a.command)
-        if script in (None, "-") or _environment_error(line) or "AssertionError" in line:
+        if script in (None, "-") or _environment_error(line):
             return False
         name = script.rsplit("/", 1)[-1]
         if not (name in self.made or is_scratch(script)) or any(same_file(name, f) for f in self.fix_paths):
             return False
         if self._shows_reported_error(a) or suite_summary(self._out(a).text):
             return False
-        return sum((script_run(b.command) or "").rsplit("/", 1)[-1] == name for b in self.shell) == 1
+        if self._rewrote_script(a):
+            return True  # a failed assert too: the agent mended its script's expectation, not the code
+        runs = sum((script_run(b.command) or "").rsplit("/", 1)[-1] == name for b in self.shell)
+        return runs == 1 and "AssertionError" not in line
+
+    def _rewrote_script(self, a: Action) -> bool:
+        """The agent's next step after the run writes a script of its own (the same one, or a new one), not the
+        project's code: the run showed its script's misuse of the code (a call it got wrong, a setup it left out),
+        and the agent moved past it by changing the script. Not a script that digs into the error (``debug_x.py``)
+        nor one whose run writes the fix (``update_impl.py``): the error was a finding."""
+        later = [b for b in self.actions if b.message_index > a.message_index]
+        step = [b for b in later if b.message_index == later[0].message_index] if later else []
+        edits = [b for b in step if b.op == "edit" and b.ok and b.path]  # a heredoc's write comes with its command
+        fixing = {self._run_name(b) for b in self.shell if b.message_index in self.writes}
+        return bool(edits) and all(self._own_script_rewrite(b.path or "", fixing) for b in edits)
+
+    def _own_script_rewrite(self, path: str, fixing: set[str | None]) -> bool:
+        name = path.rsplit("/", 1)[-1]
+        if name not in self.made or any(same_file(path, f) for f in self.fix_paths):
+            return False
+        return not EXPLORATION_SCRIPT.search(name) and not any(same_file(name, f or "") for f in fixing)
 
     def _raised_in(self, a: Action, line: str) -> str:
         """Where the project's code raised the error a run printed, when its answer does not say:
