@@ -6,7 +6,7 @@ import json
 
 from ctxbench.probes.extract import _typed_candidates, extract_candidates
 from ctxbench.probes.outputs import errors, failing_tests, read_output, suite_summary
-from ctxbench.probes.runs import contradicted, verdict_lines
+from ctxbench.probes.runs import _value_line, contradicted, verdict_lines
 from ctxbench.probes.shell import runs_tests
 from ctxbench.transcripts.model import Message, ToolCall, Transcript
 
@@ -1511,6 +1511,51 @@ def test_own_scripts_setup_a_path_slip_and_a_name_its_edit_left_undefined_are_no
         _out("f", "E   TypeError: 'NoneType' object is not iterable\n1 failed in 0.10s", 1),
     ]
     assert [a for a, _ in _facts(messages, "error")] == ["TypeError: 'NoneType' object is not iterable"]
+
+
+def test_a_cases_title_with_a_failure_word_in_its_prose_contradicts_no_verdict():
+    # "6. Nested field (valid type but fails validation):" names the case that follows, not its outcome; a heading
+    # that is the failure word itself, or a marked one, still reports one
+    titled = ["6. Nested with field validator (valid type but fails validation):", "Result: {}", "All tests passed!"]
+    assert not contradicted(titled)
+    assert contradicted(["FAILED:", "test_empty"]) and contradicted(["✗ Nested field fails validation:", "x"])
+    messages = [Message("user", TASK), *_edit("a"), _bash("b", "python check.py"), _out("b", "\n".join(titled))]
+    verdict = ("All tests passed!", "What did `python check.py` print after the change?")
+    assert verdict in _facts(messages, "test_result")
+
+
+def test_an_empty_collection_printed_is_a_value_like_none():
+    # of the lines a rerun changed, "handlers: []" (what the fix emptied) says more than a level's number
+    assert _value_line(["Logger level: 0", "Logger handlers: []"], set(), set()) == "Logger handlers: []"
+    assert _value_line(["Loaded items from list[] type", "Logger level: 0"], set(), set()) == "Logger level: 0"
+
+
+def test_a_setup_steps_success_is_no_verdict():
+    # "Successfully imported x" says the script got going, not that the fix works, though it names the task
+    lines = ["✓ Successfully imported the header parser", "Module loaded successfully", "SUCCESS: The fix works!"]
+    assert verdict_lines(lines) == lines[2:]
+    messages = [Message("user", TASK), *_edit("a"), _bash("b", "python final.py"), _out("b", "\n".join(lines))]
+    assert [a for a, _ in _facts(messages, "test_result")][0] == "SUCCESS: The fix works!"
+
+
+def test_a_check_that_failed_at_its_run_before_is_asked_first_by_what_its_pass_says_new():
+    # integration.py failed after the first edit and passed after the second: the fix made it pass; a later check
+    # that only ever passed comes after it, and of integration.py's verdicts the one it did not print when failing
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "python integration.py"),
+        _out("b", "FAILURE: parse returned None for an empty header\nSUCCESS: long header parsed"),
+        *_edit("c"),
+        _bash("d", "python integration.py"),
+        _out("d", "SUCCESS: empty header raises HeaderError\nSUCCESS: long header parsed"),
+        _bash("e", "python edge.py"),
+        _out("e", "All edge cases passed!"),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")][:2] == [
+        "SUCCESS: empty header raises HeaderError",
+        "All edge cases passed!",
+    ]
 
 
 HDR_FIX = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
