@@ -4,7 +4,7 @@ reproduction, test results and errors seen, on short examples shaped like real a
 
 import json
 
-from ctxbench.probes.extract import _typed_candidates, extract_candidates
+from ctxbench.probes.extract import _typed_candidates, extract_candidates, extract_probes
 from ctxbench.probes.outputs import errors, failing_tests, read_output, suite_summary
 from ctxbench.probes.runs import _value_line, contradicted, verdict_lines
 from ctxbench.probes.shell import runs_tests
@@ -1645,3 +1645,11 @@ def test_an_error_the_agent_answered_by_rewriting_its_own_script_is_asked_after_
     ]
     answers = _errors(digging)
     assert answers[0].endswith("AttributeError: 'bytes' object has no attribute 'split'"), answers
+
+
+def test_a_run_with_many_checks_after_the_fix_is_asked_four_of_their_results():
+    # test results are most of what an engineer needs of a run's end (the suite, the rerun, the checks): four slots
+    checks = [f"check_{n}.py" for n in range(5)]
+    runs = [m for n, c in enumerate(checks) for m in (_bash(f"r{n}", f"python {c}"), _out(f"r{n}", f"Case {c}: OK!"))]
+    probes = extract_probes(Transcript("t", [Message("user", TASK), *_edit("a"), *runs]))
+    assert len([p for p in probes if p.label == "test_result"]) == 4

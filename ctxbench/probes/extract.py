@@ -36,7 +36,7 @@ LABELS = (
 # files only viewed are not facts worth a slot. Decisions: five, for a conversation's rulings and the
 # person's choices (an agent working alone is asked three of its own, statements.AGENT_DECISIONS).
 SLOTS = {
-    "task": 2, "change": 4, "file_changed": 2, "test_result": 3, "root_cause": 2, "reproduction": 1, "error": 2,
+    "task": 2, "change": 4, "file_changed": 2, "test_result": 4, "root_cause": 2, "reproduction": 1, "error": 2,
     "outcome": 2, "decision": 5, "identifier": 2, "constraint": 3,
 }  # fmt: skip
 QUESTIONS = {
