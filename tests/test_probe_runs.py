@@ -4,9 +4,9 @@ reproduction, test results and errors seen, on short examples shaped like real a
 
 import json
 
-from ctxbench.probes.extract import _typed_candidates, extract_candidates
+from ctxbench.probes.extract import _typed_candidates, extract_candidates, extract_probes
 from ctxbench.probes.outputs import errors, failing_tests, read_output, suite_summary
-from ctxbench.probes.runs import contradicted, verdict_lines
+from ctxbench.probes.runs import _value_line, contradicted, verdict_lines
 from ctxbench.probes.shell import runs_tests
 from ctxbench.transcripts.model import Message, ToolCall, Transcript
 
@@ -1511,3 +1511,172 @@ def test_own_scripts_setup_a_path_slip_and_a_name_its_edit_left_undefined_are_no
         _out("f", "E   TypeError: 'NoneType' object is not iterable\n1 failed in 0.10s", 1),
     ]
     assert [a for a, _ in _facts(messages, "error")] == ["TypeError: 'NoneType' object is not iterable"]
+
+
+def test_a_cases_title_with_a_failure_word_in_its_prose_contradicts_no_verdict():
+    # "6. Nested field (valid type but fails validation):" names the case that follows, not its outcome; a heading
+    # that is the failure word itself, or a marked one, still reports one
+    titled = ["6. Nested with field validator (valid type but fails validation):", "Result: {}", "All tests passed!"]
+    assert not contradicted(titled)
+    assert contradicted(["FAILED:", "test_empty"]) and contradicted(["✗ Nested field fails validation:", "x"])
+    messages = [Message("user", TASK), *_edit("a"), _bash("b", "python check.py"), _out("b", "\n".join(titled))]
+    verdict = ("All tests passed!", "What did `python check.py` print after the change?")
+    assert verdict in _facts(messages, "test_result")
+
+
+def test_an_empty_collection_printed_is_a_value_like_none():
+    # of the lines a rerun changed, "handlers: []" (what the fix emptied) says more than a level's number
+    assert _value_line(["Logger level: 0", "Logger handlers: []"], set(), set()) == "Logger handlers: []"
+    assert _value_line(["Loaded items from list[] type", "Logger level: 0"], set(), set()) == "Logger level: 0"
+
+
+def test_a_setup_steps_success_is_no_verdict():
+    # "Successfully imported x" says the script got going, not that the fix works, though it names the task
+    lines = ["✓ Successfully imported the header parser", "Module loaded successfully", "SUCCESS: The fix works!"]
+    assert verdict_lines(lines) == lines[2:]
+    messages = [Message("user", TASK), *_edit("a"), _bash("b", "python final.py"), _out("b", "\n".join(lines))]
+    assert [a for a, _ in _facts(messages, "test_result")][0] == "SUCCESS: The fix works!"
+
+
+def test_a_check_that_failed_at_its_run_before_is_asked_first_by_what_its_pass_says_new():
+    # integration.py failed after the first edit and passed after the second: the fix made it pass; a later check
+    # that only ever passed comes after it, and of integration.py's verdicts the one it did not print when failing
+    messages = [
+        Message("user", TASK),
+        *_edit("a"),
+        _bash("b", "python integration.py"),
+        _out("b", "FAILURE: parse returned None for an empty header\nSUCCESS: long header parsed"),
+        *_edit("c"),
+        _bash("d", "python integration.py"),
+        _out("d", "SUCCESS: empty header raises HeaderError\nSUCCESS: long header parsed"),
+        _bash("e", "python edge.py"),
+        _out("e", "All edge cases passed!"),
+    ]
+    assert [a for a, _ in _facts(messages, "test_result")][:2] == [
+        "SUCCESS: empty header raises HeaderError",
+        "All edge cases passed!",
+    ]
+
+
+HDR_FIX = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+HDR_TRACE = 'Traceback (most recent call last):\n  File "/r/src/hdr.py", line 9, in parse\n    h.split()\n'
+
+
+def _errors(messages: list[Message]) -> list[str]:
+    """The error candidates, best first, as read (before a gold read as two types is kept under the first)."""
+    return [c.answer for c in _typed_candidates(Transcript("t", messages)) if c.label == "error"]
+
+
+def test_a_test_runner_that_could_not_start_gives_way_when_another_runner_ran_the_tests():
+    """pytest missing and Django's runner not set up, then the project's own runner counted tests: the suite
+    ran another way (asked as a test result), so those runs' errors come after the code's errors, even after a
+    throwaway script's. With no later runner's run that counted tests, why the suite could not run keeps its
+    place."""
+    setup = (
+        'Traceback (most recent call last):\n  File "/r/django/conf/__init__.py", line 64, in _setup\n'
+        "    raise ImproperlyConfigured(\n"
+        "django.core.exceptions.ImproperlyConfigured: Requested setting TEST_RUNNER, but settings are not configured."
+    )
+    runs = [
+        Message("user", TASK),
+        _bash("a", "python -m pytest tests/test_hdr.py -q"),
+        _out("a", "/usr/bin/python: No module named pytest", 1),
+        _bash("b", "python -m django test hdr_tests"),
+        _out("b", setup, 1),
+        _bash("c", "cat > check_edges.py << 'EOF'\nparse(b'')\nEOF\npython check_edges.py"),
+        _out("c", HDR_TRACE + "AttributeError: 'bytes' object has no attribute 'split'", 1),
+    ]
+    suite = [_bash("f", "python tests/runtests.py hdr_tests"), _out("f", "Ran 3 tests in 0.01s\n\nOK")]
+    thrown = (
+        "File \"/r/src/hdr.py\", line 9, in parse h.split() AttributeError: 'bytes' object has no attribute 'split'"
+    )
+    superseded = [
+        "line 64, in _setup raise ImproperlyConfigured( django.core.exceptions.ImproperlyConfigured: Requested "
+        "setting TEST_RUNNER, but settings are not configured.",
+        "/usr/bin/python: No module named pytest",
+    ]
+    assert _errors([*runs, *suite]) == [thrown, superseded[1], superseded[0]]
+    assert _errors(runs) == [superseded[0], superseded[1], thrown]
+
+
+def test_an_error_the_agent_answered_by_rewriting_its_own_script_is_asked_after_the_codes():
+    """Its own script called the code wrongly (an error raised in the project's code, or its own assert that
+    expected the wrong thing), and the agent's next write was of a script of its own, not of the code: the
+    script's misuse, asked after the suite's error. Answered by an edit of the code, it is a finding and stays."""
+    misuse = [
+        Message("user", TASK),
+        _bash("a", "cat > check_edges.py << 'EOF'\nparse(b'')\nEOF\npython check_edges.py"),
+        _out("a", HDR_TRACE + "AttributeError: 'bytes' object has no attribute 'split'", 1),
+        _bash("b", "cat > check_edges.py << 'EOF'\nparse('')\nEOF\npython check_edges.py"),
+        _out("b", "ok"),
+        _bash("c", "python check_edges.py"),
+        _out("c", "ok"),
+        _bash("d", "python -m pytest tests/test_hdr.py -q"),
+        _out("d", "E   TypeError: 'NoneType' object is not iterable\n1 failed in 0.10s", 1),
+    ]
+    answers = _errors(misuse)
+    assert answers[0] == "TypeError: 'NoneType' object is not iterable", answers
+    wrong_assert = [
+        *misuse[:1],
+        _bash("a", "python test_edge.py"),
+        _out("a", "AssertionError: Expected 'None', got ''", 1),
+        _bash("b", "cat > test_edge_fixed.py << 'EOF'\nassert parse('') == ''\nEOF"),
+        _out("b", ""),
+        *misuse[-2:],
+    ]
+    answers = _errors(wrong_assert)
+    assert answers[0] == "TypeError: 'NoneType' object is not iterable", answers
+    finding = [
+        *misuse[:3],
+        Message("assistant", "", tool_calls=(ToolCall("e", "str_replace_editor", json.dumps(HDR_FIX)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="e"),
+        _bash("c", "python check_edges.py"),
+        _out("c", "ok"),
+        *misuse[-2:],
+    ]
+    answers = _errors(finding)
+    assert answers[0].endswith("AttributeError: 'bytes' object has no attribute 'split'"), answers
+    # a script that digs into the error next is no rewrite of the one that showed it
+    digging = [
+        *misuse[:3],
+        _bash("b", "cat > debug_split.py << 'EOF'\nprint(type(b''))\nEOF"),
+        _out("b", ""),
+        *misuse[5:],
+    ]
+    answers = _errors(digging)
+    assert answers[0].endswith("AttributeError: 'bytes' object has no attribute 'split'"), answers
+
+
+def test_a_run_with_many_checks_after_the_fix_is_asked_four_of_their_results():
+    # test results are most of what an engineer needs of a run's end (the suite, the rerun, the checks): four slots
+    checks = [f"check_{n}.py" for n in range(5)]
+    runs = [m for n, c in enumerate(checks) for m in (_bash(f"r{n}", f"python {c}"), _out(f"r{n}", f"Case {c}: OK!"))]
+    probes = extract_probes(Transcript("t", [Message("user", TASK), *_edit("a"), *runs]))
+    assert len([p for p in probes if p.label == "test_result"]) == 4
+
+
+def test_an_error_the_agent_put_on_its_own_script_is_no_error_seen():
+    """The agent's next words after a run of its own script say the script is at fault ("There's a bug in my
+    test.", "Let me fix the test script:"): that script's error says nothing of the code. A missing module is
+    the environment's, whatever the agent makes of it; its other words leave the error asked."""
+
+    def errors_after(output: str, reply: str) -> list[str]:
+        return _errors(
+            [
+                Message("user", TASK),
+                _bash("a", "cat > check_watch.py << 'EOF'\nwatch('/tmp/nope')\nEOF\npython check_watch.py"),
+                _out("a", output, 1),
+                Message("assistant", reply, tool_calls=(ToolCall("b", "bash", json.dumps({"command": "ls"})),)),
+                _out("b", "check_watch.py"),
+            ]
+        )
+
+    raised = HDR_TRACE + "KeyError: PosixPath('/tmp/nope')"
+    assert errors_after(raised, "There's a bug in my test. Let me look at the directory first.") == []
+    assert errors_after(raised, "Let me fix the test script:") == []
+    assert errors_after(raised, "So `parse` fails on a missing directory.") == [
+        "File \"/r/src/hdr.py\", line 9, in parse h.split() KeyError: PosixPath('/tmp/nope')"
+    ]
+    assert errors_after("ModuleNotFoundError: No module named 'sqlparse'", "Let me fix the test script:") == [
+        "ModuleNotFoundError: No module named 'sqlparse'"
+    ]

@@ -1475,11 +1475,17 @@ def test_a_cause_said_of_a_named_thing_or_as_what_is_wrong_is_a_stated_cause():
 
 def test_a_weakness_or_a_named_bug_class_is_the_cause_of_a_challenge():
     """Security agents (SWE-agent's CTF demonstrations, EnIGMA) find a weakness, not "the issue": "the
-    weakness ... lies within the small exponent (`e = 5`)", "`gets` offers a buffer overflow"; a
-    short code entity the task does not spell (`e = 5`) is new, though it has no name of three letters."""
+    weakness ... lies within the small exponent (`e = 5`)", "`gets` offers a buffer overflow", or name it
+    by the attack it opens ("This setup is ideal for applying Hastad's Broadcast Attack", "vulnerable to");
+    a short code entity the task does not spell (`e = 5`) is new, though it has no name of
+    three letters."""
     for cause in (
         "RSA-1024 is not factorizable, so the weakness likely lies within the small exponent (`e = 5`).",
         "The main function reads into a stack buffer using `gets`, which gives us a buffer overflow.",
+        "All time capsules use the same public exponent `e = 5`. This setup is ideal for applying Hastad's "
+        "Broadcast Attack, which uses the Chinese Remainder Theorem.",
+        "Every capsule is encrypted with `e = 5` and a new modulus, so the scheme is vulnerable to a low exponent "
+        "broadcast attack.",
     ):
         messages = [
             Message(
@@ -2016,3 +2022,39 @@ def test_a_value_checked_correct_is_no_decision_but_code_judged_right_is():
     ]
     got = StatementReader(said, "", None, None).statements("decision", DECISION, needs_code=False)
     assert [f.message_index for f in got] == [0], got
+
+
+def _report(thought: str) -> list[str]:
+    """The final-report answers of a mini-swe-agent run whose last call says ``thought``."""
+    messages = [
+        *MINI_SWE_AGENT_END[:-1],
+        _bash("d", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt", thought),
+    ]
+    last = len(messages) - 1
+    return [a for a, (at, _) in _outcomes(messages).items() if at == last]
+
+
+def test_a_report_says_what_the_change_does_not_what_the_diff_shows_or_what_it_imports():
+    """The sentences of a final report about the diff as shown ("It shows the change ...", "Good, we only
+    modified `x.py`": which file changed is asked apart) are not the report, and an import the change added
+    gives way to what the change does; "It changes X to Y" says more than a verdict naming the task's error."""
+    assert _report(
+        "Good! The patch looks correct. It changes the bulk update to a per-permission update that checks for "
+        "duplicates before updating. This prevents the duplicate key error described in the PR.\n\n"
+        "Now let me submit the patch:"
+    ) == ["It changes the bulk update to a per-permission update that checks for duplicates before updating."]
+    assert (
+        _report(
+            "The patch looks good. It shows the change from the old hardcoded logic to the new RFC 7231 compliant "
+            "logic. Now let me submit the patch:"
+        )
+        == []
+    )
+    assert _report("Good, we only modified `src/cookie.py`.\n\nNow let me submit:") == []
+    assert _report(
+        "The patch contains:\n1. Import of `sync_to_async` from `asgiref.sync`\n"
+        "2. An async `get_response_async` method that wraps `serve` with `sync_to_async`\n\nNow let me submit:"
+    ) == ["An async `get_response_async` method that wraps `serve` with `sync_to_async`"]
+    # a sentence about the diff that goes on to say the change after a colon is the report
+    said = "The patch shows exactly the change we made: changing `= 1` to `= right` on line 245."
+    assert _report(said + "\n\nNow let me submit:") == [said]

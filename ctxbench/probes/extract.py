@@ -36,7 +36,7 @@ LABELS = (
 # files only viewed are not facts worth a slot. Decisions: five, for a conversation's rulings and the
 # person's choices (an agent working alone is asked three of its own, statements.AGENT_DECISIONS).
 SLOTS = {
-    "task": 2, "change": 4, "file_changed": 2, "test_result": 3, "root_cause": 2, "reproduction": 1, "error": 2,
+    "task": 2, "change": 4, "file_changed": 2, "test_result": 4, "root_cause": 2, "reproduction": 1, "error": 2,
     "outcome": 2, "decision": 5, "identifier": 2, "constraint": 3,
 }  # fmt: skip
 QUESTIONS = {
@@ -80,7 +80,8 @@ SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # ("I don't remember", "I must have left it" state facts about the user, not rules.)
 CONSTRAINT = re.compile(
     r"\b(?:(?:don'?t|do not|never|must not|mustn'?t)\s+(?!remember\b|know\b|have\b|think\b)\w+|"
-    r"must (?!have\b)\w+|only|always|make sure|prefer|want to use|at least|at most|no more than|without|"
+    r"(?<!there )must (?!have\b)\w+|only|always|(?<!I'll )(?<!I will )(?<!I’ll )(?<!to )make sure|prefer|want to use|"
+    r"at least|at most|no more than|without|"
     r"rather than|instead of|earliest|latest|fastest|quickest|cheapest|smallest|largest|before \d+|after \d+)\b",
     re.IGNORECASE,
 )

@@ -45,6 +45,8 @@ INSTALL_FAILED = re.compile(
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
 ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
 VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expected|got|actual|mismatch|fail\w*)\b|!=")
+# An empty collection printed as a value ("handlers: []", "Errors: {}"): a value like None, not punctuation.
+EMPTY_VALUE = re.compile(r"(?<![\w\]\[({])(?:\[\]|\{\}|set\(\))(?![\w\[\](){}])")
 # A verification script's verdict line ("All tests passed!", "SUCCESS: ...", "✅ fixed").
 VERDICT = re.compile(
     r"\b(?:(?:all|the) (?:\w+ )?(?:tests?|checks?|cases?|assertions?) (?:pass\w*|succeed\w*|ok)|"
@@ -85,6 +87,13 @@ WROTE = re.compile(
     r"^\W*(?:file|patch|fix|changes?)\b.{0,30}\b(?:updated|written|saved|applied)\b",
     re.IGNORECASE,
 )
+# A setup step's report ("✓ Successfully imported django.contrib.admin.helpers", "Module loaded successfully"): the
+# script got going, no verdict on the fix.
+STEP_DONE = re.compile(
+    r"\bsuccessfully (?:imported|loaded|installed|initiali[sz]ed|configured|connected|compiled|parsed)\b|"
+    r"\b(?:imported|loaded|installed|initiali[sz]ed|configured|connected|compiled|parsed) successfully\b",
+    re.IGNORECASE,
+)
 # A script's call that writes a file: an agent that edits through `python fix.py` or `python - <<EOF`.
 WRITE_CALL = re.compile(r"""\bopen\([^)\n]*,\s*(?:mode\s*=\s*)?['"][wa]\+?b?['"]|\.write_text\(|\bwriteFileSync\(""")
 # A line that states a verdict: it starts with a pass mark or word, or says all passed, fixed, works.
@@ -115,6 +124,14 @@ SETUP_ERROR = re.compile(
 CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
 # A script named as the reproduction (reproduce_issue.py, repro.py, reproduce_bug.py): the run the agent meant to
 # show the bug, before its other scripts that ran as cleanly.
+# The agent putting an error on its own test or script: "There's a bug in my test.", "So my test might be wrong.",
+# "Let me fix the test script:", "I need to fix the test script.", "Let me simplify the test to avoid ...".
+OWN_FAULT = re.compile(
+    r"\b(?:(?:issue|problem|bug|error|mistake)s? (?:is )?(?:with|in) my (?:test|script|reproduction)|"
+    r"my (?:test|script)\b[^.!?\n]{0,40}\b(?:wrong|incorrect|broken|buggy|mistaken)|"
+    r"(?:fix|correct|simplify|adjust) (?:the|my) (?:test|script)(?: script)?\b)",
+    re.IGNORECASE,
+)
 REPRO_NAME = re.compile(r"(?:^|[/_.-])repro(?:duce|duction)?\w*\.\w+$", re.I)
 # Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
 EXPLORATION_SCRIPT = re.compile(
@@ -193,7 +210,8 @@ def _value_line(lines: list[str], task_words: set[str], avoid: set[str], any_lin
         if BANNER.match(s) or n and ln[:1].isspace() and FRAME_LINE.match(lines[n - 1].strip()):
             continue  # a section title, or the code line indented under a traceback's frame: no value printed
         words = set(re.findall(r"\w+", s.lower()))
-        value = 3 * min(len(VALUE_WORDS.findall(s)), 2) + (0.5 if re.search(r"\d", s) else 0)
+        values = len(VALUE_WORDS.findall(s)) + len(EMPTY_VALUE.findall(s))
+        value = 3 * min(values, 2) + (0.5 if re.search(r"\d", s) else 0)
         points = 2 * len(words & task_words) + value + (1 if ":" in s else 0) - s.count('"') / 4
         points -= 6 if ADDRESS.search(s) else 0
         if points > score:
@@ -217,21 +235,34 @@ def _harness_error(line: str) -> bool:
 
 def contradicted(lines: list[str]) -> bool:
     """The output reports a failure somewhere: its "All checks passed!" does not hold. A line that says a failure is
-    what should happen ("Test 1: empty list (should fail)", "ValueError raised (expected)") reports none."""
-    return any(FAILURE_LINE.search(ln) and not PASS_MARK.search(ln) and not EXPECTED.search(ln) for ln in lines)
+    what should happen ("Test 1: empty list (should fail)", "ValueError raised (expected)") reports none, nor does a
+    title of what follows ("6. Nested field (valid type but fails validation):"): the case, not its outcome."""
+    return any(
+        FAILURE_LINE.search(ln) and not PASS_MARK.search(ln) and not EXPECTED.search(ln) and not _title(ln)
+        for ln in lines
+    )
+
+
+def _title(line: str) -> bool:
+    """A line that names the case that follows it: it ends with a colon, states no value after one inside it, and
+    its failure word is prose inside it ("... but fails validation:"), not its head ("FAILED:", "✗ Errors:")."""
+    s = line.strip()
+    found = FAILURE_LINE.search(s)
+    return s.endswith(":") and ": " not in s[:-1] and found is not None and found.start() > 0 and "✗" not in s
 
 
 def verdict_lines(lines: list[str]) -> list[str]:
     """A verification script's verdict lines ("All tests passed!", "SUCCESS: ...", "✓ fixed",
     "test_x passed!"), not a value that happens to be "success", nor a patch script's report that
-    it wrote a file, nor a failure it expected ("✓ Failed as expected: ...": the old code's, in a script that runs
-    both)."""
+    it wrote a file, nor a setup step's that it got going ("Successfully imported x"), nor a failure
+    it expected ("✓ Failed as expected: ...": the old code's, in a script that runs both)."""
     return [
         ln.strip()
         for ln in lines
         if VERDICT.search(ln)
         and STATED_VERDICT.search(ln)
         and not WROTE.search(ln)
+        and not STEP_DONE.search(ln)
         and not (FAILURE_LINE.search(ln) and EXPECTED.search(ln))
     ]
 
@@ -349,8 +380,16 @@ class RunReader:
     edit or a script of its own: what ran before it shows the bug, what ran after it checks the fix.
     """
 
-    def __init__(self, actions: list[Action], task: str, fix_edits: list[Action], changed: list[str]) -> None:
+    def __init__(
+        self,
+        actions: list[Action],
+        task: str,
+        fix_edits: list[Action],
+        changed: list[str],
+        replies: dict[int, str] | None = None,
+    ) -> None:
         self.actions = actions
+        self.replies = replies or {}  # the agent's text by message index: what it said of a run's output
         self.task = task
         self.task_words = {w for w in re.findall(r"\w+", task.lower()) if len(w) > 3}
         self.shell = [a for a in actions if a.op == "shell"]
@@ -370,6 +409,7 @@ class RunReader:
         self.last_fix = at[-1] if at else None
         self._shell_edit_at = {(a.message_index, a.tool) for a in self.shell}
         self._script_runs: dict[int, bool] = {}
+        self._failed_before: dict[int, Action | None] = {}  # per run: the failed run before it (``_failed_earlier``)
         # checks whose fact is a value they printed, no verdict: the agent's reading of them still says what it shows
         self.values_only: set[str] = set()
         # the files the agent wrote that its change does not keep: inputs it made (test.sql), scripts
@@ -725,23 +765,67 @@ class RunReader:
         return max(reversed(lines), key=rank)
 
     def _verification(self, exclude: set[int], said: set[str]) -> list[Fact]:
-        """The verdict of the last run of the agent's own verification script after the fix."""
+        """The verdict of the last run of the agent's own verification script after the fix: first one whose
+        same script reported a failure at an earlier run (what the fix made pass), else the last."""
         runs = [a for a in self._runs_after_fix() if a.message_index not in exclude]
-        for a in reversed(runs):
+        for a in sorted(runs, key=lambda a: (self._failed_earlier(a) is None, -a.message_index)):
             out = self._out(a)
-            if self._errs(a) or contradicted(out.lines) or out.exit_code:
+            if self._failed(a):
                 continue  # it reported a failure, or exited with one
             cases = per_case(out.lines)
             verdicts = [v for v in verdict_lines(out.lines) if v not in cases]
             if verdicts:
                 question = f"What did `{named(a.command)}` print after the change?"
-                verdict = clip(self._best_verdict(verdicts, said, self._printed_before_fix(a)), 160)
+                verdict = clip(self._best_verdict(verdicts, said, self._old_lines(a)), 160)
                 return [Fact("test_result", verdict, a.message_index + 1, question)]
         return []
 
+    def _failed(self, a: Action) -> bool:
+        """The run raised an error, reported a failure or exited with one."""
+        out = self._out(a)
+        return bool(self._errs(a) or contradicted(out.lines) or out.exit_code)
+
+    def _failed_earlier(self, a: Action) -> Action | None:
+        """The last earlier run of the same script file, when that one failed (``_failed``) after the first edit of
+        the fix, this one passes after its last and an edit of the fix came between them: the check the finished
+        fix made pass, where the first attempt fell short (not a script the agent mended)."""
+        if id(a) in self._failed_before:
+            return self._failed_before[id(a)]
+        found = None
+        name = self._run_name(a)
+        if name not in (None, "-") and self.fix_at is not None and a.message_index >= (self.last_fix or 0):
+            earlier = [b for b in self._runs_by_name.get(name, []) if b.message_index < a.message_index]
+            b = earlier[-1] if earlier else None
+            if (
+                b is not None
+                and b.message_index >= self.fix_at
+                and not self._failed(a)
+                and self._failed(b)
+                and any(b.message_index < f < a.message_index for f in self.fixes)
+            ):
+                found = b
+        self._failed_before[id(a)] = found
+        return found
+
+    @cached_property
+    def _runs_by_name(self) -> dict[str, list[Action]]:
+        """The runs of each script (not those that wrote the fix), in order."""
+        out: dict[str, list[Action]] = {}
+        for b in self.shell:
+            name = self._run_name(b)
+            if name and b.message_index not in self.fixes:
+                out.setdefault(name, []).append(b)
+        return out
+
+    def _old_lines(self, a: Action) -> set[str]:
+        """What the same script printed before the fix or at an earlier run that failed: no news of what passes."""
+        failed = self._failed_earlier(a)
+        return self._printed_before_fix(a) | ({ln.strip() for ln in self._out(failed).lines} if failed else set())
+
     def _checks(self, exclude: set[int], said: set[str]) -> list[Fact]:
-        """What each other script of the agent's printed when last run after the fix, latest first:
-        its verdict, else its telling line (edge cases checked by scripts that state no verdict);
+        """What each other script of the agent's printed when last run after the fix, first those the finished fix
+        made pass (``_failed_earlier``), then latest first: its verdict, else its telling line (edge cases checked
+        by scripts that state no verdict);
         not the reproduction's reruns, scripts for looking around, or runs that raised an error."""
         repro = self._run_name(self._reproduction[0]) if self._reproduction is not None else None
         last: dict[str, Action] = {}
@@ -751,7 +835,7 @@ class RunReader:
                 last[name] = a
         out: list[Fact] = []
         said = set(said)
-        for a in sorted(last.values(), key=lambda a: -a.message_index):
+        for a in sorted(last.values(), key=lambda a: (self._failed_earlier(a) is None, -a.message_index)):
             printed = self._out(a)
             if a.message_index in exclude or self._errs(a) or not printed.lines:
                 continue
@@ -761,7 +845,7 @@ class RunReader:
             # where the run states no verdict of its own and no case failed, a case's that says it is fixed
             verdicts = [v for v in stated if v not in cases] or [v for v in stated if CASE_FIXED.search(v)]
             line = (
-                self._best_verdict(verdicts, said, self._printed_before_fix(a))
+                self._best_verdict(verdicts, said, self._old_lines(a))
                 if verdicts
                 else _value_line(printed.lines, self.task_words, cases | self._as_written(a))
                 if len(printed.lines) <= 3
@@ -849,7 +933,7 @@ class RunReader:
                 norm = re.sub(r"\d+", "N", line)
                 if norm in seen or self._noise(a, line, installs):
                     continue
-                if self._got_past(n, line):
+                if self._got_past(n, line) or a.op == "shell" and self._blamed_own_script(a, line):
                     continue
                 seen.add(norm)
                 what = f"`{named(a.command)}`" if a.op == "shell" else f"the agent's `{a.tool}` call"
@@ -857,7 +941,7 @@ class RunReader:
                     what = f"the agent's edit of {a.path}"
                 where = self._raised_in(a, line) if a.op == "shell" else ""
                 fact = Fact("error", clip(line, 160), a.message_index + 1, f"What error did {what} show{where}?")
-                if self._mended_at_once(n):
+                if self._mended_at_once(n) or self._runner_superseded(a, line):
                     mended.append(fact)
                     continue
                 if a.op == "shell" and self._abandoned(a, line):
@@ -1019,20 +1103,64 @@ class RunReader:
         later = [b for b in self.actions[n + 1 :] if b.op == "shell" and b.result and script_run(b.command) == script]
         return any(not any(_harness_error(e) for e in self._errs(b)) for b in later)
 
+    def _blamed_own_script(self, a: Action, line: str) -> bool:
+        """The agent's next words after a run of its own script put the error on that script ("There's a bug in my
+        test.", "Let me fix the test script:"): the script's, not the code's. Not the environment's error (a module
+        missing is asked apart, whatever the agent makes of it) nor the one the task reports."""
+        script = script_run(a.command)
+        if script is None or not self._own_run(a, script) or _environment_error(line) or self._shows_reported_error(a):
+            return False
+        later = [i for i in self.replies if i > a.message_index]
+        return bool(later) and bool(OWN_FAULT.search(self.replies[min(later)]))
+
+    def _runner_superseded(self, a: Action, line: str) -> bool:
+        """A test runner that could not start (``No module named pytest``, Django's settings not set up) where a
+        later runner's run counted tests: the suite ran another way, and that way is what carries on (asked as a
+        test result). Not the agent's own script whose output is a suite's: the project's tests did not run."""
+        if a.op != "shell" or not runs_tests(a.command) or not _harness_error(line):
+            return False
+        return any(
+            b.message_index > a.message_index
+            and runs_tests(b.command)
+            and suite_size(suite_summary(self._out(b).text) or "") > 0
+            and not _harness_error(" ".join(self._errs(b)[-1:]))
+            for b in self.shell
+        )
+
     def _abandoned(self, a: Action, line: str) -> bool:
         """A throwaway script's error the agent walked away from: a script of its own (one it wrote
         that the change does not keep, or named as scratch) run this once only, whose run shows
         neither the error the task reports nor a failed assert (a finding) nor a suite's result,
         and whose error is not the environment's (asked apart)."""
         script = script_run(a.command)
-        if script in (None, "-") or _environment_error(line) or "AssertionError" in line:
+        if script in (None, "-") or _environment_error(line):
             return False
         name = script.rsplit("/", 1)[-1]
         if not (name in self.made or is_scratch(script)) or any(same_file(name, f) for f in self.fix_paths):
             return False
         if self._shows_reported_error(a) or suite_summary(self._out(a).text):
             return False
-        return sum((script_run(b.command) or "").rsplit("/", 1)[-1] == name for b in self.shell) == 1
+        if self._rewrote_script(a):
+            return True  # a failed assert too: the agent mended its script's expectation, not the code
+        runs = sum((script_run(b.command) or "").rsplit("/", 1)[-1] == name for b in self.shell)
+        return runs == 1 and "AssertionError" not in line
+
+    def _rewrote_script(self, a: Action) -> bool:
+        """The agent's next step after the run writes a script of its own (the same one, or a new one), not the
+        project's code: the run showed its script's misuse of the code (a call it got wrong, a setup it left out),
+        and the agent moved past it by changing the script. Not a script that digs into the error (``debug_x.py``)
+        nor one whose run writes the fix (``update_impl.py``): the error was a finding."""
+        later = [b for b in self.actions if b.message_index > a.message_index]
+        step = [b for b in later if b.message_index == later[0].message_index] if later else []
+        edits = [b for b in step if b.op == "edit" and b.ok and b.path]  # a heredoc's write comes with its command
+        fixing = {self._run_name(b) for b in self.shell if b.message_index in self.writes}
+        return bool(edits) and all(self._own_script_rewrite(b.path or "", fixing) for b in edits)
+
+    def _own_script_rewrite(self, path: str, fixing: set[str | None]) -> bool:
+        name = path.rsplit("/", 1)[-1]
+        if name not in self.made or any(same_file(path, f) for f in self.fix_paths):
+            return False
+        return not EXPLORATION_SCRIPT.search(name) and not any(same_file(name, f or "") for f in fixing)
 
     def _raised_in(self, a: Action, line: str) -> str:
         """Where the project's code raised the error a run printed, when its answer does not say:

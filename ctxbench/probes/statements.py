@@ -15,6 +15,10 @@ from ctxbench.probes.facts import Fact, clip, named
 from ctxbench.probes.runs import VALUE_WORDS, VERDICT
 from ctxbench.transcripts.model import Message
 
+# A weakness named by the attack it opens ("This setup is ideal for applying Hastad's Broadcast Attack",
+# "vulnerable to a padding oracle"): a security agent's cause, named outright. ("can be exploited to
+# overwrite the return address" is the way the exploit goes, not what is weak.)
+OPENED = r"(?:vulnerable|susceptible) to|(?:ideal|perfect|suitable) for (?:applying |using |an? )?[^.!?]{0,40}?\battack"
 # "the real issue is that ..." revises a finding; "That's because ..." explains a behaviour (every framework's models).
 ROOT_CAUSE = re.compile(
     r"\b(?:the (?:(?:root|real|actual|underlying|core|fundamental) )?(?:cause|problem|issue|bug) "
@@ -38,7 +42,7 @@ ROOT_CAUSE = re.compile(
     r"(?:weakness|vulnerabilit(?:y|ies)|flaw)\b[^.!?]{0,40}?\b(?:is|lies|comes|in)|"
     r"(?:offers|gives|allows|has|contains|introduces|causes|leads to|results in) (?:us )?(?:an? )?(?:classic )?"
     r"(?:buffer[- ]overflow|format[- ]string|(?:sql|command|code) injection|integer overflow|use[- ]after[- ]free|"
-    r"race condition|off[- ]by[- ]one))\b",
+    r"race condition|off[- ]by[- ]one)|" + OPENED + r")\b",
     re.IGNORECASE,
 )
 # What the code does wrong, said plainly ("`none()` returns the original queryset instead of an empty one",
@@ -67,7 +71,9 @@ EXPLICIT_CAUSE = re.compile(
     r"(?:is|are|was|were) (?:wrong|incorrect|broken) because|"
     r"(?:found|see|understand|identified|located|pinpointed) the (?:bug|issue|problem)|"
     r"the reason (?:is|was)|(?:happens|occurs|fails) because|the (?:bug|problem|issue) is (?:now )?clear|"
-    r"(?:is|are) (?:indeed |actually )?caused by|(?:is|are|was|were) (?:indeed |actually |simply )?due to|found it)\b",
+    r"(?:is|are) (?:indeed |actually )?caused by|(?:is|are|was|were) (?:indeed |actually |simply )?due to|found it|"
+    + OPENED
+    + r")\b",
     re.IGNORECASE,
 )
 ROOT_CAUSE_OR_PLACE = re.compile(f"{ROOT_CAUSE.pattern}|{FIX_PLACE.pattern}|{PLAIN_CAUSE.pattern}", re.IGNORECASE)
@@ -881,12 +887,32 @@ def _submitted(submit: Action, actions: list[Action]) -> Iterator[Fact]:
             return
 
 
+# A sentence about the diff as shown, not about the change ("It shows the change from the old logic to the new",
+# "Good, we only modified `x.py`", "The patch file contains only the change to `x.py`"): which file changed is
+# asked apart; one that goes on after a colon to say the change ("the change we made: changing `= 1` to `= right`")
+# is not.
+ABOUT_THE_DIFF = re.compile(
+    r"^(?:good[,!.]?\s+)?(?:the|this|our) (?:patch|diff)(?: file)? (?:only )?(?:shows|contains|includes|looks)\b[^:]*$|"
+    r"^it (?:only )?(?:shows|contains) the (?:exact )?changes?\b[^:]*$|"
+    r"^[^:]*\bonly (?:modified|changed|touched|modifies|changes|touches) `?[\w/.-]+`?\.?$",
+    re.IGNORECASE,
+)
+# A sentence that says what the change does to the code ("It changes the bulk update to a per-permission update").
+SAYS_CHANGE = re.compile(
+    r"^(?:it|this|the (?:fix|patch|change))\s+(?:now\s+|also\s+|only\s+)?(?:changes|adds|removes|moves|wraps|replaces|"
+    r"converts|calls|unwraps|initiali[sz]es|checks)\b",
+    re.IGNORECASE,
+)
+# An import the change added: the least of what a change does.
+IMPORT_NOTE = re.compile(r"\bimport(?:s|ed)?\b", re.IGNORECASE)
+
+
 def _report_sentence(text: str, new: set[str]) -> str | None:
     """The sentence of a final report that says most: a caveat (what is still not done) first, then
     one holding a value the last tool result first showed (the reservation the booking created),
     then one naming code, a value or a verdict; never a lead-in ("Now let me submit:"), a
     pleasantry, or a list item that is only code. ``new``: words the last tool result showed first (``_new_words``)."""
-    best, best_rank = None, (False, False, False, False)
+    best, best_rank = None, (False,) * 6
     detail = None  # the list item holding a value the last result showed first
     for sentence in sentences_of(text):
         shows_new = bool(new & set(re.findall(r"\w{4,}", sentence)))
@@ -895,14 +921,15 @@ def _report_sentence(text: str, new: set[str]) -> str | None:
             shows_new = False
         if len(sentence) < 20 or sentence.endswith((":", "?")) or PLEASANTRY.search(sentence) or sentence[0] in "`(":
             continue  # too short, a lead-in, a question, a pleasantry, a list item that is only code
-        valued = bool(
-            VALUE_WORDS.search(sentence)
-            or CODE_ENTITY.search(sentence)
-            or VERDICT.search(sentence)
-            or re.search(r"\d", sentence)
-        )
         caveat = bool(CAVEAT.search(sentence))
-        rank = (caveat, not HOUSEKEEPING.search(sentence), shows_new, valued)
+        if ABOUT_THE_DIFF.search(sentence) and not caveat:
+            continue  # the diff as shown, not what it changes
+        says_change = bool(SAYS_CHANGE.search(sentence))
+        specific = bool(CODE_ENTITY.search(sentence) or re.search(r"\d", sentence))
+        valued = bool(specific or says_change or VALUE_WORDS.search(sentence) or VERDICT.search(sentence))
+        # what the change does over an import it added
+        imports = bool(IMPORT_NOTE.search(sentence))
+        rank = (caveat, not HOUSEKEEPING.search(sentence), shows_new, valued, not imports, says_change)
         if (caveat or shows_new or valued) and rank > best_rank:
             best, best_rank = sentence, rank
     if best and detail and not best_rank[2] and detail not in best:
