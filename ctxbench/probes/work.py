@@ -167,7 +167,10 @@ class WorkReader:
         self.first_fix = min((a.message_index for a in self.source_edits), default=None)
         changed = [p for p, _ in _diff_files(self.diff[1])] if self.diff is not None else []
         issue = next((m.content for m in messages if m.role == "user" and task and task in m.content), task)
-        self.runs = RunReader(actions, issue, self.source_edits, [p for p in changed if not self._scratch(p)])
+        replies = {i: m.content for i, m in enumerate(messages) if m.role == "assistant" and m.content}
+        self.runs = RunReader(
+            actions, issue, self.source_edits, [p for p in changed if not self._scratch(p)], replies=replies
+        )
         # the fix as the runs' reader finds it: also written by a script of the agent's (python fix.py)
         self._test_results: list[Fact] | None = None
         self.said = StatementReader(

@@ -139,7 +139,7 @@ class DbgptEstimator(Estimator):
         if self._lines is not lines or len(lines) < len(sums) - 1:
             self._lines, sums = lines, [0]
             self._line_sums = sums
-        for line in islice(lines, len(sums) - 1, None):
+        for line in lines[len(sums) - 1 :]:  # a slice: islice would touch every line before
             if not _starts_line(line):
                 self._lines, self._line_sums = None, [0]
                 return None
