@@ -15,6 +15,7 @@ from functools import cached_property
 from ctxbench.probes.actions import Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
 from ctxbench.probes.outputs import (
+    ERROR_TYPE,
     MAKE_RECIPE,
     NOT_FOUND,
     NOTHING_RAN,
@@ -43,7 +44,7 @@ INSTALL_FAILED = re.compile(
     r"timed out|No matching distribution|Could not find a version|^ERROR: (?!pip's dependency resolver)", re.M
 )
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
-ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
+ERROR_MESSAGE = re.compile(ERROR_TYPE + r"\s*(.+)$")
 VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expected|got|actual|mismatch|fail\w*)\b|!=")
 # An empty collection printed as a value ("handlers: []", "Errors: {}"): a value like None, not punctuation.
 EMPTY_VALUE = re.compile(r"(?<![\w\]\[({])(?:\[\]|\{\}|set\(\))(?![\w\[\](){}])")
