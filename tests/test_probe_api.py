@@ -248,6 +248,27 @@ def test_a_question_with_a_weak_cue_or_a_repeated_request_is_no_constraint():
     assert "Please make sure the seats stay together, and I don't want travel insurance." in got, got
 
 
+def test_a_plea_or_the_persons_own_promise_is_no_constraint():
+    """ "There must be something you can do" pleads, "I'll make sure to find my user ID" is what the person
+    will do, and "just to make sure, how many ...?" asks: none is a rule for the agent. "Please make sure the
+    seats stay together" is one."""
+    messages = [
+        Message("system", POLICY),
+        Message("user", "I need to downgrade all my upcoming business flights to economy."),
+        Message("assistant", "Basic economy reservations cannot be changed."),
+        Message("user", "I understand the policy, but given the circumstances, there must be something you can do."),
+        Message("assistant", "I am sorry, I cannot. What is your user ID?"),
+        Message("user", "I'll make sure to find my user ID and get back to you as soon as possible."),
+        Message("assistant", "Thank you."),
+        Message("user", "That sounds good, but just to make sure, how many passengers were in that reservation?"),
+        Message("assistant", "One passenger."),
+        Message("user", "Fine. Please make sure the seats stay together."),
+        Message("assistant", "Noted."),
+        Message("user", "Thanks! ###STOP###"),
+    ]
+    assert _constraints(messages) == ["Please make sure the seats stay together."], _constraints(messages)
+
+
 def test_an_opening_that_only_asks_for_help_gives_way_to_the_first_request_that_names_something():
     """ "I need to make a few changes to my reservation" says nothing a continuing agent can act on;
     the first later sentence asking for something it names is the task (not the one giving an ID,

@@ -368,3 +368,21 @@ def test_a_patch_file_the_agent_wrote_and_applied_is_an_edit_of_the_files_it_pat
             "a", "bash", {"command": apply.replace("apply", "apply --check").replace("-p1", "--dry-run")}
         )
         assert ("file_changed", "django/contrib/admin/helpers.py") not in _files_and_changes(messages), apply
+
+
+def test_an_import_the_change_added_is_asked_only_when_the_change_has_no_other_line():
+    """A hunk that only adds an import brings in what the change uses: the change is its other hunks'
+    lines. An import the change replaced (`from collections import Mapping` -> a compat module) is one, and
+    an import that is the change's only line is asked."""
+    imported = "@@ -1,3 +1,4 @@\n import os\n+from asgiref.sync import sync_to_async\n from x import y\n"
+    method = (
+        "@@ -40,6 +41,9 @@ class Handler:\n     def serve(self, request):\n         return serve(request)\n"
+        "+    async def get_response_async(self, request):\n+        return await sync_to_async(self.serve)(request)\n"
+    )
+    got = [a for _, a in _changes([TASK, *_shown(_diff("pkg/handlers.py", imported, method))])]
+    assert got == ["return await sync_to_async(self.serve)(request)"], got
+    replaced = "@@ -1,3 +1,3 @@\n import os\n-from collections import Mapping\n+from pkg.compat import Mapping\n"
+    got = [a for _, a in _changes([TASK, *_shown(_diff("pkg/fields.py", replaced, method))])]
+    assert got == ["from pkg.compat import Mapping", "return await sync_to_async(self.serve)(request)"], got
+    got = [a for _, a in _changes([TASK, *_shown(_diff("pkg/handlers.py", imported))])]
+    assert got == ["from asgiref.sync import sync_to_async"], got

@@ -1653,3 +1653,30 @@ def test_a_run_with_many_checks_after_the_fix_is_asked_four_of_their_results():
     runs = [m for n, c in enumerate(checks) for m in (_bash(f"r{n}", f"python {c}"), _out(f"r{n}", f"Case {c}: OK!"))]
     probes = extract_probes(Transcript("t", [Message("user", TASK), *_edit("a"), *runs]))
     assert len([p for p in probes if p.label == "test_result"]) == 4
+
+
+def test_an_error_the_agent_put_on_its_own_script_is_no_error_seen():
+    """The agent's next words after a run of its own script say the script is at fault ("There's a bug in my
+    test.", "Let me fix the test script:"): that script's error says nothing of the code. A missing module is
+    the environment's, whatever the agent makes of it; its other words leave the error asked."""
+
+    def errors_after(output: str, reply: str) -> list[str]:
+        return _errors(
+            [
+                Message("user", TASK),
+                _bash("a", "cat > check_watch.py << 'EOF'\nwatch('/tmp/nope')\nEOF\npython check_watch.py"),
+                _out("a", output, 1),
+                Message("assistant", reply, tool_calls=(ToolCall("b", "bash", json.dumps({"command": "ls"})),)),
+                _out("b", "check_watch.py"),
+            ]
+        )
+
+    raised = HDR_TRACE + "KeyError: PosixPath('/tmp/nope')"
+    assert errors_after(raised, "There's a bug in my test. Let me look at the directory first.") == []
+    assert errors_after(raised, "Let me fix the test script:") == []
+    assert errors_after(raised, "So `parse` fails on a missing directory.") == [
+        "File \"/r/src/hdr.py\", line 9, in parse h.split() KeyError: PosixPath('/tmp/nope')"
+    ]
+    assert errors_after("ModuleNotFoundError: No module named 'sqlparse'", "Let me fix the test script:") == [
+        "ModuleNotFoundError: No module named 'sqlparse'"
+    ]

@@ -80,7 +80,8 @@ SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # ("I don't remember", "I must have left it" state facts about the user, not rules.)
 CONSTRAINT = re.compile(
     r"\b(?:(?:don'?t|do not|never|must not|mustn'?t)\s+(?!remember\b|know\b|have\b|think\b)\w+|"
-    r"must (?!have\b)\w+|only|always|make sure|prefer|want to use|at least|at most|no more than|without|"
+    r"(?<!there )must (?!have\b)\w+|only|always|(?<!I'll )(?<!I will )(?<!I’ll )(?<!to )make sure|prefer|want to use|"
+    r"at least|at most|no more than|without|"
     r"rather than|instead of|earliest|latest|fastest|quickest|cheapest|smallest|largest|before \d+|after \d+)\b",
     re.IGNORECASE,
 )

@@ -124,6 +124,14 @@ SETUP_ERROR = re.compile(
 CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
 # A script named as the reproduction (reproduce_issue.py, repro.py, reproduce_bug.py): the run the agent meant to
 # show the bug, before its other scripts that ran as cleanly.
+# The agent putting an error on its own test or script: "There's a bug in my test.", "So my test might be wrong.",
+# "Let me fix the test script:", "I need to fix the test script.", "Let me simplify the test to avoid ...".
+OWN_FAULT = re.compile(
+    r"\b(?:(?:issue|problem|bug|error|mistake)s? (?:is )?(?:with|in) my (?:test|script|reproduction)|"
+    r"my (?:test|script)\b[^.!?\n]{0,40}\b(?:wrong|incorrect|broken|buggy|mistaken)|"
+    r"(?:fix|correct|simplify|adjust) (?:the|my) (?:test|script)(?: script)?\b)",
+    re.IGNORECASE,
+)
 REPRO_NAME = re.compile(r"(?:^|[/_.-])repro(?:duce|duction)?\w*\.\w+$", re.I)
 # Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
 EXPLORATION_SCRIPT = re.compile(
@@ -372,8 +380,16 @@ class RunReader:
     edit or a script of its own: what ran before it shows the bug, what ran after it checks the fix.
     """
 
-    def __init__(self, actions: list[Action], task: str, fix_edits: list[Action], changed: list[str]) -> None:
+    def __init__(
+        self,
+        actions: list[Action],
+        task: str,
+        fix_edits: list[Action],
+        changed: list[str],
+        replies: dict[int, str] | None = None,
+    ) -> None:
         self.actions = actions
+        self.replies = replies or {}  # the agent's text by message index: what it said of a run's output
         self.task = task
         self.task_words = {w for w in re.findall(r"\w+", task.lower()) if len(w) > 3}
         self.shell = [a for a in actions if a.op == "shell"]
@@ -917,7 +933,7 @@ class RunReader:
                 norm = re.sub(r"\d+", "N", line)
                 if norm in seen or self._noise(a, line, installs):
                     continue
-                if self._got_past(n, line):
+                if self._got_past(n, line) or a.op == "shell" and self._blamed_own_script(a, line):
                     continue
                 seen.add(norm)
                 what = f"`{named(a.command)}`" if a.op == "shell" else f"the agent's `{a.tool}` call"
@@ -1086,6 +1102,16 @@ class RunReader:
             return False
         later = [b for b in self.actions[n + 1 :] if b.op == "shell" and b.result and script_run(b.command) == script]
         return any(not any(_harness_error(e) for e in self._errs(b)) for b in later)
+
+    def _blamed_own_script(self, a: Action, line: str) -> bool:
+        """The agent's next words after a run of its own script put the error on that script ("There's a bug in my
+        test.", "Let me fix the test script:"): the script's, not the code's. Not the environment's error (a module
+        missing is asked apart, whatever the agent makes of it) nor the one the task reports."""
+        script = script_run(a.command)
+        if script is None or not self._own_run(a, script) or _environment_error(line) or self._shows_reported_error(a):
+            return False
+        later = [i for i in self.replies if i > a.message_index]
+        return bool(later) and bool(OWN_FAULT.search(self.replies[min(later)]))
 
     def _runner_superseded(self, a: Action, line: str) -> bool:
         """A test runner that could not start (``No module named pytest``, Django's settings not set up) where a

@@ -23,6 +23,10 @@ DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.MULTILINE)
 COMMENT = re.compile(r"^(?:#|//|/\*|\*|--|;|\"\"\"|\'\'\')")
 CODE_MARK = re.compile(r"[()=\[\]{};]|\w\.\w|^(?:def|class|return|if|for|while|import|from)\b")
 HUNK = re.compile(r"^@@ [^@]* @@ ?(.*)$")
+# A line that only brings a name in (Python, JS/TS, Java, Go, Rust, C): the least of what a change does.
+IMPORT_LINE = re.compile(
+    r"^\s*(?:(?:from\s+\S+\s+)?import\s|(?:const|let|var)\s+[\w{}\s,]+=\s*require\(|use\s+[\w:]+|#\s*include\s)"
+)
 # Lines that carry nothing on their own: brackets, keywords, comment markers.
 HOLLOW = re.compile(
     r"^[\s{}()\[\];,:.'\"`#/*\\-]*(?:(?:else|end|try|finally|return|pass|break|continue|fi|done)[\s{}()\[\];,:.'\"`]*)?$"
@@ -163,7 +167,10 @@ class WorkReader:
         self.first_fix = min((a.message_index for a in self.source_edits), default=None)
         changed = [p for p, _ in _diff_files(self.diff[1])] if self.diff is not None else []
         issue = next((m.content for m in messages if m.role == "user" and task and task in m.content), task)
-        self.runs = RunReader(actions, issue, self.source_edits, [p for p in changed if not self._scratch(p)])
+        replies = {i: m.content for i, m in enumerate(messages) if m.role == "assistant" and m.content}
+        self.runs = RunReader(
+            actions, issue, self.source_edits, [p for p in changed if not self._scratch(p)], replies=replies
+        )
         # the fix as the runs' reader finds it: also written by a script of the agent's (python fix.py)
         self._test_results: list[Fact] | None = None
         self.said = StatementReader(
@@ -219,6 +226,7 @@ class WorkReader:
     def changes(self) -> Iterator[Fact]:
         found: list[Fact] = []
         more: list[Fact] = []  # a file's further hunks come after every file's first one
+        imports: list[Fact] = []  # a hunk that only adds an import the change uses: asked when nothing else is
         if self.diff is not None:
             at, text = self.diff
             for path, hunks in _diff_files(text):
@@ -227,9 +235,13 @@ class WorkReader:
                 first = True
                 for context, removed, added in hunks:
                     key = _key_line(added, removed)
-                    if key:
+                    if key and not key[1] and IMPORT_LINE.match(key[0]):  # an import added, not one changed
+                        imports.append(self._change(path, key, self._edited_at(path, at), context))
+                    elif key:
                         (found if first else more).append(self._change(path, key, self._edited_at(path, at), context))
                         first = False
+            if not found:  # an import is the change's only code line: ask it
+                found, imports = imports, []
         if not found:
             by_file: dict[str, list[Action]] = {}
             for a in self.source_edits:
