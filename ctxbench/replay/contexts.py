@@ -170,6 +170,57 @@ def _agree(a: list[str], i: int, b: list[str], j: int, limit: int, low: int = 1)
     return low
 
 
+def noted_runs(
+    refs: list[str], before: list[str], replaced: list[int], where: dict[str, int], absent: Container[str] = ()
+) -> list[str | list[int]]:
+    """``runs(refs, before, absent)`` when ``refs`` is ``before`` with at most the places
+    ``replaced`` changed (ascending, each below both lengths) and then cut or grown at its end, and
+    ``where`` is the place of each reference of ``before`` (each there once). A run that starts at
+    its own place goes on to the next place that changed, with nothing compared: a prompt of a
+    few hundred messages with one replaced costs a few steps, not slices of both lists."""
+    total, known = len(refs), len(before)
+    common = min(total, known)
+    changed = [i for i in replaced if refs[i] != before[i]]  # where refs and before differ, below ``common``
+    changed.append(common)
+    out: list[str | list[int]] = []
+    i = step = 0
+    while i < total:
+        ref = refs[i]
+        start = None if ref in absent else where.get(ref)
+        if start is None:
+            out.append(ref)
+            i += 1
+            continue
+        if start == i:  # its own place: before and refs agree from here to the next change
+            while changed[step] < i:
+                step += 1
+            length = changed[step] - i
+        else:
+            length = _agree(refs, i, before, start, min(total - i, known - start))
+        out.append([start, length])
+        i += length
+    return out
+
+
+def _moved(where: dict[str, int], before: list[str], refs: list[str], replaced: list[int]) -> dict[str, int] | None:
+    """``where`` (each reference of ``before`` at its place, each there once) made that of ``refs``,
+    which is ``before`` with the places ``replaced`` changed and its end cut or grown; None when
+    ``refs`` holds a reference twice."""
+    common = min(len(refs), len(before))
+    changed = [i for i in replaced if refs[i] != before[i]]
+    for i in changed:
+        del where[before[i]]
+    for i in range(common, len(before)):
+        del where[before[i]]
+    for i in changed:
+        if where.setdefault(refs[i], i) != i:
+            return None
+    for i in range(common, len(refs)):
+        if where.setdefault(refs[i], i) != i:
+            return None
+    return where
+
+
 def expand(items: list[Any], before: list[str]) -> list[str]:
     """The references ``runs`` said: the inverse of ``runs(refs, before)``."""
     refs: list[str] = []
@@ -219,23 +270,30 @@ class ContextRecorder:
         # known without comparing them).
         start, replaced = self._sent.compare(working)
         grown = start == len(self._last) > 0
-        if replaced is not None and not grown:
+        noted = replaced is not None and not grown
+        if noted:
+            assert replaced is not None  # ``noted`` says so
             # A note says which messages were replaced (DB-GPT's system prompt, every call, and
-            # the observation Layer 1 cut): the others keep the references sent, copied in C.
+            # the observation Layer 1 cut): the others keep the references sent, copied in C, and
+            # only the replaced and appended ones can be new (in order, as a scan would find them).
             known = min(len(self._last), len(working))
             refs: list[Any] = self._last[:known]
+            get = self._refs.get
             for i in replaced:
-                refs[i] = self._refs.get(id(working[i]))
-            refs += map(self._refs.get, map(id, working[known:]))
+                ref = get(id(working[i]))
+                refs[i] = ref if ref is not None else self._ref(working[i], new)
+            for message in working[known:]:
+                ref = get(id(message))
+                refs.append(ref if ref is not None else self._ref(message, new))
             offset = 0  # refs covers all of working
         else:
             rest = working[start:] if start else working
             refs = list(map(self._refs.get, map(id, rest)))  # in C: most were sent before
             offset = start
-        position = _find(refs, None, 0)
-        while position >= 0:  # the few new messages, found in C (usually the last ones)
-            refs[position] = self._ref(working[offset + position], new)
-            position = _find(refs, None, position + 1)
+            position = _find(refs, None, 0)
+            while position >= 0:  # the few new messages, found in C (usually the last ones)
+                refs[position] = self._ref(working[offset + position], new)
+                position = _find(refs, None, position + 1)
         upto = record["message_index"] + 1  # the history so far and this call's recorded reply
         sent_new = len(new)
         for i in range(self._arrived, min(upto, len(self.transcript.messages))):
@@ -253,15 +311,32 @@ class ContextRecorder:
                 refs = self._last[:offset] + refs
             # Stored by this call, or before and never sent (a recorded reply, sent from the next call
             # on): not in the prompt before, so said without a look-up. The first ``start`` are its.
-            said = runs(refs, self._last, new.keys() | unsent if unsent else new, start)
+            absent = new.keys() | unsent if unsent else new
+            said = self._noted(refs, replaced, absent) if replaced is not None and noted else None
+            if said is None:
+                said = runs(refs, self._last, absent, start)
+                self._where = None
             if unsent:  # those said as they are were sent now (the others are runs of the prompt before's)
                 unsent.difference_update([item for item in said if type(item) is str])
-            self._where = None
         if len(new) > sent_new:  # stored now and not in this prompt (its references were all known by then)
             unsent.update(islice(new, sent_new, None))
         self._row({"call": record["call"], "refs": said, "new": new})
         self._last = refs
         self._sent.remember(working)
+
+    def _noted(self, refs: list[str], replaced: list[int], absent: Container[str]) -> list[str | list[int]] | None:
+        """``runs(refs, self._last, absent)`` for a prompt noted as the one before with the messages
+        at ``replaced`` swapped and more appended, from the first place of each reference sent
+        (``_where``, kept from call to call) when no reference is in that prompt twice; else None.
+        Leaves ``_where`` as the first places in ``refs`` (None when ``refs`` holds one twice)."""
+        before, where = self._last, self._where
+        if where is None:
+            where = dict(zip(reversed(before), range(len(before) - 1, -1, -1)))
+        if len(where) != len(before):  # a reference twice: compared instead
+            return None
+        said = noted_runs(refs, before, replaced, where, absent)
+        self._where = _moved(where, before, refs, replaced)
+        return said
 
     def _appended(self, tail: list[str]) -> list[str | list[int]] | None:
         """``runs(self._last + tail, self._last)`` when no reference of ``tail`` is in ``self._last``
