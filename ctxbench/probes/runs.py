@@ -682,9 +682,14 @@ class RunReader:
         facts += [suite_facts[a.message_index] for a in [*widest[:1], *ranked[1:2]]]
         facts += self._verification({f.message_index - 1 for f in facts}, {norm_words(f.answer) for f in facts})
         facts += self._failing(suites, summaries, fix)
-        facts += self._suite_not_run(suites, summaries)
+        not_run = self._suite_not_run(suites, summaries)
+        # a suite that could not start on a module the agent installed afterwards: the environment, mended (the
+        # error reader's noise); why it verified otherwise only after what its checks printed
+        mended = [f for a, f in not_run if self._installed_after(a, self._errs(a))]
+        facts += [f for _, f in not_run if f not in mended]
         facts += [suite_facts[a.message_index] for a in ranked[1:]]
         facts += self._checks({f.message_index - 1 for f in facts}, {norm_words(f.answer) for f in facts})
+        facts += mended
         if not facts and fix >= 0:  # no suite, no verdict: what the last script run after the fix printed
             runs = [a for a in self._runs_after_fix() if not self._errs(a)]
             line = _value_line(self._out(runs[-1]).lines, self.task_words, self._as_written(runs[-1])) if runs else None
@@ -900,11 +905,11 @@ class RunReader:
                 out.append(Fact("test_result", ids[0], a.message_index + 1, question))
         return out
 
-    def _suite_not_run(self, suites: list[Action], summaries: dict[int, str | None]) -> list[Fact]:
+    def _suite_not_run(self, suites: list[Action], summaries: dict[int, str | None]) -> list[tuple[Action, Fact]]:
         """The last run of the project's suite (a test runner's command) that could not start (an
         error, no summary; not mended at once, ``_mended_at_once``) when no runner ran after it: why the
         agent verified otherwise, by its own scripts (a script of its own running unittest is no run
-        of the project's suite)."""
+        of the project's suite). With the run, to tell one that died on a module installed afterwards."""
         runners = [a for a in suites if runs_tests(a.command)]
         ran = [a.message_index for a in runners if summaries[a.message_index]]
         for a in reversed(runners):
@@ -913,9 +918,8 @@ class RunReader:
                 continue
             if any(i > a.message_index for i in ran):
                 return []
-            return [
-                Fact("test_result", clip(errs[-1], 160), a.message_index + 1, f"What did `{named(a.command)}` report?")
-            ]
+            question = f"What did `{named(a.command)}` report?"
+            return [(a, Fact("test_result", clip(errs[-1], 160), a.message_index + 1, question))]
         return []
 
     # -- errors seen --------------------------------------------------------------------------
