@@ -21,13 +21,16 @@ import hashlib
 import json
 from collections.abc import Container, Sequence
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxbench.core import ModelSpec, StrategyContext
 from ctxbench.json_text import compact, compact_sorted, string_bytes
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import ROLES, Message, ToolCall, Transcript
 from ctxbench.transcripts.running import SeenPrefix
+
+if TYPE_CHECKING:
+    from _hashlib import HASH
 
 FORMAT = "ctxbench.contexts/1"
 FILE = "contexts.jsonl.gz"  # gzip, two members (results/store.py: gzip_lines)
@@ -50,6 +53,7 @@ def _string(value: Any) -> bytes:
 
 
 _ROLES = {role: _encode(role) for role in ROLES}
+_sha256 = hashlib.sha256
 
 
 def _tool_calls(calls: Sequence[ToolCall]) -> tuple[bytes, bytes]:
@@ -385,7 +389,7 @@ class ContextRecorder:
         if ref is not None:  # the message is kept alive in _kept: its id is not reused
             return ref
         plain, hashed = self._entry(message)
-        ref = hashlib.sha256(hashed).hexdigest()[:16]
+        ref = hashed.hexdigest()[:16]
         self._refs[id(message)] = ref
         self._kept.append(message)
         if ref not in self._stored:
@@ -393,10 +397,10 @@ class ContextRecorder:
             new[ref] = plain
         return ref
 
-    def _entry(self, message: Message) -> tuple[bytes, bytes]:
+    def _entry(self, message: Message) -> tuple[bytes, HASH]:
         """The JSON of the message's entry (``json.dumps(entry)``'s text: what ``data`` writes) and
-        its JSON with sorted keys (``json.dumps(entry, sort_keys=True)``'s: what its reference is
-        the hash of), in UTF-8, each value encoded once and the two put together piece by piece
+        the sha256 of its JSON with sorted keys (``json.dumps(entry, sort_keys=True)``'s: its
+        reference is that hash), in UTF-8, each value encoded once and the two put together piece by piece
         (a generic walk over the entry's keys, twice, was most of the recorder's time on a growing
         prompt; the text's bytes are orjson's, used as they are for the hash and the file). The
         entry: role, index (a transcript message) or origin and same (a layer's copy of one: the
@@ -418,7 +422,7 @@ class ContextRecorder:
             else:
                 where = first = before = after = b""
         code_role = _ROLES.get(role) or _encode(role)
-        code_text = _string(text)
+        code_text = string_bytes(text)  # a message's content is a text
         plain = [b'{"role": ', code_role, b", ", where, b'"text": ', code_text]
         hashed_end = b""  # the keys that sort after "tokens"
         if message.tool_calls:
@@ -440,9 +444,11 @@ class ContextRecorder:
         tokens = self.counter.message(message)
         code_tokens = b"%d" % tokens if type(tokens) is int else _encode(tokens)
         plain += (b', "tokens": ', code_tokens, b"}")
-        hashed = [b"{", first, before, b'"role": ', code_role, b", ", after, b'"text": ', code_text]
-        hashed += (b', "tokens": ', code_tokens, hashed_end, b"}")
-        return b"".join(plain), b"".join(hashed)
+        # Hashed in three parts: the text (most of the bytes) is not copied into one string first.
+        hashed = _sha256(b"".join((b"{", first, before, b'"role": ', code_role, b", ", after, b'"text": ')))
+        hashed.update(code_text)
+        hashed.update(b"".join((b', "tokens": ', code_tokens, hashed_end, b"}")))
+        return b"".join(plain), hashed
 
     def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, bytes] = {}
