@@ -6,17 +6,17 @@
     .venv/bin/python scripts/probe_ab_dump.py diff old.json new.json -o ab.json  # groups + blind sample
     .venv/bin/python scripts/probe_ab_dump.py score ab.json labels.json        # after labelling
 
-``select``: mini-swe-agent DeepSeek runs of /work/nongold/output (no deepseek_reasoner run: their assistant
-text is empty; no instance of a gold file) and tau-bench trials of no gold file, drawn with a fixed seed.
-``dump`` imports the runs and extracts as a run does (boilerplate found across the runs given) with the
-ctxbench of ``--tree`` (run in a child process with PYTHONPATH set; the dump records which ctxbench it
-used). ``diff``: a probe is the same on both sides when its run, type and normalised answer are (the
-gold files' key, the run for the transcript: a rerun has the same id); it writes the old-only, new-only and common
-groups and which side each sampled id is on to ``-o``, and the blind sample alone (old-only and new-only shuffled
-together, then common; sorted by a hash, no side) to ``-o``'s ``.blind.json``, for labelling by the rubric of
-tests/data/probe_gold/README.md as a JSON object {id: verdict}. ``score`` unblinds: per side, the informative
-and trivial share with 95% Wilson intervals, the common group weighted by its size. Only ids, questions and
-answers are written, never transcripts.
+``select``: mini-swe-agent DeepSeek runs of /work/nongold/output (no deepseek_reasoner run: their assistant text is
+empty; no instance of a gold file) and tau-bench trials of no gold file, drawn with a fixed seed. ``dump`` imports
+the runs (a file that cannot be read, such as an empty one, is skipped with a one-line warning naming it) and
+extracts as a run does (boilerplate found across the runs given) with the ctxbench of ``--tree`` (run in a child
+process with PYTHONPATH set; the dump records which ctxbench it used). ``diff``: a probe is the same on both sides
+when its run, type and normalised answer are (the gold files' key, the run for the transcript: a rerun has the same
+id); it writes the old-only, new-only and common groups and which side each sampled id is on to ``-o``, and the
+blind sample alone (old-only and new-only shuffled together, then common; sorted by a hash, no side) to ``-o``'s
+``.blind.json``, for labelling by the rubric of tests/data/probe_gold/README.md as a JSON object {id: verdict}.
+``score`` unblinds: per side, the informative and trivial share with 95% Wilson intervals, the common group weighted
+by its size. Only ids, questions and answers are written, never transcripts.
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ def _transcript_ids(path: Path) -> list[str]:
 def dump(runs: list[dict[str, str]]) -> dict[str, Any]:
     """The probes this process's ctxbench selects on the runs."""
     import ctxbench
+    from ctxbench.errors import InputError
     from ctxbench.probes.boilerplate import find_boilerplate
     from ctxbench.probes.extract import extract_probes
     from ctxbench.transcripts.importer import import_file
@@ -81,8 +82,13 @@ def dump(runs: list[dict[str, str]]) -> dict[str, Any]:
     transcripts = []
     for path in sorted({r["path"] for r in runs}):
         wanted = {r["transcript"] for r in runs if r["path"] == path}
+        try:
+            read = import_file(Path(path))
+        except InputError as exc:  # one bad run (an empty file) must not stop the batch; its message names the file
+            print(f"warning: skipped {exc}", file=sys.stderr)
+            continue
         # A rerun of an instance has the same transcript id: the run is its file and id.
-        transcripts += [(f"{path}#{t.id}", t) for t in import_file(Path(path)) if "" in wanted or t.id in wanted]
+        transcripts += [(f"{path}#{t.id}", t) for t in read if "" in wanted or t.id in wanted]
     boilerplate = find_boilerplate(t for _, t in transcripts)
     probes = [
         {

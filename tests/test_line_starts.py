@@ -12,7 +12,7 @@ from ctxbench.data import BUNDLED
 from ctxbench.errors import ConfigError
 from ctxbench.layers.snapshots import POINTER
 from ctxbench.tokens.counting import TokenCounter
-from ctxbench.tokens.dbgpt import DbgptEstimator
+from ctxbench.tokens.dbgpt import DbgptEstimator, count_with_head
 from ctxbench.tokens.line_starts import (
     LINE_START,
     SLASH_AFTER_WORD,
@@ -361,11 +361,10 @@ def test_dbgpt_replays_of_bundled_data_count_every_prompt_as_a_fresh_count(tmp_p
 @given(text=path_texts, within=st.integers(1, 45))
 def test_a_text_counted_with_its_head_remembered_counts_exactly(name: str, text: str, within: int) -> None:
     """A tool result's count keeps its start's count; the start cut off later (Layer 1) reuses it."""
-    count = get_tokenizer(name).count
-    pieces = PieceCounter(count)
-    assert pieces.with_head(text, within) == count(text)
+    tokenizer = get_tokenizer(name)
+    assert count_with_head(tokenizer, text, within) == tokenizer.count(text)
     kept = f"{text[:within]}..."
-    assert pieces.with_head(kept, within) == count(kept)
+    assert count_with_head(tokenizer, kept, within) == tokenizer.count(kept)
 
 
 def _tokenized(tokenizer, work):

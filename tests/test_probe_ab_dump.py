@@ -33,3 +33,18 @@ def test_score_weights_the_common_group_by_its_size():
     lines = ab_dump.score(ab, {"o": "trivial", "n": "informative", "c": "informative"})
     assert lines[1].startswith("old informative 75.0%")  # 30/40 of old's probes are common, all informative
     assert lines[3].startswith("new informative 100.0%")
+
+
+def test_dump_skips_an_unreadable_run_with_a_warning_naming_it(tmp_path, capsys):
+    empty = tmp_path / "empty.traj.json"
+    empty.write_text("")
+    broken = tmp_path / "broken.traj.json"
+    broken.write_text('{"messages": [')
+    good = ROOT / "tests" / "fixtures" / "importers" / "minisweagent.traj.json"
+    runs = [{"path": str(p), "transcript": ""} for p in (empty, broken, good)]
+    out = ab_dump.dump(runs)
+    assert out["transcripts"] == 1  # the bad files did not stop the batch
+    warnings = capsys.readouterr().err.strip().splitlines()
+    assert len(warnings) == 2 and "Traceback" not in "".join(warnings)
+    assert str(empty) in warnings[1] and str(broken) in warnings[0]  # sorted by path: broken, empty
+    assert all(line.startswith("warning: skipped ") for line in warnings)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from itertools import compress, count, islice
+from itertools import compress, count
 from operator import is_not
 from typing import Annotated
 
@@ -115,12 +115,14 @@ class ObservationMicroCompact(Layer):
         # The unchanged prefix comes from the last output (its cuts in place), then the rest. The
         # replay sizes this copy right away, and the last one the call before: say what changed
         # since the last one (before ``resume`` only the swapped system messages). The rest is cut
-        # apart and compared first, so the long prefix is copied once.
+        # apart and compared first, so the long prefix is copied once. The last output's tail is
+        # sliced, not skipped to (islice would take and drop a reference on every message before
+        # ``resume``: the whole history touched, every call).
         last = self._out
         rest = messages[resume:]
         for i in cuts[reused:]:
             rest[i - resume] = self._cut[id(messages[i])][1]
-        tail = compress(count(resume), map(is_not, islice(last, resume, None), rest))
+        tail = compress(count(resume), map(is_not, last[resume:], rest))
         changed = [*(i for i in swapped if messages[i] is not last[i]), *tail]
         out = DerivedList((), last, changed)
         out += last

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from itertools import islice
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -250,7 +249,7 @@ class ToolResultSnapshots(Layer):
         if first != start or joined > len(self.progress):
             first, joined, text = start, start, ""
         if joined < len(self.progress):
-            text += "".join(islice(self.progress, joined, None))
+            text += "".join(self.progress[joined:])  # a slice: islice would touch every line before
             self._steps = (first, len(self.progress), text)
         return text
 

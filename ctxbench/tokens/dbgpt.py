@@ -20,7 +20,7 @@ from ctxbench.core import Param
 from ctxbench.errors import ConfigError
 from ctxbench.tokens.base import content_key
 from ctxbench.tokens.estimators import Estimator
-from ctxbench.tokens.line_starts import SPACE_AFTER_WORD, STARTS_LINE
+from ctxbench.tokens.line_starts import SPACE_AFTER_WORD, STARTS_LINE, last_cut
 from ctxbench.tokens.tokenizers import Tokenizer, arguments_key, get_tokenizer, litellm_tokenizer_dir
 from ctxbench.transcripts.model import Message, Transcript
 from ctxbench.transcripts.rounds import is_observation
@@ -139,7 +139,7 @@ class DbgptEstimator(Estimator):
         if self._lines is not lines or len(lines) < len(sums) - 1:
             self._lines, sums = lines, [0]
             self._line_sums = sums
-        for line in islice(lines, len(sums) - 1, None):
+        for line in lines[len(sums) - 1 :]:  # a slice: islice would touch every line before
             if not _starts_line(line):
                 self._lines, self._line_sums = None, [0]
                 return None
@@ -176,12 +176,24 @@ class DbgptEstimator(Estimator):
 
 
 def _head_count(tokenizer: Tokenizer | None, head_chars: int | None) -> Callable[[str], int] | None:
-    """``tokenizer.count`` as its head and the rest (``PieceCounter.with_head``): the head's count
-    is remembered, so Layer 1's cut of the text is counted from it. The same count; None where the
+    """``tokenizer.count`` as its head and the rest (``count_with_head``): the head's count is
+    remembered, so Layer 1's cut of the text is counted from it. The same count; None where the
     split pattern gives no line-start boundaries to cut at (or nothing is cut)."""
     if tokenizer is None or head_chars is None or not tokenizer.splits_at_line_starts:
         return None
-    return functools.partial(tokenizer.pieces().with_head, within=head_chars)
+    return functools.partial(count_with_head, tokenizer, within=head_chars)
+
+
+def count_with_head(tokenizer: Tokenizer, text: str, within: int) -> int:
+    """``tokenizer.count(text)`` as its head, up to its last pre-token start in the first
+    ``within`` characters (``line_starts.last_cut``), remembered by the tokenizer's piece counter,
+    plus the rest: the start of an observation, which Layer 1 keeps later by itself (its first
+    ``truncated_observation_max_chars`` characters), is then known. Exact for a tokenizer that
+    ``splits_at_line_starts``."""
+    cut = last_cut(text[:within]) if len(text) > within else None
+    if cut is None:
+        return tokenizer.count(text)
+    return tokenizer.pieces().remembered(text[:cut]) + tokenizer.count(text[cut:])
 
 
 def _starts_line(piece: str) -> bool:

@@ -232,12 +232,3 @@ class PieceCounter:
         """Tokens of a short piece that recurs (a tool name, the start of its arguments), remembered."""
         tokens = self._memo.get(piece)
         return self._remember(self._memo, piece, piece) if tokens is None else tokens
-
-    def with_head(self, text: str, within: int) -> int:
-        """Tokens of ``text`` counted as its head, up to its last pre-token start in the first
-        ``within`` characters, remembered, and the rest: the start of an observation, kept
-        later by itself (DB-GPT's Layer 1 keeps its first 200 characters), is then known."""
-        cut = last_cut(text[:within]) if len(text) > within else None
-        if cut is None:
-            return self._count(text)
-        return self.remembered(text[:cut]) + self._count(text[cut:])
