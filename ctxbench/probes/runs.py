@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from functools import cached_property
 
-from ctxbench.probes.actions import Action, same_file, shell_edits
+from ctxbench.probes.actions import SEGMENT, Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
 from ctxbench.probes.outputs import (
     ERROR_TYPE,
@@ -34,6 +34,7 @@ from ctxbench.probes.shell import (
     is_test_file,
     runs_tests,
     script_run,
+    strip_heredocs,
     test_command,
     tool_run,
 )
@@ -374,6 +375,25 @@ def script_writes(shell: list[Action], files: list[str]) -> list[int]:
     return out
 
 
+def moved_writes(actions: list[Action], files: list[str]) -> list[int]:
+    """Where the agent put a file it wrote over one of ``files``: ``sed ... > x.py.new && mv x.py.new x.py``,
+    ``cat > x.py.fixed << 'EOF'`` then ``cp x.py.fixed x.py`` (not a backup it copied back: it did not write that)."""
+    written: set[str] = set()  # the files the agent wrote, by name
+    out = []
+    for a in actions:
+        if a.op == "edit" and a.path:
+            written.add(a.path.rsplit("/", 1)[-1])
+        if a.op != "shell":
+            continue
+        for segment in SEGMENT.split(strip_heredocs(a.command)):
+            written |= {t.rsplit("/", 1)[-1] for t in shell_edits(segment)}
+            words = segment.split()
+            moved = len(words) == 3 and words[0] in ("cp", "mv") and words[1].rsplit("/", 1)[-1] in written
+            if moved and any(same_file(words[2], f) for f in files if f):
+                out.append(a.message_index)
+    return out
+
+
 class RunReader:
     """Reads what one transcript's runs printed; each method yields facts of one type, best first.
 
@@ -398,7 +418,7 @@ class RunReader:
         files = changed or [a.path or "" for a in fix_edits]
         self.fix_paths = files
         edits = [a for a in fix_edits if not changed or any(same_file(a.path or "", f) for f in changed)]
-        self.writes = set(script_writes(self.shell, files))
+        self.writes = set(script_writes(self.shell, files)) | set(moved_writes(actions, files))
         at = sorted({a.message_index for a in edits} | self.writes)
         self.fixes = set(at)  # the runs that wrote the fix: neither a reproduction nor a check
         self._outputs: dict[int, Output] = {}
