@@ -310,29 +310,42 @@ def test_a_series_of_grown_texts_has_the_facts_of_each_text(first, steps, golds)
 _EDITS = st.tuples(st.sampled_from(["append", "replace", "drop", "other"]), st.integers(0, 70), st.integers(0, 40))
 
 
-@settings(max_examples=200, deadline=None)
-@given(edits=st.lists(st.lists(_EDITS, max_size=25), min_size=1, max_size=8), in_place=st.booleans())
-def test_the_context_view_is_each_contexts_own(edits, in_place):
+@settings(max_examples=300, deadline=None)
+@given(
+    edits=st.lists(st.tuples(st.lists(_EDITS, max_size=25), st.booleans()), min_size=1, max_size=8),
+    how=st.sampled_from(["copy", "in_place", "derived"]),
+    made=st.integers(1, 4),
+)
+def test_the_context_view_is_each_contexts_own(edits, how, made):
     """The judge's view of the last context, brought in line with the next (messages appended,
-    replaced, runs dropped, a new list or the same one changed in place), holds each position's
-    mark and origin as a fresh look-up gives them."""
+    replaced, runs dropped, a new list or the same one changed in place, or a list noted as
+    derived from the last one or from the one before: ``DerivedList``), holds each position's
+    mark, origin and highest origin so far as a fresh look-up gives them."""
     from ctxbench.judges.context_view import ContextView
+    from ctxbench.transcripts.running import DerivedList
 
     pool = [Message("tool", f"m{i}") for i in range(41)]
     working: list[Message] = pool * 2  # long enough that a dropped run shifts many
-    origin_of = {id(m): i for i, m in enumerate(pool) if i % 3}  # some messages a strategy made: -1
+    before = working
+    origin_of = {id(m): i for i, m in enumerate(pool) if i % made}  # some messages a strategy made: -1
     view: ContextView[int] = ContextView(lambda m: int(m.content[1:]) % 4 or None)
-    for step in edits:
-        working = working if in_place else list(working)
+    for step, from_older in edits:
+        base = before if how == "derived" and from_older else working
+        edited = base if how == "in_place" else list(base)
         for kind, at, pick in step:
             if kind == "append":
-                working.append(pool[pick])
-            elif kind == "replace" and working:
-                working[at % len(working)] = pool[pick]
-            elif kind == "drop" and working:
-                del working[at % len(working) : at % len(working) + pick]
+                edited.append(pool[pick])
+            elif kind == "replace" and edited:
+                edited[at % len(edited)] = pool[pick]
+            elif kind == "drop" and edited:
+                del edited[at % len(edited) : at % len(edited) + pick]
             elif kind == "other":
-                working.insert(at % (len(working) + 1), pool[pick])
+                edited.insert(at % (len(edited) + 1), pool[pick])
+        if how == "derived":  # the note names every position that holds another object than the base
+            changed = [i for i, (old, new) in enumerate(zip(base, edited)) if old is not new]
+            edited = DerivedList(edited, base, changed)
+        before, working = working, edited
         view.update(working, origin_of)
         assert view.marks == [int(m.content[1:]) % 4 or None for m in working]
         assert view.origins == [origin_of.get(id(m), -1) for m in working]
+        assert view.reach == [max(view.origins[: i + 1]) for i in range(len(working))]

@@ -2058,3 +2058,64 @@ def test_a_report_says_what_the_change_does_not_what_the_diff_shows_or_what_it_i
     # a sentence about the diff that goes on to say the change after a colon is the report
     said = "The patch shows exactly the change we made: changing `= 1` to `= right` on line 245."
     assert _report(said + "\n\nNow let me submit:") == [said]
+
+
+MARSHMALLOW_TASK = "<issue>\nTimeDelta serialization precision: 345 ms comes back as 344\n</issue>"
+TRUNCATING = "return int(value.total_seconds() / base_unit.total_seconds())"
+ROUNDING = "return int(round(value.total_seconds() / base_unit.total_seconds()))"
+
+
+def _fix_said(thought: str) -> list[Message]:
+    """A run whose agent says ``thought`` as it makes the fix (SWE-agent's default demonstration's shape)."""
+    return [
+        Message("user", MARSHMALLOW_TASK),
+        _bash("o", "open src/marshmallow/fields.py 1474", "Let me look at the serialization."),
+        _out("o", f"1474:        base_unit = dt.timedelta(**{{self.precision: 1}})\n1475:        {TRUNCATING}"),
+        _edit("e", "/r/src/marshmallow/fields.py", TRUNCATING, ROUNDING, thought),
+        Message("tool", "The file /r/src/marshmallow/fields.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+
+
+def test_what_the_current_code_does_with_its_consequence_is_a_cause():
+    """SWE-agent's default demonstration, which its GPT-4 runs copy, states the cause as what the current code
+    does and what that leads to ("The current implementation uses integer division, which truncates ..."),
+    naming no code; a sentence run into the next where a line break was lost ("line 1475.To fix") is two."""
+    cause = "The current implementation uses integer division, which truncates the decimal part on line 1475."
+    for glue in (" ", ""):
+        said = f"We are now looking at the relevant section. {cause}{glue}To fix this issue, we should round it."
+        causes = _causes(_fix_said(said))
+        assert [at for at, _ in causes] == [3] and causes[0][1].startswith(cause), (glue, causes)
+    for plain in (
+        "The current implementation uses integer division on line 1475.",  # no consequence said
+        "The current implementation is correct, which leads to 344 only on this input.",  # judged right
+    ):
+        assert _causes(_fix_said(plain)) == [], plain
+
+
+def test_the_explanation_is_read_from_the_first_try_of_an_edit_the_editor_refused():
+    """An edit the editor refused (a syntax check) is retried with words about the retry ("Oh no! My edit
+    command did not use the proper indentation"): the explanation of the edit is in the first try's message."""
+    refused = "Your proposed edit has introduced new syntax error(s). Please read this error message carefully."
+    messages = [
+        Message("user", MARSHMALLOW_TASK),
+        _edit(
+            "x",
+            "/r/src/marshmallow/fields.py",
+            TRUNCATING,
+            ROUNDING.strip(),
+            "`_serialize` only divides by `base_unit` and `int()` drops the fraction, so 344.99 becomes 344.",
+        ),
+        Message("tool", refused, tool_call_id="x"),
+        _edit(
+            "e",
+            "/r/src/marshmallow/fields.py",
+            TRUNCATING,
+            ROUNDING,
+            "Oh no! My edit command did not use the proper indentation, let's fix that this time.",
+        ),
+        Message("tool", "The file /r/src/marshmallow/fields.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    causes = _causes(messages)
+    assert [at for at, _ in causes] == [1] and "only divides by `base_unit`" in causes[0][1], causes

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from itertools import chain, compress, count
+from itertools import chain, compress
 from typing import cast
 
 from ctxbench.core import SnapshotSource
@@ -216,14 +216,23 @@ class DeterministicJudge:
         view.update(working, origin_of)  # finds what new messages hold
         # Only messages holding a gold or a snapshot pointer matter from here on.
         marks = view.marks
-        interesting = cast("list[tuple[int, _Facts]]", list(compress(zip(count(), marks), marks)))  # (position, facts)
+        # (position, facts): the positions found in C first (a pair for every position costs 3x more)
+        positions = list(compress(range(len(marks)), marks))
+        interesting = cast("list[tuple[int, _Facts]]", list(zip(positions, map(marks.__getitem__, positions))))
         where: dict[int, list[int]] = {}  # gold -> positions of the messages that hold it
         for position, found in interesting:
             for gold in found.golds:
                 where.setdefault(gold, []).append(position)
         seen_from: Sequence[int] = origins if origins is not None else view.origins if origin_of is not None else ()
+        # The highest origin up to each position (the view keeps it, from checkpoint to checkpoint).
+        reach: Sequence[int] | None = view.reach if origins is None and origin_of is not None else None
         hides = before is not None and any(limit is not None for limit in before)
-        highest = max(seen_from, default=-1) if hides else -1
+        if not hides:
+            highest = -1
+        elif reach is not None:
+            highest = reach[-1] if reach else -1
+        else:
+            highest = max(seen_from, default=-1)
         recoverable: list[tuple[int, str, frozenset[int]]] | None = None
         kept = self._kept
         verdicts = []
@@ -238,10 +247,12 @@ class DeterministicJudge:
                     # its place among the messages the probe is judged on (those hidden are mostly
                     # after it: later in the transcript)
                     shown = position
-                    if cut is not None and position:
-                        earlier = seen_from[:position]
-                        if max(earlier) >= cut:
-                            shown -= sum(map(cut.__le__, earlier))
+                    if (
+                        cut is not None
+                        and position
+                        and (reach[position - 1] if reach is not None else max(seen_from[:position])) >= cut
+                    ):
+                        shown -= sum(map(cut.__le__, seen_from[:position]))
                     verdict = kept.get(shown) or kept.setdefault(
                         shown, Verdict("kept", self.name, evidence=f"message {shown}")
                     )
@@ -340,6 +351,12 @@ class _LineFacts:
         self._chars += sum(map(len, new))
         joined = "\n".join(new)  # one search of all the new lines, then line by line on a hit
         hits = self.index.anchors_in(joined.casefold())
+        if len(new) == 1:  # the one line's facts are the joined text's (a pointer notice, a step line)
+            found = tuple(self.snapshots.pointers(joined)) if self.snapshots is not None else ()
+            self._anchors[joined], self._pointers[joined] = hits, found
+            if found:
+                self._with_pointers.add(joined)
+            return
         anchors = self.index.anchors
         any_pointer = self.snapshots is not None and bool(self.snapshots.pointers(joined))
         for line in new:

@@ -45,10 +45,25 @@ ROOT_CAUSE = re.compile(
     r"race condition|off[- ]by[- ]one)|" + OPENED + r")\b",
     re.IGNORECASE,
 )
+# What harm code does: a consequence word.
+CONSEQUENCE = (
+    r"(?:truncat\w*|fail\w*|los(?:e|es|ing|t)|drop(?:s|ped|ping)?|break(?:s|ing)?|ignor\w*|skip\w*|discard\w*|"
+    r"overwrit\w*|crash\w*|rais(?:e|es|ing)|caus(?:e|es|ing)|lead(?:s|ing)? to|result(?:s|ing)? in|wrong\w*|"
+    r"incorrect\w*|does ?n[o']t work|does not work)"
+)
+# What the current code does, with what that leads to ("The current implementation uses integer division, which
+# truncates the decimal part", "But the current code accepts lists and creates MultiValue, which then fails when
+# writing"): SWE-agent's default demonstration states its cause so, and agents of other frameworks do too.
+CURRENT_DOES = (
+    r"^(?:(?:but|so|however|and),? )?(?:the|this) current (?:implementation|code|logic|version|behaviou?r)\b"
+    r"(?! (?:is|seems|looks) (?:correct|fine|right))[^\n]{3,160}?(?:,|\s-)\s*(?:which|so|and|but)\b[^\n]{0,100}?"
+    r"\b" + CONSEQUENCE + r"\b"
+)
 # What the code does wrong, said plainly ("`none()` returns the original queryset instead of an empty one",
 # "`get_distinct()` is not called at all!", "Line 227 is missing the `bulk_data_uri_handler` parameter"):
 # a cause before the first fix; after it, mostly what the agent's own edit left out.
 PLAIN_CAUSE = re.compile(
+    CURRENT_DOES + r"|"
     r"(?<!should )(?<!would )(?<!will )(?<!to )(?<!now )(?<!still )\breturns? [^.!?]{1,80}? instead of\b|"
     r"\b(?:is|are|was|were)(?:n't| not) (?:handling|checking|passing|calling|called|passed|handled|checked|"
     r"propagated|forwarded|included|preserved|applied|respected|considered|updated|reset)\b|"
@@ -56,6 +71,7 @@ PLAIN_CAUSE = re.compile(
     r"(?<!would )(?<!will )(?<!could )\b(?:fail(?:s|ed)?|crash(?:es|ed)?|breaks?|errors? out|gets? an error) because\b",
     re.IGNORECASE,
 )
+CURRENT_DOES_RE = re.compile(CURRENT_DOES, re.IGNORECASE)
 # Where the fix goes, stated as the agent's plan ("we need to modify the `make_pattern_type` function"):
 # the code entity the fix changes, the other reading of a root cause.
 FIX_PLACE = re.compile(
@@ -145,8 +161,25 @@ SLIP = re.compile(
     r"\bindentation (?:issue|error|problem)\b|\bindented (?:wrong|incorrectly)\b",
     re.IGNORECASE,
 )
-# A line of code: an assignment, a call, a block or a definition (not a file listing or a table).
-CODE_LINE = re.compile(r"^.*(?:\w\s*=\s*\S|\w\(.*\)|[{};]\s*$|^\s*(?:def|return|if|for|while)\b).*$", re.MULTILINE)
+# A line of code: an assignment, a block or a definition, or a call (a `name(` with a `)` after it), not a file
+# listing or a table. Read a line at a time: a `\s*` run across lines was retried from every line's start, and
+# 50,000 blank lines took 6 s.
+CODE_MARK = re.compile(r"\w\s*=\s*\S|[{};]\s*$|^\s*(?:def|return|if|for|while)\b")
+CALL_OPEN = re.compile(r"\w\(")
+
+
+def code_lines(text: str, enough: int) -> int:
+    """How many of ``text``'s lines are code, counted up to ``enough`` (linear in the text's length)."""
+    count = 0
+    for line in text.split("\n"):
+        call = CALL_OPEN.search(line)
+        if CODE_MARK.search(line) or (call is not None and ")" in line[call.end() :]):
+            count += 1
+            if count >= enough:
+                break
+    return count
+
+
 # What code does, as an agent reads it off ("encrypts ... by multiplying", "seeds the generator", "calls").
 WORKINGS = re.compile(
     r"\b(?:calculat|comput|encrypt|decrypt|encod|decod|multipl|add(?:s|ed|ing)?\b|subtract|xor|shift|hash|seed|"
@@ -365,9 +398,14 @@ def _decided_beyond_reason(sentence: str) -> bool:
     return any(DECISION.search(part) for part in REASONED_ONLY.split(sentence))
 
 
+# A sentence that ends in a number run into the next where a line break was lost ("... on line 1475.To fix this
+# issue, we should ..."; SWE-agent's default demonstration): not a name's dot (`test1.Outer`), not a version.
+GLUED_AFTER_NUMBER = re.compile(r"(?<![\w.])(\d+[.!?])(?=[A-Z][a-z]*\s)")
+
+
 def sentences_of(text: str) -> Iterator[str]:
     """The prose sentences of a message (code blocks apart), list markers and THOUGHT: stripped."""
-    prose = re.sub(r"```.*?```", "\n", text, flags=re.DOTALL)
+    prose = GLUED_AFTER_NUMBER.sub("\\1\n", re.sub(r"```.*?```", "\n", text, flags=re.DOTALL))
     for part in SENTENCE_BREAK.split(prose):
         sentence = part.strip().lstrip("#*->0123456789.) ").removeprefix("THOUGHT:").strip()
         if sentence:
@@ -381,12 +419,16 @@ PLAIN_WORDS = {
 }  # fmt: skip
 
 
+# A "sentence" longer than this is a dump without a full stop (an answer is clipped to 300 characters anyway).
+STATEMENT_MAX = 1000
+
+
 class StatementReader:
     """Reads one transcript's statements once; each method yields facts of one type, best first.
     ``first_fix`` and ``last_fix``: the first and last edit of a source file the fix keeps;
     ``fix_text``: the code the final fix touches (its changed lines, hunk headers and paths);
     ``edited``: the text of the edits of the files the fix kept (old and new, whole); ``fix_edits``: the
-    messages of those edits."""
+    messages of those edits; ``rejected``: the messages of edits of those files the editor refused."""
 
     def __init__(
         self,
@@ -398,6 +440,7 @@ class StatementReader:
         patched: bool = False,
         edited: str = "",
         fix_edits: tuple[int, ...] = (),
+        rejected: tuple[int, ...] = (),
     ) -> None:
         self.messages = messages
         self.patched = patched
@@ -406,6 +449,7 @@ class StatementReader:
         self.last_fix = last_fix
         self.fix_names = _code_names(fix_text)
         self.fix_edits = fix_edits
+        self.rejected = set(rejected)
         # code the fix's edits had or wrote, whole (``edited``: the kept files' edits): where the fix went
         self.fix_place = self.fix_names | _code_names(edited) | self._shown_with(fix_text)
 
@@ -446,6 +490,8 @@ class StatementReader:
                 joined = _with_next(text, said[k - 1], sentence)
                 contrast = joined != said[k - 1]
                 sentence = joined if contrast else sentence
+            if len(sentence) > STATEMENT_MAX:
+                continue  # no statement: the patterns below scan to its end from each modal ("I'll ... because")
             if label == "decision" and WAY_THEN_LIST.search(sentence):
                 way = _with_first_item(text, sentence)  # "I think the best approach is:\n1. Add an optional ..."
                 if way is not None and not UNDECIDED.search(sentence):
@@ -502,10 +548,12 @@ class StatementReader:
 
     def _said_outright(self, cause: str) -> bool:
         """A cause announced as found or named outright, then said in words of its own ("I found the issue!
-        In Python, a function definition needs to end with a colon"): a finding though it names no code
-        (SWE-agent's and DeepSeek's models say causes so); not a plan, a short one, or the task again (most
-        of its words the task's: "The current implementation doesn't strip leading and trailing dashes")."""
-        if not (_announced(cause) or EXPLICIT_CAUSE.search(cause)):
+        In Python, a function definition needs to end with a colon"), or what the current code does with its
+        consequence ("The current implementation uses integer division, which truncates the decimal part"): a
+        finding though it names no code (SWE-agent's and DeepSeek's models say causes so); not a plan, a short
+        one, or the task again (most of its words the task's: "The current implementation doesn't strip leading
+        and trailing dashes")."""
+        if not (_announced(cause) or EXPLICIT_CAUSE.search(cause) or CURRENT_DOES_RE.match(cause)):
             return False
         said = [s for s in sentences_of(cause) if not DISCOVERY.match(s)]
         if (
@@ -588,7 +636,7 @@ class StatementReader:
         first_user = next((i for i, m in enumerate(self.messages) if m.role == "user"), 0)
         for i in range(first_user + 2, min(end, len(self.messages) - 1) + 1):
             m, shown = self.messages[i], self.messages[i - 1]
-            if m.role != "assistant" or shown.role not in ("tool", "user") or len(CODE_LINE.findall(shown.content)) < 2:
+            if m.role != "assistant" or shown.role not in ("tool", "user") or code_lines(shown.content, 2) < 2:
                 continue  # code was shown, not a listing or a table
             shown_names = _code_names(shown.content)
             for sentence in (part for text in _prose(m) for s in sentences_of(text) for part in _glued(s)):
@@ -617,10 +665,16 @@ class StatementReader:
         """How the agent said the code behaves in the message of its first edit of a file the fix
         keeps (or, if that message says nothing, in its message before): the first sentence there
         that states a behaviour of named code ("`_hash` only adds each character's code"), not a
-        plan ("Let me edit `x`"), a guess or a question."""
+        plan ("Let me edit `x`"), a guess or a question. An edit retried after the editor refused it
+        ("Oh no! My edit command did not use the proper indentation") is read from the first try."""
         at = self.first_fix
         if at is None:
             return
+        while True:  # back over the retries: the refused edit before each is the same edit, explained there
+            before = next((i for i in range(at - 1, -1, -1) if self.messages[i].role == "assistant"), None)
+            if before is None or before not in self.rejected:
+                break
+            at = before
         task_names = set(_names(self.task.lower()))
         for i in (at, *range(at - 1, max(at - 3, -1), -1)):
             m = self.messages[i]

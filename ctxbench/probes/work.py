@@ -182,6 +182,16 @@ class WorkReader:
             patched=self.diff is not None,
             edited="\n".join(t for a in self.source_edits for t in (a.path or "", a.old_text, a.new_text)),
             fix_edits=tuple(a.message_index for a in self.source_edits),
+            rejected=self._rejected_fix_edits(),
+        )
+
+    def _rejected_fix_edits(self) -> tuple[int, ...]:
+        """The messages of edits of a file the fix keeps that the editor refused (a syntax check failed)."""
+        kept = [a.path or "" for a in self.source_edits]
+        return tuple(
+            a.message_index
+            for a in self.actions
+            if a.op == "edit" and not a.ok and a.path and any(same_file(a.path, p) for p in kept)
         )
 
     def _scratch(self, path: str) -> bool:
