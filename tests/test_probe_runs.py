@@ -443,10 +443,28 @@ def test_a_reproductions_telling_line_is_no_traceback_frame_or_object_address():
         Message("assistant", "Done."),
     ]
     assert [a for a, _ in _facts(messages, "reproduction")] == ["Handler 0: <StreamHandler <stderr> (NOTSET)>"]
+    # a temporary directory's random name (tempfile's) is no telling line either
+    messages[2] = _out("a", "Test directory: /tmp/tmpn_n85vaw\nFile permissions: 0o600")
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["File permissions: 0o600"]
     from ctxbench.probes.runs import _value_line
 
     frame = ['File "/r/src/header.py", line 288, in parse', "Test 1: String content"]
     assert _value_line(frame, {"header", "parse"}, set()) == "Test 1: String content"
+
+
+def test_the_same_error_with_another_object_address_is_asked_once():
+    """Two runs of the agent's scripts print the task's error, each naming the object's address: one fact."""
+    error = "TypeError: <django.db.models.expressions.Exists object at 0x{}>"
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python test_simple.py"),
+        _out("a", error.format("7dfb2a61dc90"), 1),
+        _bash("b", "python test_original.py"),
+        _out("b", error.format("7dfb91b4dc10"), 1),
+        Message("assistant", "Done."),
+    ]
+    answers = [p.answer for p in extract_probes(Transcript("t", messages)) if p.label in ("error", "reproduction")]
+    assert len(answers) == 1, answers
 
 
 def test_a_debugging_scripts_error_is_exploration():

@@ -65,8 +65,9 @@ CONTENT_FREE = re.compile(
     r"^(?:Traceback \(most recent call last\):|v\d+(?:\.\w+)+|\d+(?:\.\w+){2,}|\d+\.(?!\d+$)\w+"
     r"|\d+[:\t]\s.*|\s*\d+\s{2,}.*|File \"[^\"]+\", line \d+.*)$"
 )
-# An object's repr with its address: a different value every run, nothing to remember.
-ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
+# An object's repr with its address, or a temporary file's random name (tempfile's /tmp/tmpn_n85vaw): a different
+# value every run, nothing to remember.
+ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}|/tmp\w*/tmp[a-z0-9_]{8}\b")
 # A line that reports a failure (an output holding one does not pass), unless it marks a pass or
 # counts zero failures: "✓ error: '' -> ''", "0 failed", "Failures: 0".
 # An exception's or an error's line, not a sentence that starts with the word ("error that occurred when ...").
