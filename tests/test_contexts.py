@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ctxbench.build import build_estimator, build_model, build_strategy
 from ctxbench.errors import InputError
-from ctxbench.replay.contexts import FILE, ContextRecorder, expand, runs
+from ctxbench.replay.contexts import FILE, ContextRecorder, _moved, expand, noted_runs, runs
 from ctxbench.replay.engine import replay
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.tokenizers import get_tokenizer
@@ -140,6 +140,10 @@ class ReferenceRecorder(ContextRecorder):
     """The recorder as first written: a reference per message looked up one at a time, ``runs``
     in Python (its rows are what the file held before the fast paths)."""
 
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.reference_rows = [self.header]
+
     def on_call(self, record, working, ctx):
         new = {}
         refs = [self._ref(m, new) for m in working]
@@ -147,8 +151,16 @@ class ReferenceRecorder(ContextRecorder):
         for i in range(self._arrived, min(upto, len(self.transcript.messages))):
             self._ref(self.transcript.messages[i], new)
         self._arrived = max(self._arrived, upto)
-        self.rows.append({"call": record["call"], "refs": reference_runs(refs, self._last), "new": new})
+        entries = {ref: json.loads(plain) for ref, plain in new.items()}
+        self.reference_rows.append({"call": record["call"], "refs": reference_runs(refs, self._last), "new": entries})
         self._last = refs
+
+    def on_end(self, working, ctx):
+        new = {}
+        for message in self.transcript.messages[self._arrived :]:
+            self._ref(message, new)
+        if new:
+            self.reference_rows.append({"call": None, "refs": [], "new": {r: json.loads(e) for r, e in new.items()}})
 
 
 REFS = st.lists(st.sampled_from("abcdefgh"), max_size=40)
@@ -171,6 +183,33 @@ def test_runs_are_the_simple_forms(refs, before, edits):
         assert runs(grown, before, absent, known) == reference_runs(grown, before)
 
 
+@settings(max_examples=400, deadline=None)
+@given(
+    size=st.integers(0, 30),
+    swaps=st.lists(st.tuples(st.integers(0, 30), st.sampled_from("abcdxyz")), max_size=5),
+    end=st.integers(-5, 5),
+    same=st.lists(st.integers(0, 30), max_size=3),
+    absent_too=st.booleans(),
+)
+def test_noted_runs_are_runs(size, swaps, end, same, absent_too):
+    """A prompt noted as the one before with a few places replaced (by new references, by ones it
+    holds elsewhere, by ones from further back) and cut or grown at its end: said as ``runs`` says
+    it, and the places kept for the next call are those of the new list (None when one is there twice)."""
+    before = [f"r{i}" for i in range(size)]
+    refs = list(before)
+    for at, letter in swaps:
+        if at < size:
+            refs[at] = before[(at + 3) % size] if letter == "d" else letter  # "d": one the list holds elsewhere
+    refs = refs[: size + end] if end < 0 else refs + [f"n{i}" for i in range(end)]
+    # A place the note names may hold a message of the same reference (``same``: a copy alike).
+    replaced = sorted({at for at in [*(at for at, _ in swaps), *same] if at < min(size, len(refs))})
+    absent = {r for r in refs if r not in before} if absent_too else set()
+    where = {r: i for i, r in enumerate(before)}
+    assert noted_runs(refs, before, replaced, dict(where), absent) == runs(refs, before, absent)
+    moved = _moved(dict(where), before, refs, replaced)
+    assert moved == ({r: i for i, r in enumerate(refs)} if len(set(refs)) == len(refs) else None)
+
+
 @pytest.mark.parametrize("strategy", ["dbgpt", "observation_masking", "five_layer", "sliding_window", "none"])
 def test_rows_are_the_reference_recorders(strategy):
     transcript = react_transcript(rounds=120, tid="react120")
@@ -186,7 +225,7 @@ def test_rows_are_the_reference_recorders(strategy):
     result = replay(transcript, strategy_built, build_estimator(cfg), model, counter, observers=[fast, slow])
     if strategy != "none":  # none sends every prompt grown from the one before (the recorder's fast path)
         assert sum(1 for c in result.calls if c["layers"]) > 5
-    assert json.dumps(fast.rows) == json.dumps(slow.rows)
+    assert json.dumps(fast.rows) == json.dumps(slow.reference_rows)
     _text_and_refs_are_json_dumps(fast)
 
 

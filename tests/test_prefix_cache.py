@@ -20,6 +20,8 @@ COUNTER = TokenCounter(get_tokenizer("cl100k_base"))
 OPENAI = CacheRules("openai", read_price_per_mtok=1.25, min_tokens=1024, step_tokens=128)
 ANTHROPIC = CacheRules("anthropic", read_price_per_mtok=0.3, write_price_per_mtok=3.75, ttl_seconds=300)
 DEEPSEEK = CacheRules("deepseek", read_price_per_mtok=0.07, min_tokens=64, step_tokens=64, cache_reply=True)
+# OpenAI's rules with a TTL and a hit rate: an extending request then reads its whole last one only untimed.
+OPENAI_TTL = dataclasses.replace(OPENAI, ttl_seconds=250.0, hit_rate=0.75)
 
 
 def conversation(rounds: int, words: int = 300, system: int = 40) -> list[Message]:
@@ -285,7 +287,9 @@ def test_a_request_that_extends_the_last_bills_as_a_rebuilt_cache_would():
     assert send(grown, history[:3]).lost_tokens == tokens(history[3:])
 
 
-@pytest.mark.parametrize("rules", [OPENAI, ANTHROPIC, DEEPSEEK], ids=["openai", "anthropic", "deepseek"])
+@pytest.mark.parametrize(
+    "rules", [OPENAI, OPENAI_TTL, ANTHROPIC, DEEPSEEK], ids=["openai", "openai_ttl", "anthropic", "deepseek"]
+)
 def test_the_recorded_full_history_bills_as_when_every_prefix_is_compared(rules):
     """The engine passes the transcript's own list as the full history: each call's extends the
     last one's, which the billing then takes without comparing. The bills must be the same."""
@@ -431,7 +435,9 @@ class TwoCaches(CallBilling):
         self._full_cache, self._in_step = PrefixCache(self.rules), False
 
 
-@pytest.mark.parametrize("rules", [OPENAI, ANTHROPIC, DEEPSEEK], ids=["openai", "anthropic", "deepseek"])
+@pytest.mark.parametrize(
+    "rules", [OPENAI, OPENAI_TTL, ANTHROPIC, DEEPSEEK], ids=["openai", "openai_ttl", "anthropic", "deepseek"]
+)
 @pytest.mark.parametrize("parting", ["window", "rejected", "never"])
 def test_the_full_history_priced_with_the_requests_bills_as_its_own_cache_would(rules, parting):
     """While a strategy sends the full history itself, both are priced once; from the call where

@@ -351,6 +351,12 @@ class _LineFacts:
         self._chars += sum(map(len, new))
         joined = "\n".join(new)  # one search of all the new lines, then line by line on a hit
         hits = self.index.anchors_in(joined.casefold())
+        if len(new) == 1:  # the one line's facts are the joined text's (a pointer notice, a step line)
+            found = tuple(self.snapshots.pointers(joined)) if self.snapshots is not None else ()
+            self._anchors[joined], self._pointers[joined] = hits, found
+            if found:
+                self._with_pointers.add(joined)
+            return
         anchors = self.index.anchors
         any_pointer = self.snapshots is not None and bool(self.snapshots.pointers(joined))
         for line in new:

@@ -67,6 +67,28 @@ XML_COMMAND = re.compile(r"<command>(.*?)</command>", re.DOTALL)
 # A quoted word; `'it'\''s'` (a quote closed, an escaped quote, a quote reopened) is one word, not two quotes
 # with the `|` or `>` of a sed pattern between them.
 QUOTED = re.compile(r"'[^']*'(?:\\''[^']*')*|\"(?:\\.|[^\"\\])*\"")
+QUOTE_MARK = re.compile(r"['\"]")
+DOUBLE_BODY = re.compile(r"(?:\\.|[^\"\\])*")  # a double-quoted word's text, up to where it could close
+
+
+def mask_quoted(text: str, mask: str) -> str:
+    """``QUOTED.sub(mask, text)`` in linear time. Each character of a double-quoted word's text is read one way, so a
+    `"` left open (thousands of `\\"`) stops where any `"` inside it would: those are not tried again."""
+    parts, kept, at, open_until = [], 0, 0, -1
+    while (mark := QUOTE_MARK.search(text, at)) is not None:
+        start = mark.start()
+        found = QUOTED.match(text, start) if text[start] == "'" or start > open_until else None
+        if found is None:
+            if text[start] == '"' and start > open_until:
+                body = DOUBLE_BODY.match(text, start + 1)
+                open_until = body.end() if body else start
+            at = start + 1
+            continue
+        parts += [text[kept:start], mask]
+        kept = at = found.end()
+    return "".join(parts) + text[kept:]
+
+
 # Tools called in the text as XML (Cline, Roo Code, Kilo Code): "<execute_command><command>npm test</command>
 # </execute_command>", each parameter a tag of its own; the environment answers in the next user message.
 XML_TOOLS = (
@@ -149,7 +171,7 @@ def shell_edits(command: str) -> list[str]:
     """Files a shell command writes (``sed -i``, output redirection, ``tee``), spelled as in the
     command: that spelling is what a context holds and what a judge can find. Heredoc bodies are
     the written text, not more commands."""
-    plain = QUOTED.sub("Q", strip_heredocs(command))
+    plain = mask_quoted(strip_heredocs(command), "Q")
     out: list[str] = []
     for segment in SEGMENT.split(plain):
         try:

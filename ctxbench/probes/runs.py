@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import difflib
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterator
 from functools import cached_property
 
-from ctxbench.probes.actions import Action, same_file, shell_edits
+from ctxbench.probes.actions import SEGMENT, Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
 from ctxbench.probes.outputs import (
+    ERROR_TYPE,
     MAKE_RECIPE,
     NOT_FOUND,
     NOTHING_RAN,
@@ -32,6 +34,7 @@ from ctxbench.probes.shell import (
     is_test_file,
     runs_tests,
     script_run,
+    strip_heredocs,
     test_command,
     tool_run,
 )
@@ -43,7 +46,7 @@ INSTALL_FAILED = re.compile(
     r"timed out|No matching distribution|Could not find a version|^ERROR: (?!pip's dependency resolver)", re.M
 )
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
-ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
+ERROR_MESSAGE = re.compile(ERROR_TYPE + r"\s*(.+)$")
 VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expected|got|actual|mismatch|fail\w*)\b|!=")
 # An empty collection printed as a value ("handlers: []", "Errors: {}"): a value like None, not punctuation.
 EMPTY_VALUE = re.compile(r"(?<![\w\]\[({])(?:\[\]|\{\}|set\(\))(?![\w\[\](){}])")
@@ -62,8 +65,9 @@ CONTENT_FREE = re.compile(
     r"^(?:Traceback \(most recent call last\):|v\d+(?:\.\w+)+|\d+(?:\.\w+){2,}|\d+\.(?!\d+$)\w+"
     r"|\d+[:\t]\s.*|\s*\d+\s{2,}.*|File \"[^\"]+\", line \d+.*)$"
 )
-# An object's repr with its address: a different value every run, nothing to remember.
-ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
+# An object's repr with its address, or a temporary file's random name (tempfile's /tmp/tmpn_n85vaw): a different
+# value every run, nothing to remember.
+ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}|/tmp\w*/tmp[a-z0-9_]{8}\b")
 # A line that reports a failure (an output holding one does not pass), unless it marks a pass or
 # counts zero failures: "✓ error: '' -> ''", "0 failed", "Failures: 0".
 # An exception's or an error's line, not a sentence that starts with the word ("error that occurred when ...").
@@ -372,6 +376,25 @@ def script_writes(shell: list[Action], files: list[str]) -> list[int]:
     return out
 
 
+def moved_writes(actions: list[Action], files: list[str]) -> list[int]:
+    """Where the agent put a file it wrote over one of ``files``: ``sed ... > x.py.new && mv x.py.new x.py``,
+    ``cat > x.py.fixed << 'EOF'`` then ``cp x.py.fixed x.py`` (not a backup it copied back: it did not write that)."""
+    written: set[str] = set()  # the files the agent wrote, by name
+    out = []
+    for a in actions:
+        if a.op == "edit" and a.path:
+            written.add(a.path.rsplit("/", 1)[-1])
+        if a.op != "shell":
+            continue
+        for segment in SEGMENT.split(strip_heredocs(a.command)):
+            written |= {t.rsplit("/", 1)[-1] for t in shell_edits(segment)}
+            words = segment.split()
+            moved = len(words) == 3 and words[0] in ("cp", "mv") and words[1].rsplit("/", 1)[-1] in written
+            if moved and any(same_file(words[2], f) for f in files if f):
+                out.append(a.message_index)
+    return out
+
+
 class RunReader:
     """Reads what one transcript's runs printed; each method yields facts of one type, best first.
 
@@ -396,7 +419,7 @@ class RunReader:
         files = changed or [a.path or "" for a in fix_edits]
         self.fix_paths = files
         edits = [a for a in fix_edits if not changed or any(same_file(a.path or "", f) for f in changed)]
-        self.writes = set(script_writes(self.shell, files))
+        self.writes = set(script_writes(self.shell, files)) | set(moved_writes(actions, files))
         at = sorted({a.message_index for a in edits} | self.writes)
         self.fixes = set(at)  # the runs that wrote the fix: neither a reproduction nor a check
         self._outputs: dict[int, Output] = {}
@@ -420,11 +443,21 @@ class RunReader:
         """The edit replaces what the last failed run before it said the environment no longer has: that run's
         error is the environment's (a module missing, NumPy 2's removals) and names the text the edit took out."""
         removed = edit.old_text.replace("\\", "").strip()
-        failed = [b for b in self.shell if b.message_index < edit.message_index and self._errs(b)]
-        if len(removed) < 4 or "\n" in removed or not failed:
+        if len(removed) < 4 or "\n" in removed:
             return False
-        last = self._errs(failed[-1])[-1]
+        failed, at = self._failed_runs
+        before = bisect_left(at, edit.message_index)
+        if not before:
+            return False
+        last = self._errs(failed[before - 1])[-1]
         return _environment_error(last) and removed in last
+
+    @cached_property
+    def _failed_runs(self) -> tuple[list[Action], list[int]]:
+        """The shell runs that printed an error, in order, and their message indexes (read once: every edit asks
+        for the last one before it)."""
+        failed = [b for b in self.shell if self._errs(b)]
+        return failed, [b.message_index for b in failed]
 
     def _out(self, a: Action) -> Output:
         """What the action printed, read once (every finder asks again)."""
@@ -671,9 +704,14 @@ class RunReader:
         facts += [suite_facts[a.message_index] for a in [*widest[:1], *ranked[1:2]]]
         facts += self._verification({f.message_index - 1 for f in facts}, {norm_words(f.answer) for f in facts})
         facts += self._failing(suites, summaries, fix)
-        facts += self._suite_not_run(suites, summaries)
+        not_run = self._suite_not_run(suites, summaries)
+        # a suite that could not start on a module the agent installed afterwards: the environment, mended (the
+        # error reader's noise); why it verified otherwise only after what its checks printed
+        mended = [f for a, f in not_run if self._installed_after(a, self._errs(a))]
+        facts += [f for _, f in not_run if f not in mended]
         facts += [suite_facts[a.message_index] for a in ranked[1:]]
         facts += self._checks({f.message_index - 1 for f in facts}, {norm_words(f.answer) for f in facts})
+        facts += mended
         if not facts and fix >= 0:  # no suite, no verdict: what the last script run after the fix printed
             runs = [a for a in self._runs_after_fix() if not self._errs(a)]
             line = _value_line(self._out(runs[-1]).lines, self.task_words, self._as_written(runs[-1])) if runs else None
@@ -889,11 +927,11 @@ class RunReader:
                 out.append(Fact("test_result", ids[0], a.message_index + 1, question))
         return out
 
-    def _suite_not_run(self, suites: list[Action], summaries: dict[int, str | None]) -> list[Fact]:
+    def _suite_not_run(self, suites: list[Action], summaries: dict[int, str | None]) -> list[tuple[Action, Fact]]:
         """The last run of the project's suite (a test runner's command) that could not start (an
         error, no summary; not mended at once, ``_mended_at_once``) when no runner ran after it: why the
         agent verified otherwise, by its own scripts (a script of its own running unittest is no run
-        of the project's suite)."""
+        of the project's suite). With the run, to tell one that died on a module installed afterwards."""
         runners = [a for a in suites if runs_tests(a.command)]
         ran = [a.message_index for a in runners if summaries[a.message_index]]
         for a in reversed(runners):
@@ -902,9 +940,8 @@ class RunReader:
                 continue
             if any(i > a.message_index for i in ran):
                 return []
-            return [
-                Fact("test_result", clip(errs[-1], 160), a.message_index + 1, f"What did `{named(a.command)}` report?")
-            ]
+            question = f"What did `{named(a.command)}` report?"
+            return [(a, Fact("test_result", clip(errs[-1], 160), a.message_index + 1, question))]
         return []
 
     # -- errors seen --------------------------------------------------------------------------
@@ -1110,8 +1147,13 @@ class RunReader:
         script = script_run(a.command)
         if script is None or not self._own_run(a, script) or _environment_error(line) or self._shows_reported_error(a):
             return False
-        later = [i for i in self.replies if i > a.message_index]
-        return bool(later) and bool(OWN_FAULT.search(self.replies[min(later)]))
+        said = self._reply_at
+        nxt = bisect_right(said, a.message_index)
+        return nxt < len(said) and bool(OWN_FAULT.search(self.replies[said[nxt]]))
+
+    @cached_property
+    def _reply_at(self) -> list[int]:
+        return sorted(self.replies)
 
     def _runner_superseded(self, a: Action, line: str) -> bool:
         """A test runner that could not start (``No module named pytest``, Django's settings not set up) where a
@@ -1119,13 +1161,19 @@ class RunReader:
         test result). Not the agent's own script whose output is a suite's: the project's tests did not run."""
         if a.op != "shell" or not runs_tests(a.command) or not _harness_error(line):
             return False
-        return any(
-            b.message_index > a.message_index
-            and runs_tests(b.command)
+        return a.message_index < self._last_counted_run
+
+    @cached_property
+    def _last_counted_run(self) -> int:
+        """Where a test runner's run last counted tests (-1: never)."""
+        counted = [
+            b.message_index
+            for b in self.shell
+            if runs_tests(b.command)
             and suite_size(suite_summary(self._out(b).text) or "") > 0
             and not _harness_error(" ".join(self._errs(b)[-1:]))
-            for b in self.shell
-        )
+        ]
+        return max(counted, default=-1)
 
     def _abandoned(self, a: Action, line: str) -> bool:
         """A throwaway script's error the agent walked away from: a script of its own (one it wrote
@@ -1150,17 +1198,27 @@ class RunReader:
         project's code: the run showed its script's misuse of the code (a call it got wrong, a setup it left out),
         and the agent moved past it by changing the script. Not a script that digs into the error (``debug_x.py``)
         nor one whose run writes the fix (``update_impl.py``): the error was a finding."""
-        later = [b for b in self.actions if b.message_index > a.message_index]
-        step = [b for b in later if b.message_index == later[0].message_index] if later else []
+        at = self._action_at
+        start = bisect_right(at, a.message_index)
+        step = [b for b in self.actions[start:] if b.message_index == at[start]] if start < len(at) else []
         edits = [b for b in step if b.op == "edit" and b.ok and b.path]  # a heredoc's write comes with its command
-        fixing = {self._run_name(b) for b in self.shell if b.message_index in self.writes}
-        return bool(edits) and all(self._own_script_rewrite(b.path or "", fixing) for b in edits)
+        return bool(edits) and all(self._own_script_rewrite(b.path or "") for b in edits)
 
-    def _own_script_rewrite(self, path: str, fixing: set[str | None]) -> bool:
+    @cached_property
+    def _action_at(self) -> list[int]:
+        """Each action's message index, in the actions' order (they are read in message order)."""
+        return [b.message_index for b in self.actions]
+
+    @cached_property
+    def _fixing_scripts(self) -> set[str | None]:
+        """The scripts whose runs wrote the fix (``python update_impl.py``)."""
+        return {self._run_name(b) for b in self.shell if b.message_index in self.writes}
+
+    def _own_script_rewrite(self, path: str) -> bool:
         name = path.rsplit("/", 1)[-1]
         if name not in self.made or any(same_file(path, f) for f in self.fix_paths):
             return False
-        return not EXPLORATION_SCRIPT.search(name) and not any(same_file(name, f or "") for f in fixing)
+        return not EXPLORATION_SCRIPT.search(name) and not any(same_file(name, f or "") for f in self._fixing_scripts)
 
     def _raised_in(self, a: Action, line: str) -> str:
         """Where the project's code raised the error a run printed, when its answer does not say:

@@ -104,7 +104,8 @@ class CallBilling:
         # The transcript's list is a list, so its slice is one that later calls can grow.
         self._full_from = (history, at, past) if recorded and isinstance(past, list) else None
         if self._in_step and accepted and sent == full and _same_messages(working, past):
-            usage = full_usage = self._bill(self._sent_cache, working, sent, now)
+            # In step every request so far was the full history, billed: this one extends the last.
+            usage = full_usage = self._bill(self._sent_cache, working, sent, now, extends)
         else:
             if self._in_step:  # they part here: the full history's cache is as the strategy's was
                 assert self._sent_cache is not None  # in step only with caching on

@@ -18,15 +18,19 @@ dictionary look-up per message sent; the text of each message is hashed once.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Container, Sequence
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxbench.core import ModelSpec, StrategyContext
 from ctxbench.json_text import compact, compact_sorted, string_bytes
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import ROLES, Message, ToolCall, Transcript
 from ctxbench.transcripts.running import SeenPrefix
+
+if TYPE_CHECKING:
+    from _hashlib import HASH
 
 FORMAT = "ctxbench.contexts/1"
 FILE = "contexts.jsonl.gz"  # gzip, two members (results/store.py: gzip_lines)
@@ -49,6 +53,7 @@ def _string(value: Any) -> bytes:
 
 
 _ROLES = {role: _encode(role) for role in ROLES}
+_sha256 = hashlib.sha256
 
 
 def _tool_calls(calls: Sequence[ToolCall]) -> tuple[bytes, bytes]:
@@ -170,6 +175,57 @@ def _agree(a: list[str], i: int, b: list[str], j: int, limit: int, low: int = 1)
     return low
 
 
+def noted_runs(
+    refs: list[str], before: list[str], replaced: list[int], where: dict[str, int], absent: Container[str] = ()
+) -> list[str | list[int]]:
+    """``runs(refs, before, absent)`` when ``refs`` is ``before`` with at most the places
+    ``replaced`` changed (ascending, each below both lengths) and then cut or grown at its end, and
+    ``where`` is the place of each reference of ``before`` (each there once). A run that starts at
+    its own place goes on to the next place that changed, with nothing compared: a prompt of a
+    few hundred messages with one replaced costs a few steps, not slices of both lists."""
+    total, known = len(refs), len(before)
+    common = min(total, known)
+    changed = [i for i in replaced if refs[i] != before[i]]  # where refs and before differ, below ``common``
+    changed.append(common)
+    out: list[str | list[int]] = []
+    i = step = 0
+    while i < total:
+        ref = refs[i]
+        start = None if ref in absent else where.get(ref)
+        if start is None:
+            out.append(ref)
+            i += 1
+            continue
+        if start == i:  # its own place: before and refs agree from here to the next change
+            while changed[step] < i:
+                step += 1
+            length = changed[step] - i
+        else:
+            length = _agree(refs, i, before, start, min(total - i, known - start))
+        out.append([start, length])
+        i += length
+    return out
+
+
+def _moved(where: dict[str, int], before: list[str], refs: list[str], replaced: list[int]) -> dict[str, int] | None:
+    """``where`` (each reference of ``before`` at its place, each there once) made that of ``refs``,
+    which is ``before`` with the places ``replaced`` changed and its end cut or grown; None when
+    ``refs`` holds a reference twice."""
+    common = min(len(refs), len(before))
+    changed = [i for i in replaced if refs[i] != before[i]]
+    for i in changed:
+        del where[before[i]]
+    for i in range(common, len(before)):
+        del where[before[i]]
+    for i in changed:
+        if where.setdefault(refs[i], i) != i:
+            return None
+    for i in range(common, len(refs)):
+        if where.setdefault(refs[i], i) != i:
+            return None
+    return where
+
+
 def expand(items: list[Any], before: list[str]) -> list[str]:
     """The references ``runs`` said: the inverse of ``runs(refs, before)``."""
     refs: list[str] = []
@@ -198,44 +254,49 @@ class ContextRecorder:
         self._where: dict[str, int] | None = None  # the first place of each reference in _last, if known
         self._unsent: set[str] = set()  # references stored but not sent in any prompt yet
         self._arrived = 0  # transcript messages stored so far
-        self._encoded: dict[str, bytes] = {}  # a new entry's JSON (UTF-8), until its row is written
-        self.rows: list[dict[str, Any]] = [
-            {
-                "format": FORMAT,
-                "transcript": transcript.id,
-                "messages": len(transcript.messages),
-                "compaction": getattr(strategy, "compaction", "rewrite"),
-                "thresholds": strategy_thresholds(strategy, model),
-                "window": model.context_window,
-            }
-        ]
-        self._lines = [_ENCODE(self.rows[0]).encode() + b"\n"]  # the file's lines, UTF-8, in pieces
+        # The file's first line: what the file is, the setting's token levels.
+        self.header: dict[str, Any] = {
+            "format": FORMAT,
+            "transcript": transcript.id,
+            "messages": len(transcript.messages),
+            "compaction": getattr(strategy, "compaction", "rewrite"),
+            "thresholds": strategy_thresholds(strategy, model),
+            "window": model.context_window,
+        }
+        self._lines = [_ENCODE(self.header).encode() + b"\n"]  # the file's lines, UTF-8, in pieces
 
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
-        new: dict[str, dict[str, Any]] = {}
+        new: dict[str, bytes] = {}  # the references stored now, with their entries' JSON
         # The messages this prompt starts with, object for object, as the one sent before did have
         # its references; only the rest is looked up. Most prompts share a long start (a strategy
         # that only appended, as `none` always does: all of the one before, the same list grown,
         # known without comparing them).
         start, replaced = self._sent.compare(working)
         grown = start == len(self._last) > 0
-        if replaced is not None and not grown:
+        noted = replaced is not None and not grown
+        if noted:
+            assert replaced is not None  # ``noted`` says so
             # A note says which messages were replaced (DB-GPT's system prompt, every call, and
-            # the observation Layer 1 cut): the others keep the references sent, copied in C.
+            # the observation Layer 1 cut): the others keep the references sent, copied in C, and
+            # only the replaced and appended ones can be new (in order, as a scan would find them).
             known = min(len(self._last), len(working))
             refs: list[Any] = self._last[:known]
+            get = self._refs.get
             for i in replaced:
-                refs[i] = self._refs.get(id(working[i]))
-            refs += map(self._refs.get, map(id, working[known:]))
+                ref = get(id(working[i]))
+                refs[i] = ref if ref is not None else self._ref(working[i], new)
+            for message in working[known:]:
+                ref = get(id(message))
+                refs.append(ref if ref is not None else self._ref(message, new))
             offset = 0  # refs covers all of working
         else:
             rest = working[start:] if start else working
             refs = list(map(self._refs.get, map(id, rest)))  # in C: most were sent before
             offset = start
-        position = _find(refs, None, 0)
-        while position >= 0:  # the few new messages, found in C (usually the last ones)
-            refs[position] = self._ref(working[offset + position], new)
-            position = _find(refs, None, position + 1)
+            position = _find(refs, None, 0)
+            while position >= 0:  # the few new messages, found in C (usually the last ones)
+                refs[position] = self._ref(working[offset + position], new)
+                position = _find(refs, None, position + 1)
         upto = record["message_index"] + 1  # the history so far and this call's recorded reply
         sent_new = len(new)
         for i in range(self._arrived, min(upto, len(self.transcript.messages))):
@@ -253,15 +314,32 @@ class ContextRecorder:
                 refs = self._last[:offset] + refs
             # Stored by this call, or before and never sent (a recorded reply, sent from the next call
             # on): not in the prompt before, so said without a look-up. The first ``start`` are its.
-            said = runs(refs, self._last, new.keys() | unsent if unsent else new, start)
+            absent = new.keys() | unsent if unsent else new
+            said = self._noted(refs, replaced, absent) if replaced is not None and noted else None
+            if said is None:
+                said = runs(refs, self._last, absent, start)
+                self._where = None
             if unsent:  # those said as they are were sent now (the others are runs of the prompt before's)
                 unsent.difference_update([item for item in said if type(item) is str])
-            self._where = None
         if len(new) > sent_new:  # stored now and not in this prompt (its references were all known by then)
             unsent.update(islice(new, sent_new, None))
-        self._row({"call": record["call"], "refs": said, "new": new})
+        self._row(record["call"], said, new)
         self._last = refs
         self._sent.remember(working)
+
+    def _noted(self, refs: list[str], replaced: list[int], absent: Container[str]) -> list[str | list[int]] | None:
+        """``runs(refs, self._last, absent)`` for a prompt noted as the one before with the messages
+        at ``replaced`` swapped and more appended, from the first place of each reference sent
+        (``_where``, kept from call to call) when no reference is in that prompt twice; else None.
+        Leaves ``_where`` as the first places in ``refs`` (None when ``refs`` holds one twice)."""
+        before, where = self._last, self._where
+        if where is None:
+            where = dict(zip(reversed(before), range(len(before) - 1, -1, -1)))
+        if len(where) != len(before):  # a reference twice: compared instead
+            return None
+        said = noted_runs(refs, before, replaced, where, absent)
+        self._where = _moved(where, before, refs, replaced)
+        return said
 
     def _appended(self, tail: list[str]) -> list[str | list[int]] | None:
         """``runs(self._last + tail, self._last)`` when no reference of ``tail`` is in ``self._last``
@@ -279,18 +357,23 @@ class ContextRecorder:
         self._where = where
         return [[0, known], *tail]
 
-    def _row(self, row: dict[str, Any]) -> None:
-        """``row`` into ``rows`` and its line into the file's text, its new entries as encoded:
-        the line's pieces are kept as they are (an entry's text is copied once, by ``data``)."""
-        self.rows.append(row)
-        call, refs = _ENCODE(row["call"]).encode(), _ENCODE(row["refs"]).encode()
+    def _row(self, call: int | None, said: list[str | list[int]], new: dict[str, bytes]) -> None:
+        """The line of a row ``{"call": call, "refs": said, "new": {ref: entry, ...}}`` into the
+        file's text, its new entries as encoded: the line's pieces are kept as they are (an entry's
+        text is copied once, by ``data``). No row is kept as a dict (``rows`` reads them back)."""
         pieces = self._lines
-        pieces += (b'{"call": ', call, b', "refs": ', refs, b', "new": {')
-        pop, separator = self._encoded.pop, b'"'
-        for ref in row["new"]:
-            pieces += (separator, ref.encode(), b'": ', pop(ref))
+        pieces += (b'{"call": ', _ENCODE(call).encode(), b', "refs": ', _ENCODE(said).encode(), b', "new": {')
+        separator = b'"'
+        for ref, plain in new.items():
+            pieces += (separator, ref.encode(), b'": ', plain)
             separator = b', "'
         pieces.append(b"}}\n")
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The file's rows as dicts (its header first), read back from its text: a cell writes the
+        text and never reads these, so no entry is built as a dict while recording."""
+        return [json.loads(line) for line in self.data().splitlines()]
 
     def data(self) -> bytes:
         """The file's text in UTF-8: each row as ``json.dumps(row, ensure_ascii=False)`` writes it, a
@@ -301,32 +384,31 @@ class ContextRecorder:
         """``data()`` as text."""
         return self.data().decode("utf-8")
 
-    def _ref(self, message: Message, new: dict[str, dict[str, Any]]) -> str:
+    def _ref(self, message: Message, new: dict[str, bytes]) -> str:
         ref = self._refs.get(id(message))
         if ref is not None:  # the message is kept alive in _kept: its id is not reused
             return ref
-        entry, plain, hashed = self._entry(message)
-        ref = hashlib.sha256(hashed).hexdigest()[:16]
+        plain, hashed = self._entry(message)
+        ref = hashed.hexdigest()[:16]
         self._refs[id(message)] = ref
         self._kept.append(message)
         if ref not in self._stored:
             self._stored.add(ref)
-            new[ref] = entry
-            self._encoded[ref] = plain
+            new[ref] = plain
         return ref
 
-    def _entry(self, message: Message) -> tuple[dict[str, Any], bytes, bytes]:
-        """The message's entry, its JSON (``json.dumps(entry)``'s text: what ``data`` writes) and
-        its JSON with sorted keys (``json.dumps(entry, sort_keys=True)``'s: what its reference is
-        the hash of), in UTF-8, each value encoded once and the two put together piece by piece
+    def _entry(self, message: Message) -> tuple[bytes, HASH]:
+        """The JSON of the message's entry (``json.dumps(entry)``'s text: what ``data`` writes) and
+        the sha256 of its JSON with sorted keys (``json.dumps(entry, sort_keys=True)``'s: its
+        reference is that hash), in UTF-8, each value encoded once and the two put together piece by piece
         (a generic walk over the entry's keys, twice, was most of the recorder's time on a growing
-        prompt; the text's bytes are orjson's, used as they are for the hash and the file)."""
+        prompt; the text's bytes are orjson's, used as they are for the hash and the file). The
+        entry: role, index (a transcript message) or origin and same (a layer's copy of one: the
+        characters it shares with it), text, tool_calls, tool_call_id, name, meta, tokens."""
         role, content = message.role, message.content
-        entry: dict[str, Any] = {"role": role}
         index = self._index.get(id(message))
         text: str = content
         if index is not None and self.transcript.messages[index] is message:
-            entry["index"] = index
             where = b'"index": %d, ' % index  # an int of enumerate's: its text is its repr
             first, before, after = where, b"", b""  # the keys sorting first, before "role", between it and "text"
         else:
@@ -335,45 +417,43 @@ class ContextRecorder:
             if origin is not None and at is not None and self.transcript.messages[at] is origin:
                 same = shared_start(origin.content, content)
                 text = content[same:]
-                entry.update(origin=at, same=same)
                 first, before, after = b"", b'"origin": %d, ' % at, b'"same": %d, ' % same
                 where = before + after
             else:
                 where = first = before = after = b""
-        entry["text"] = text
         code_role = _ROLES.get(role) or _encode(role)
-        code_text = _string(text)
+        code_text = string_bytes(text)  # a message's content is a text
         plain = [b'{"role": ', code_role, b", ", where, b'"text": ', code_text]
         hashed_end = b""  # the keys that sort after "tokens"
         if message.tool_calls:
-            entry["tool_calls"] = [c.to_dict() for c in message.tool_calls]
             code_calls, sorted_calls = _tool_calls(message.tool_calls)
             plain += (b', "tool_calls": ', code_calls)
             hashed_end = b', "tool_calls": ' + sorted_calls
         if message.tool_call_id:
-            code = _string(entry.setdefault("tool_call_id", message.tool_call_id))
+            code = _string(message.tool_call_id)
             plain += (b', "tool_call_id": ', code)
             hashed_end = b', "tool_call_id": ' + code + hashed_end
         if message.name:
-            code = _string(entry.setdefault("name", message.name))
+            code = _string(message.name)
             plain += (b', "name": ', code)
             before = b'"name": ' + code + b", " + before
         meta = {k: message.metadata[k] for k in METADATA_KEPT if k in message.metadata} if message.metadata else None
         if meta:
-            entry["meta"] = meta
             plain += (b', "meta": ', _encode(meta))
             before = b'"meta": ' + _ENCODE_SORTED(meta).encode() + b", " + before
-        tokens = entry["tokens"] = self.counter.message(message)
+        tokens = self.counter.message(message)
         code_tokens = b"%d" % tokens if type(tokens) is int else _encode(tokens)
         plain += (b', "tokens": ', code_tokens, b"}")
-        hashed = [b"{", first, before, b'"role": ', code_role, b", ", after, b'"text": ', code_text]
-        hashed += (b', "tokens": ', code_tokens, hashed_end, b"}")
-        return entry, b"".join(plain), b"".join(hashed)
+        # Hashed in three parts: the text (most of the bytes) is not copied into one string first.
+        hashed = _sha256(b"".join((b"{", first, before, b'"role": ', code_role, b", ", after, b'"text": ')))
+        hashed.update(code_text)
+        hashed.update(b"".join((b', "tokens": ', code_tokens, hashed_end, b"}")))
+        return b"".join(plain), hashed
 
     def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
-        new: dict[str, dict[str, Any]] = {}
+        new: dict[str, bytes] = {}
         for i in range(self._arrived, len(self.transcript.messages)):  # messages after the last call
             self._ref(self.transcript.messages[i], new)
         self._arrived = len(self.transcript.messages)
         if new:
-            self._row({"call": None, "refs": [], "new": new})
+            self._row(None, [], new)

@@ -195,6 +195,8 @@ class PrefixCache:
         ``extends_last``: the caller knows ``messages`` starts with all of the previous request's
         (the full history, read from the recorded transcript), so that prefix is not compared."""
         rules = self.rules
+        if extends_last and self._extends_alone(now):
+            return self._extend_last(messages, prompt_tokens, sizes or functools.partial(map, size))
         # Without a time nothing expires (see ``_alive``).
         live = list(self._chains) if now is None else [c for c in self._chains if not _expired_all(c, now)]
         sizes = sizes or functools.partial(map, size)
@@ -266,6 +268,43 @@ class PrefixCache:
         chain.seen = self._request = (messages, len(messages))
         self._remember(chain, best, extended)
         return CacheUsage(cached, write, uncached, lost)
+
+    def _extends_alone(self, now: float | None) -> bool:
+        """Whether a request that extends the last one (``extends_last``) can only read all of it:
+        the last request is the one cached chain, of an automatic cache (OpenAI's rules, no reply
+        cached), whose one end is its whole length and never expires. The full history's cache is
+        so from its first call on (a request extending the whole of the last replaces it)."""
+        last, rules = self._last, self.rules
+        chains = self._chains
+        if (
+            last is None
+            or len(chains) != 1
+            or chains[0] is not last
+            or rules.provider == "anthropic"
+            or rules.cache_reply
+        ):
+            return False
+        ends = last.ends
+        return (now is None or rules.ttl_seconds is None) and len(ends) == 1 and ends.get(len(last.messages), 0) is None
+
+    def _extend_last(
+        self, messages: Sequence[Message], prompt_tokens: int, sizes: Callable[[Iterable[Message]], Iterable[int]]
+    ) -> CacheUsage:
+        """``request`` when ``_extends_alone``: what the general walk does with one chain that the
+        request extends (it reads the whole chain, loses nothing, writes nothing), with the chain
+        grown in place instead of a new one made of its lists."""
+        rules, chain = self.rules, self._last
+        assert chain is not None  # ``_extends_alone`` says so
+        kept = chain.messages
+        read = chain.tokens(len(kept), sizes)
+        new = messages[len(kept) :]  # a slice, not islice: skipping the kept part would touch every message
+        chain.total += sum(sizes(new))
+        kept.extend(new)
+        chain.ends = {len(messages): None}
+        chain.seen = self._request = (messages, len(messages))
+        served = read if rules.hit_rate >= 1.0 else int(read * rules.hit_rate)
+        cached = min(self._billable_read(served, prompt_tokens), prompt_tokens)
+        return CacheUsage(cached, 0, max(0, prompt_tokens - cached), 0)
 
     def _since_last(self, messages: Sequence[Message]) -> int | None:
         """How many messages this request starts with of the last one, when its list says so
