@@ -232,7 +232,7 @@ def reuse_cell(
     header = None
     if job.record_contexts:
         counted = job.counter.for_transcript(transcript)
-        header = ContextRecorder(transcript, counted, _levels_strategy(job), job.model).rows[0]
+        header = ContextRecorder(transcript, counted, _levels_strategy(job), job.model).header
     source = copy_cell(record, sharing, work, header)
     named = source.get("cell") if isinstance(source, dict) else None
     if not isinstance(named, dict) or [named.get(k) for k in ("transcript", "strategy", "model")] != [

@@ -9,7 +9,9 @@ every third round), CPU seconds and peak traced memory per size.
 message where it bit (a tool's output, a command and the edit's old text, the task) and prints CPU seconds
 and the growth from 50k to 100k (2 is linear, 4 quadratic); it exits 1 when a shape grows faster than 3x
 or takes over 2 s at 100k. Before the fix of 2026-12-06, 50,000 `<issue>` tags took 302 s, `ISSUE:` lines 90 s,
-50,000 `::` over 15 s, and deep JSON in a tool's output raised RecursionError.
+50,000 `::` over 15 s, and deep JSON in a tool's output raised RecursionError. Before the fix of 2026-12-07, at
+100k: 100,000 newlines in an output took 34 s (`\\s*` of a code-line regex run across lines), `\\"` in a command
+20 s, one 100,000-letter word of `Error` 2.3 s, 20,000 "I'll " in one sentence 40 s.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ HOSTILE = [
     ("Ran 1 test in 0.1s\n", "tool"), ("1 passed", "tool"), ("----", "command"), ("old_str", "command"),
     ("=== ", "command"), ("sed -i 's/a/b/' f.py && ", "command"), ("<write_to_file>", "assistant"),
     ("<a>", "assistant"), ("<<<<<<< SEARCH\n", "assistant"), ("Traceback (most recent call last):\n", "tool"),
+    ("\n", "tool"), ("\r\n", "tool"), (" ", "tool"), ("Error", "tool"), ('"\\', "command"), ("'", "command"),
+    ("I'll ", "assistant"), ("we should ", "assistant"), ("`", "assistant"),
 ]  # fmt: skip
 
 

@@ -140,6 +140,31 @@ def _fixed_by_a_script() -> list[Message]:
     ]
 
 
+def test_a_fix_written_to_another_file_and_moved_over_the_source_is_the_fix():
+    """mini-swe-agent on DeepSeek: `cat > x.py.fixed << 'EOF'` then `cp x.py.fixed x.py`, or `sed ... > x.py.new &&
+    mv x.py.new x.py`, writes the fix: the rerun after it checks it (a copied-back backup does not)."""
+    for write, move in (
+        (
+            "cat > src/hdr.py.fixed << 'EOF'\ndef parse(h):\n    raise HeaderError('empty header')\nEOF",
+            "cp src/hdr.py.fixed src/hdr.py",
+        ),
+        ("sed 's/return None/raise HeaderError/' src/hdr.py > src/hdr.py.new", "mv src/hdr.py.new src/hdr.py"),
+    ):
+        messages = _fixed_by_a_script()
+        messages[5:7] = [
+            _bash("c", write),
+            _out("c", ""),
+            _bash("c2", f"cp src/hdr.py src/hdr.py.orig && {move}"),
+            _out("c2", ""),
+        ]
+        assert _facts(messages, "reproduction") == [
+            ("header: empty result: None", "What did `python repro.py` print before the fix?")
+        ], write
+        assert _facts(messages, "test_result")[0][0] == "header: empty result: HeaderError('empty header')", write
+        restored = [*messages[:5], _bash("c", "cp src/hdr.py.orig src/hdr.py"), _out("c", ""), *messages[9:]]
+        assert not any("HeaderError('empty" in answer for answer, _ in _facts(restored, "test_result"))
+
+
 def test_a_fix_written_by_a_script_splits_the_reproduction_from_the_checks():
     messages = _fixed_by_a_script()
     # the line the fix changed, with the unchanged label line above it
@@ -418,10 +443,28 @@ def test_a_reproductions_telling_line_is_no_traceback_frame_or_object_address():
         Message("assistant", "Done."),
     ]
     assert [a for a, _ in _facts(messages, "reproduction")] == ["Handler 0: <StreamHandler <stderr> (NOTSET)>"]
+    # a temporary directory's random name (tempfile's) is no telling line either
+    messages[2] = _out("a", "Test directory: /tmp/tmpn_n85vaw\nFile permissions: 0o600")
+    assert [a for a, _ in _facts(messages, "reproduction")] == ["File permissions: 0o600"]
     from ctxbench.probes.runs import _value_line
 
     frame = ['File "/r/src/header.py", line 288, in parse', "Test 1: String content"]
     assert _value_line(frame, {"header", "parse"}, set()) == "Test 1: String content"
+
+
+def test_the_same_error_with_another_object_address_is_asked_once():
+    """Two runs of the agent's scripts print the task's error, each naming the object's address: one fact."""
+    error = "TypeError: <django.db.models.expressions.Exists object at 0x{}>"
+    messages = [
+        Message("user", TASK),
+        _bash("a", "python test_simple.py"),
+        _out("a", error.format("7dfb2a61dc90"), 1),
+        _bash("b", "python test_original.py"),
+        _out("b", error.format("7dfb91b4dc10"), 1),
+        Message("assistant", "Done."),
+    ]
+    answers = [p.answer for p in extract_probes(Transcript("t", messages)) if p.label in ("error", "reproduction")]
+    assert len(answers) == 1, answers
 
 
 def test_a_debugging_scripts_error_is_exploration():

@@ -52,7 +52,7 @@ INTERFACE = {
     "open", "goto", "scroll_up", "scroll_down", "create", "edit", "insert", "append", "search_dir", "search_file",
     "find_file", "submit", "decompile", "disassemble", "debug_start", "debug_add_breakpoint", "debug_continue",
     "debug_step", "debug_exec", "debug_stop", "connect_start", "connect_sendline", "connect_exec", "connect_stop",
-    "exit_forfeit", "filemap", "str_replace", "view", "undo_edit", "exit", "skip",
+    "exit_forfeit", "filemap", "str_replace", "view", "undo_edit", "exit", "skip", "set_cursors",
 }  # fmt: skip
 FAILED_EDIT = re.compile(
     r"^\s*(?:ERROR\b|Error:|<tool_use_error>)|No replacement was performed|"
@@ -62,9 +62,33 @@ OPEN_FILE = re.compile(r"\(Open file: ([^)\n]+)\)")
 FILE_HEADER = re.compile(r"^\[File: ([^\]\n]+?) \(\d+ lines total\)\]", re.MULTILINE)
 # A fenced block and its language tag: ```bash, mini-swe-agent's ```mswea_bash_command
 FENCE = re.compile(r"```[\w-]*\n(.*?)```", re.DOTALL)
+# SWE-agent's xml configs (XMLThoughtActionParser): the action is what the last <command> ... </command> holds.
+XML_COMMAND = re.compile(r"<command>(.*?)</command>", re.DOTALL)
 # A quoted word; `'it'\''s'` (a quote closed, an escaped quote, a quote reopened) is one word, not two quotes
 # with the `|` or `>` of a sed pattern between them.
 QUOTED = re.compile(r"'[^']*'(?:\\''[^']*')*|\"(?:\\.|[^\"\\])*\"")
+QUOTE_MARK = re.compile(r"['\"]")
+DOUBLE_BODY = re.compile(r"(?:\\.|[^\"\\])*")  # a double-quoted word's text, up to where it could close
+
+
+def mask_quoted(text: str, mask: str) -> str:
+    """``QUOTED.sub(mask, text)`` in linear time. Each character of a double-quoted word's text is read one way, so a
+    `"` left open (thousands of `\\"`) stops where any `"` inside it would: those are not tried again."""
+    parts, kept, at, open_until = [], 0, 0, -1
+    while (mark := QUOTE_MARK.search(text, at)) is not None:
+        start = mark.start()
+        found = QUOTED.match(text, start) if text[start] == "'" or start > open_until else None
+        if found is None:
+            if text[start] == '"' and start > open_until:
+                body = DOUBLE_BODY.match(text, start + 1)
+                open_until = body.end() if body else start
+            at = start + 1
+            continue
+        parts += [text[kept:start], mask]
+        kept = at = found.end()
+    return "".join(parts) + text[kept:]
+
+
 # Tools called in the text as XML (Cline, Roo Code, Kilo Code): "<execute_command><command>npm test</command>
 # </execute_command>", each parameter a tag of its own; the environment answers in the next user message.
 XML_TOOLS = (
@@ -147,7 +171,7 @@ def shell_edits(command: str) -> list[str]:
     """Files a shell command writes (``sed -i``, output redirection, ``tee``), spelled as in the
     command: that spelling is what a context holds and what a judge can find. Heredoc bodies are
     the written text, not more commands."""
-    plain = QUOTED.sub("Q", strip_heredocs(command))
+    plain = mask_quoted(strip_heredocs(command), "Q")
     out: list[str] = []
     for segment in SEGMENT.split(plain):
         try:
@@ -410,7 +434,11 @@ def observation_indices(transcript: Transcript) -> set[int]:
         i + 1
         for i, m in enumerate(messages[:-1])
         if m.role == "assistant"
-        and (FENCE.search(m.content) or next(delimited(m.content, XML_TOOL, closing_tag()), None))
+        and (
+            FENCE.search(m.content)
+            or XML_COMMAND.search(m.content)
+            or next(delimited(m.content, XML_TOOL, closing_tag()), None)
+        )
         and messages[i + 1].role == "user"
     }
 
@@ -437,7 +465,7 @@ def agent_actions(transcript: Transcript) -> list[Action]:
             called = xml_tool_calls(m.content)
             for name, args in called:
                 actions += _tool_call(i, name, args, results.get((i, None), ""), open_file)
-            blocks = [] if called else FENCE.findall(m.content)
+            blocks = [] if called else FENCE.findall(m.content) or XML_COMMAND.findall(m.content)
             if blocks:
                 actions += _text_action(i, blocks[-1], results.get((i, None), ""), open_file)
     return _applied_patches(actions)

@@ -462,8 +462,13 @@ def _candidates(transcript: Transcript, boilerplate: Boilerplate, texts: list[st
                 yield cand
 
 
+OBJECT_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+
+
 def _answer_key(cand: Candidate) -> str:
-    return " ".join(cand.answer.split()).casefold().rstrip(".!?")  # a sentence with or without its stop
+    """A sentence with or without its stop; an object's address aside (the same error printed by two runs names
+    two addresses: one fact)."""
+    return OBJECT_ADDRESS.sub("0x", " ".join(cand.answer.split())).casefold().rstrip(".!?")
 
 
 def _typed_candidates(

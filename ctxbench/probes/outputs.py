@@ -77,8 +77,10 @@ REPEATED_FAILURE = re.compile(r"^error: (?:aborting due to|could not compile) ")
 # the project.
 INSTALLED_CODE = re.compile(r'File "(?:<frozen [^>]*>|[^"]*/(?:(?:site|dist)-packages|lib/python\d[\d.]*)/[^"]*)"')
 FRAMED_MAX = 160  # an error is quoted whole up to this length (the probe's answer)
-# The message of an error line: what follows its type ("Error: ...", "TypeError: ...").
-MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.{12,})$")
+# The message of an error line: what follows its type ("Error: ...", "TypeError: ..."). The type is read from its
+# word's start (tried from each `Error` inside a 100,000-letter word, `\w*` ran to the word's end every time).
+ERROR_TYPE = r"\b(?=\w*(?:Error|Exception|Failure))\w++:"
+MESSAGE = re.compile(ERROR_TYPE + r"\s*(.{12,})$")
 # Warnings are noise unless nothing else went wrong.
 MAKE_RECIPE = re.compile(r"^\s*make(?:\[\d+\])?: \*\*\*")
 MAKE_LINE = re.compile(r"^\s*g?make(?:\[\d+\])?: ")

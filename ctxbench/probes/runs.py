@@ -13,9 +13,10 @@ from collections import Counter
 from collections.abc import Iterator
 from functools import cached_property
 
-from ctxbench.probes.actions import Action, same_file, shell_edits
+from ctxbench.probes.actions import SEGMENT, Action, same_file, shell_edits
 from ctxbench.probes.facts import Fact, clip, named, norm_words
 from ctxbench.probes.outputs import (
+    ERROR_TYPE,
     MAKE_RECIPE,
     NOT_FOUND,
     NOTHING_RAN,
@@ -33,6 +34,7 @@ from ctxbench.probes.shell import (
     is_test_file,
     runs_tests,
     script_run,
+    strip_heredocs,
     test_command,
     tool_run,
 )
@@ -44,7 +46,7 @@ INSTALL_FAILED = re.compile(
     r"timed out|No matching distribution|Could not find a version|^ERROR: (?!pip's dependency resolver)", re.M
 )
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
-ERROR_MESSAGE = re.compile(r"(?:Error|Exception|Failure)\w*:\s*(.+)$")
+ERROR_MESSAGE = re.compile(ERROR_TYPE + r"\s*(.+)$")
 VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expected|got|actual|mismatch|fail\w*)\b|!=")
 # An empty collection printed as a value ("handlers: []", "Errors: {}"): a value like None, not punctuation.
 EMPTY_VALUE = re.compile(r"(?<![\w\]\[({])(?:\[\]|\{\}|set\(\))(?![\w\[\](){}])")
@@ -63,8 +65,9 @@ CONTENT_FREE = re.compile(
     r"^(?:Traceback \(most recent call last\):|v\d+(?:\.\w+)+|\d+(?:\.\w+){2,}|\d+\.(?!\d+$)\w+"
     r"|\d+[:\t]\s.*|\s*\d+\s{2,}.*|File \"[^\"]+\", line \d+.*)$"
 )
-# An object's repr with its address: a different value every run, nothing to remember.
-ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
+# An object's repr with its address, or a temporary file's random name (tempfile's /tmp/tmpn_n85vaw): a different
+# value every run, nothing to remember.
+ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}|/tmp\w*/tmp[a-z0-9_]{8}\b")
 # A line that reports a failure (an output holding one does not pass), unless it marks a pass or
 # counts zero failures: "✓ error: '' -> ''", "0 failed", "Failures: 0".
 # An exception's or an error's line, not a sentence that starts with the word ("error that occurred when ...").
@@ -379,6 +382,25 @@ def script_writes(shell: list[Action], files: list[str]) -> list[int]:
     return out
 
 
+def moved_writes(actions: list[Action], files: list[str]) -> list[int]:
+    """Where the agent put a file it wrote over one of ``files``: ``sed ... > x.py.new && mv x.py.new x.py``,
+    ``cat > x.py.fixed << 'EOF'`` then ``cp x.py.fixed x.py`` (not a backup it copied back: it did not write that)."""
+    written: set[str] = set()  # the files the agent wrote, by name
+    out = []
+    for a in actions:
+        if a.op == "edit" and a.path:
+            written.add(a.path.rsplit("/", 1)[-1])
+        if a.op != "shell":
+            continue
+        for segment in SEGMENT.split(strip_heredocs(a.command)):
+            written |= {t.rsplit("/", 1)[-1] for t in shell_edits(segment)}
+            words = segment.split()
+            moved = len(words) == 3 and words[0] in ("cp", "mv") and words[1].rsplit("/", 1)[-1] in written
+            if moved and any(same_file(words[2], f) for f in files if f):
+                out.append(a.message_index)
+    return out
+
+
 class RunReader:
     """Reads what one transcript's runs printed; each method yields facts of one type, best first.
 
@@ -403,7 +425,7 @@ class RunReader:
         files = changed or [a.path or "" for a in fix_edits]
         self.fix_paths = files
         edits = [a for a in fix_edits if not changed or any(same_file(a.path or "", f) for f in changed)]
-        self.writes = set(script_writes(self.shell, files))
+        self.writes = set(script_writes(self.shell, files)) | set(moved_writes(actions, files))
         at = sorted({a.message_index for a in edits} | self.writes)
         self.fixes = set(at)  # the runs that wrote the fix: neither a reproduction nor a check
         self._outputs: dict[int, Output] = {}

@@ -161,8 +161,25 @@ SLIP = re.compile(
     r"\bindentation (?:issue|error|problem)\b|\bindented (?:wrong|incorrectly)\b",
     re.IGNORECASE,
 )
-# A line of code: an assignment, a call, a block or a definition (not a file listing or a table).
-CODE_LINE = re.compile(r"^.*(?:\w\s*=\s*\S|\w\(.*\)|[{};]\s*$|^\s*(?:def|return|if|for|while)\b).*$", re.MULTILINE)
+# A line of code: an assignment, a block or a definition, or a call (a `name(` with a `)` after it), not a file
+# listing or a table. Read a line at a time: a `\s*` run across lines was retried from every line's start, and
+# 50,000 blank lines took 6 s.
+CODE_MARK = re.compile(r"\w\s*=\s*\S|[{};]\s*$|^\s*(?:def|return|if|for|while)\b")
+CALL_OPEN = re.compile(r"\w\(")
+
+
+def code_lines(text: str, enough: int) -> int:
+    """How many of ``text``'s lines are code, counted up to ``enough`` (linear in the text's length)."""
+    count = 0
+    for line in text.split("\n"):
+        call = CALL_OPEN.search(line)
+        if CODE_MARK.search(line) or (call is not None and ")" in line[call.end() :]):
+            count += 1
+            if count >= enough:
+                break
+    return count
+
+
 # What code does, as an agent reads it off ("encrypts ... by multiplying", "seeds the generator", "calls").
 WORKINGS = re.compile(
     r"\b(?:calculat|comput|encrypt|decrypt|encod|decod|multipl|add(?:s|ed|ing)?\b|subtract|xor|shift|hash|seed|"
@@ -402,6 +419,10 @@ PLAIN_WORDS = {
 }  # fmt: skip
 
 
+# A "sentence" longer than this is a dump without a full stop (an answer is clipped to 300 characters anyway).
+STATEMENT_MAX = 1000
+
+
 class StatementReader:
     """Reads one transcript's statements once; each method yields facts of one type, best first.
     ``first_fix`` and ``last_fix``: the first and last edit of a source file the fix keeps;
@@ -469,6 +490,8 @@ class StatementReader:
                 joined = _with_next(text, said[k - 1], sentence)
                 contrast = joined != said[k - 1]
                 sentence = joined if contrast else sentence
+            if len(sentence) > STATEMENT_MAX:
+                continue  # no statement: the patterns below scan to its end from each modal ("I'll ... because")
             if label == "decision" and WAY_THEN_LIST.search(sentence):
                 way = _with_first_item(text, sentence)  # "I think the best approach is:\n1. Add an optional ..."
                 if way is not None and not UNDECIDED.search(sentence):
@@ -613,7 +636,7 @@ class StatementReader:
         first_user = next((i for i, m in enumerate(self.messages) if m.role == "user"), 0)
         for i in range(first_user + 2, min(end, len(self.messages) - 1) + 1):
             m, shown = self.messages[i], self.messages[i - 1]
-            if m.role != "assistant" or shown.role not in ("tool", "user") or len(CODE_LINE.findall(shown.content)) < 2:
+            if m.role != "assistant" or shown.role not in ("tool", "user") or code_lines(shown.content, 2) < 2:
                 continue  # code was shown, not a listing or a table
             shown_names = _code_names(shown.content)
             for sentence in (part for text in _prose(m) for s in sentences_of(text) for part in _glued(s)):

@@ -18,15 +18,19 @@ dictionary look-up per message sent; the text of each message is hashed once.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Container, Sequence
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxbench.core import ModelSpec, StrategyContext
 from ctxbench.json_text import compact, compact_sorted, string_bytes
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.transcripts.model import ROLES, Message, ToolCall, Transcript
 from ctxbench.transcripts.running import SeenPrefix
+
+if TYPE_CHECKING:
+    from _hashlib import HASH
 
 FORMAT = "ctxbench.contexts/1"
 FILE = "contexts.jsonl.gz"  # gzip, two members (results/store.py: gzip_lines)
@@ -49,6 +53,7 @@ def _string(value: Any) -> bytes:
 
 
 _ROLES = {role: _encode(role) for role in ROLES}
+_sha256 = hashlib.sha256
 
 
 def _tool_calls(calls: Sequence[ToolCall]) -> tuple[bytes, bytes]:
@@ -249,21 +254,19 @@ class ContextRecorder:
         self._where: dict[str, int] | None = None  # the first place of each reference in _last, if known
         self._unsent: set[str] = set()  # references stored but not sent in any prompt yet
         self._arrived = 0  # transcript messages stored so far
-        self._encoded: dict[str, bytes] = {}  # a new entry's JSON (UTF-8), until its row is written
-        self.rows: list[dict[str, Any]] = [
-            {
-                "format": FORMAT,
-                "transcript": transcript.id,
-                "messages": len(transcript.messages),
-                "compaction": getattr(strategy, "compaction", "rewrite"),
-                "thresholds": strategy_thresholds(strategy, model),
-                "window": model.context_window,
-            }
-        ]
-        self._lines = [_ENCODE(self.rows[0]).encode() + b"\n"]  # the file's lines, UTF-8, in pieces
+        # The file's first line: what the file is, the setting's token levels.
+        self.header: dict[str, Any] = {
+            "format": FORMAT,
+            "transcript": transcript.id,
+            "messages": len(transcript.messages),
+            "compaction": getattr(strategy, "compaction", "rewrite"),
+            "thresholds": strategy_thresholds(strategy, model),
+            "window": model.context_window,
+        }
+        self._lines = [_ENCODE(self.header).encode() + b"\n"]  # the file's lines, UTF-8, in pieces
 
     def on_call(self, record: dict[str, Any], working: Sequence[Message], ctx: StrategyContext) -> None:
-        new: dict[str, dict[str, Any]] = {}
+        new: dict[str, bytes] = {}  # the references stored now, with their entries' JSON
         # The messages this prompt starts with, object for object, as the one sent before did have
         # its references; only the rest is looked up. Most prompts share a long start (a strategy
         # that only appended, as `none` always does: all of the one before, the same list grown,
@@ -320,7 +323,7 @@ class ContextRecorder:
                 unsent.difference_update([item for item in said if type(item) is str])
         if len(new) > sent_new:  # stored now and not in this prompt (its references were all known by then)
             unsent.update(islice(new, sent_new, None))
-        self._row({"call": record["call"], "refs": said, "new": new})
+        self._row(record["call"], said, new)
         self._last = refs
         self._sent.remember(working)
 
@@ -354,18 +357,23 @@ class ContextRecorder:
         self._where = where
         return [[0, known], *tail]
 
-    def _row(self, row: dict[str, Any]) -> None:
-        """``row`` into ``rows`` and its line into the file's text, its new entries as encoded:
-        the line's pieces are kept as they are (an entry's text is copied once, by ``data``)."""
-        self.rows.append(row)
-        call, refs = _ENCODE(row["call"]).encode(), _ENCODE(row["refs"]).encode()
+    def _row(self, call: int | None, said: list[str | list[int]], new: dict[str, bytes]) -> None:
+        """The line of a row ``{"call": call, "refs": said, "new": {ref: entry, ...}}`` into the
+        file's text, its new entries as encoded: the line's pieces are kept as they are (an entry's
+        text is copied once, by ``data``). No row is kept as a dict (``rows`` reads them back)."""
         pieces = self._lines
-        pieces += (b'{"call": ', call, b', "refs": ', refs, b', "new": {')
-        pop, separator = self._encoded.pop, b'"'
-        for ref in row["new"]:
-            pieces += (separator, ref.encode(), b'": ', pop(ref))
+        pieces += (b'{"call": ', _ENCODE(call).encode(), b', "refs": ', _ENCODE(said).encode(), b', "new": {')
+        separator = b'"'
+        for ref, plain in new.items():
+            pieces += (separator, ref.encode(), b'": ', plain)
             separator = b', "'
         pieces.append(b"}}\n")
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The file's rows as dicts (its header first), read back from its text: a cell writes the
+        text and never reads these, so no entry is built as a dict while recording."""
+        return [json.loads(line) for line in self.data().splitlines()]
 
     def data(self) -> bytes:
         """The file's text in UTF-8: each row as ``json.dumps(row, ensure_ascii=False)`` writes it, a
@@ -376,32 +384,31 @@ class ContextRecorder:
         """``data()`` as text."""
         return self.data().decode("utf-8")
 
-    def _ref(self, message: Message, new: dict[str, dict[str, Any]]) -> str:
+    def _ref(self, message: Message, new: dict[str, bytes]) -> str:
         ref = self._refs.get(id(message))
         if ref is not None:  # the message is kept alive in _kept: its id is not reused
             return ref
-        entry, plain, hashed = self._entry(message)
-        ref = hashlib.sha256(hashed).hexdigest()[:16]
+        plain, hashed = self._entry(message)
+        ref = hashed.hexdigest()[:16]
         self._refs[id(message)] = ref
         self._kept.append(message)
         if ref not in self._stored:
             self._stored.add(ref)
-            new[ref] = entry
-            self._encoded[ref] = plain
+            new[ref] = plain
         return ref
 
-    def _entry(self, message: Message) -> tuple[dict[str, Any], bytes, bytes]:
-        """The message's entry, its JSON (``json.dumps(entry)``'s text: what ``data`` writes) and
-        its JSON with sorted keys (``json.dumps(entry, sort_keys=True)``'s: what its reference is
-        the hash of), in UTF-8, each value encoded once and the two put together piece by piece
+    def _entry(self, message: Message) -> tuple[bytes, HASH]:
+        """The JSON of the message's entry (``json.dumps(entry)``'s text: what ``data`` writes) and
+        the sha256 of its JSON with sorted keys (``json.dumps(entry, sort_keys=True)``'s: its
+        reference is that hash), in UTF-8, each value encoded once and the two put together piece by piece
         (a generic walk over the entry's keys, twice, was most of the recorder's time on a growing
-        prompt; the text's bytes are orjson's, used as they are for the hash and the file)."""
+        prompt; the text's bytes are orjson's, used as they are for the hash and the file). The
+        entry: role, index (a transcript message) or origin and same (a layer's copy of one: the
+        characters it shares with it), text, tool_calls, tool_call_id, name, meta, tokens."""
         role, content = message.role, message.content
-        entry: dict[str, Any] = {"role": role}
         index = self._index.get(id(message))
         text: str = content
         if index is not None and self.transcript.messages[index] is message:
-            entry["index"] = index
             where = b'"index": %d, ' % index  # an int of enumerate's: its text is its repr
             first, before, after = where, b"", b""  # the keys sorting first, before "role", between it and "text"
         else:
@@ -410,45 +417,43 @@ class ContextRecorder:
             if origin is not None and at is not None and self.transcript.messages[at] is origin:
                 same = shared_start(origin.content, content)
                 text = content[same:]
-                entry.update(origin=at, same=same)
                 first, before, after = b"", b'"origin": %d, ' % at, b'"same": %d, ' % same
                 where = before + after
             else:
                 where = first = before = after = b""
-        entry["text"] = text
         code_role = _ROLES.get(role) or _encode(role)
-        code_text = _string(text)
+        code_text = string_bytes(text)  # a message's content is a text
         plain = [b'{"role": ', code_role, b", ", where, b'"text": ', code_text]
         hashed_end = b""  # the keys that sort after "tokens"
         if message.tool_calls:
-            entry["tool_calls"] = [c.to_dict() for c in message.tool_calls]
             code_calls, sorted_calls = _tool_calls(message.tool_calls)
             plain += (b', "tool_calls": ', code_calls)
             hashed_end = b', "tool_calls": ' + sorted_calls
         if message.tool_call_id:
-            code = _string(entry.setdefault("tool_call_id", message.tool_call_id))
+            code = _string(message.tool_call_id)
             plain += (b', "tool_call_id": ', code)
             hashed_end = b', "tool_call_id": ' + code + hashed_end
         if message.name:
-            code = _string(entry.setdefault("name", message.name))
+            code = _string(message.name)
             plain += (b', "name": ', code)
             before = b'"name": ' + code + b", " + before
         meta = {k: message.metadata[k] for k in METADATA_KEPT if k in message.metadata} if message.metadata else None
         if meta:
-            entry["meta"] = meta
             plain += (b', "meta": ', _encode(meta))
             before = b'"meta": ' + _ENCODE_SORTED(meta).encode() + b", " + before
-        tokens = entry["tokens"] = self.counter.message(message)
+        tokens = self.counter.message(message)
         code_tokens = b"%d" % tokens if type(tokens) is int else _encode(tokens)
         plain += (b', "tokens": ', code_tokens, b"}")
-        hashed = [b"{", first, before, b'"role": ', code_role, b", ", after, b'"text": ', code_text]
-        hashed += (b', "tokens": ', code_tokens, hashed_end, b"}")
-        return entry, b"".join(plain), b"".join(hashed)
+        # Hashed in three parts: the text (most of the bytes) is not copied into one string first.
+        hashed = _sha256(b"".join((b"{", first, before, b'"role": ', code_role, b", ", after, b'"text": ')))
+        hashed.update(code_text)
+        hashed.update(b"".join((b', "tokens": ', code_tokens, hashed_end, b"}")))
+        return b"".join(plain), hashed
 
     def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
-        new: dict[str, dict[str, Any]] = {}
+        new: dict[str, bytes] = {}
         for i in range(self._arrived, len(self.transcript.messages)):  # messages after the last call
             self._ref(self.transcript.messages[i], new)
         self._arrived = len(self.transcript.messages)
         if new:
-            self._row({"call": None, "refs": [], "new": new})
+            self._row(None, [], new)

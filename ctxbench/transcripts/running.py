@@ -153,7 +153,8 @@ class RunningSum:
         if changed is None:
             changed = noted_changes(self._given, self._given_len, messages)
         self._given, self._given_len = messages, len(messages)
-        changed = cut_dropped_runs(seen, messages, self._cut, changed)
+        if changed is None or len(changed) > REPLACED_LIMIT:  # few known changes: nothing to cut
+            changed = cut_dropped_runs(seen, messages, self._cut, changed)
         if len(changed) > REPLACED_LIMIT:
             first = changed[0]
             del seen[first:], values[first:]
