@@ -126,6 +126,27 @@ def test_classic_swe_agent_edits_the_open_file_and_submits():
     assert not any(label == "command" for label, _ in by)
 
 
+def test_swe_agent_xml_command_and_cursor_edit_are_read():
+    """SWE-agent's xml configs wrap the action in <command> tags; its cursor tools' `edit` names no
+    lines (it replaces the lines between the cursors set with `set_cursors`) and edits the open file."""
+    messages = [
+        Message("system", "SETTING: interface"),
+        Message("user", "ISSUE:\nTimeDelta loses precision\n(Open file: n/a)"),
+        Message("assistant", "Open it.\n<command>\nopen src/fields.py 10\n</command>"),
+        Message("user", "[File: /repo/src/fields.py (100 lines total)]\n(Open file: /repo/src/fields.py)\nbash-$"),
+        Message("assistant", "Select line 10.\n<command>\nset_cursors 10 10\n</command>"),
+        Message("user", "START_CURSOR moved to 10\n(Open file: /repo/src/fields.py)"),
+        Message("assistant", "Fix.\n<command>\nedit\n        return int(round(x))\nend_of_edit\n</command>"),
+        Message("user", "File updated.\n(Open file: /repo/src/fields.py)"),
+        Message("assistant", "<command>\nsubmit\n</command>"),
+    ]
+    got = extract_candidates(Transcript("t", messages, source={"format": "swe-agent"}))
+    by = {(c.label, c.answer) for c in got}
+    assert ("file_changed", "/repo/src/fields.py") in by
+    assert ("change", "return int(round(x))") in by
+    assert not any(label == "command" for label, _ in by)
+
+
 def test_boilerplate_recurring_across_runs_is_not_a_user_constraint():
     def run(i: int, ask: str) -> Transcript:
         return Transcript(

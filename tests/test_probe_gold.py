@@ -43,7 +43,7 @@ def test_needed_fact_recall_on_the_dev_part(shared_transcripts):
 def test_informative_precision_and_every_probe_labelled(shared_transcripts):
     """Every probe the extractor selects carries a verdict (a changed extractor gets relabelled),
     and the informative share does not fall below what was measured."""
-    for part, floor in (("dev", 0.933), ("untuned", 0.855)):
+    for part, floor in (("dev", 0.933), ("untuned", 0.860)):
         score = score_folder(GOLD, shared_transcripts, part)
         assert not score.unlabelled, (part, score.unlabelled)
         assert score.precision() >= floor, (part, score.table())

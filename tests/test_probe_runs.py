@@ -1749,3 +1749,25 @@ def test_a_suite_that_could_not_start_on_a_module_the_agent_then_installed_is_as
     assert mended[-1].endswith("No module named 'sqlparse'")
     kept = [a for a, _ in _facts([*runner, *check], "test_result")]
     assert kept[0].endswith("No module named 'sqlparse'")
+
+
+def test_an_inline_checks_verdict_that_names_nothing_is_not_asked():
+    """`python -c "..."` printing only "Test passed!": neither the question (inline code, shown as `...`) nor the
+    answer names what was checked (the rubric's trivial kind), so a script's verdict naming the case is asked.
+    An inline check's verdict that names the case keeps its place."""
+    inline = (
+        "cd /testbed && python -c \"\nfrom hdr import parse\nassert parse(b'') is not None\nprint('Test passed!')\n\""
+    )
+    messages = [
+        Message("user", TASK),
+        *_edit("d"),
+        _bash("c", "cat > verify_hdr.py << 'EOF'\nparse(b'')\nEOF\npython verify_hdr.py"),
+        _out("c", "SUCCESS: parse() rejects an empty header"),
+        _bash("e", inline),
+        _out("e", "Test passed!"),
+    ]
+    answers = [a for a, _ in _facts(messages, "test_result")]
+    assert answers[0] == "SUCCESS: parse() rejects an empty header"
+    assert "Test passed!" not in answers
+    named = [*messages[:-1], _out("e", "Test passed: parse(b'') raises HeaderError")]
+    assert [a for a, _ in _facts(named, "test_result")][0] == "Test passed: parse(b'') raises HeaderError"

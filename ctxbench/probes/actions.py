@@ -52,7 +52,7 @@ INTERFACE = {
     "open", "goto", "scroll_up", "scroll_down", "create", "edit", "insert", "append", "search_dir", "search_file",
     "find_file", "submit", "decompile", "disassemble", "debug_start", "debug_add_breakpoint", "debug_continue",
     "debug_step", "debug_exec", "debug_stop", "connect_start", "connect_sendline", "connect_exec", "connect_stop",
-    "exit_forfeit", "filemap", "str_replace", "view", "undo_edit", "exit", "skip",
+    "exit_forfeit", "filemap", "str_replace", "view", "undo_edit", "exit", "skip", "set_cursors",
 }  # fmt: skip
 FAILED_EDIT = re.compile(
     r"^\s*(?:ERROR\b|Error:|<tool_use_error>)|No replacement was performed|"
@@ -62,6 +62,8 @@ OPEN_FILE = re.compile(r"\(Open file: ([^)\n]+)\)")
 FILE_HEADER = re.compile(r"^\[File: ([^\]\n]+?) \(\d+ lines total\)\]", re.MULTILINE)
 # A fenced block and its language tag: ```bash, mini-swe-agent's ```mswea_bash_command
 FENCE = re.compile(r"```[\w-]*\n(.*?)```", re.DOTALL)
+# SWE-agent's xml configs (XMLThoughtActionParser): the action is what the last <command> ... </command> holds.
+XML_COMMAND = re.compile(r"<command>(.*?)</command>", re.DOTALL)
 # A quoted word; `'it'\''s'` (a quote closed, an escaped quote, a quote reopened) is one word, not two quotes
 # with the `|` or `>` of a sed pattern between them.
 QUOTED = re.compile(r"'[^']*'(?:\\''[^']*')*|\"(?:\\.|[^\"\\])*\"")
@@ -432,7 +434,11 @@ def observation_indices(transcript: Transcript) -> set[int]:
         i + 1
         for i, m in enumerate(messages[:-1])
         if m.role == "assistant"
-        and (FENCE.search(m.content) or next(delimited(m.content, XML_TOOL, closing_tag()), None))
+        and (
+            FENCE.search(m.content)
+            or XML_COMMAND.search(m.content)
+            or next(delimited(m.content, XML_TOOL, closing_tag()), None)
+        )
         and messages[i + 1].role == "user"
     }
 
@@ -459,7 +465,7 @@ def agent_actions(transcript: Transcript) -> list[Action]:
             called = xml_tool_calls(m.content)
             for name, args in called:
                 actions += _tool_call(i, name, args, results.get((i, None), ""), open_file)
-            blocks = [] if called else FENCE.findall(m.content)
+            blocks = [] if called else FENCE.findall(m.content) or XML_COMMAND.findall(m.content)
             if blocks:
                 actions += _text_action(i, blocks[-1], results.get((i, None), ""), open_file)
     return _applied_patches(actions)

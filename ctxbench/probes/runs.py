@@ -190,6 +190,12 @@ READS_SOURCE = re.compile(
 )
 # One case's line: a quoted input and what came of it ("OK: 'user.1@x' -> ASCII: PASS", "'1e3' => 1000.0").
 CASE_RESULT = re.compile(r"""(?:'[^']*'|"[^"]*")\s*(?:->|=>|→)""")
+# A verdict that names nothing it checked ("Test passed!", "=== All checks passed! ===", "Success!").
+NAMES_NOTHING = re.compile(
+    r"[\W_]*(?:(?:all|the|tests?|checks?|pass(?:ed|es)?|success(?:ful(?:ly)?)?|ok|done|fixed|works?|completed?|"
+    r"verified)[\W_]*)+",
+    re.IGNORECASE,
+)
 CASE_FIXED = re.compile(r"\b(?:fixed|resolved)\b", re.IGNORECASE)  # a case's line that says the bug is gone
 
 
@@ -804,7 +810,9 @@ class RunReader:
 
     def _verification(self, exclude: set[int], said: set[str]) -> list[Fact]:
         """The verdict of the last run of the agent's own verification script after the fix: first one whose
-        same script reported a failure at an earlier run (what the fix made pass), else the last."""
+        same script reported a failure at an earlier run (what the fix made pass), else the last. Not inline code's
+        verdict that names nothing ("Test passed!"): neither it nor its question (inline code, shown as `...`) says
+        what was checked (the rubric's trivial kind; asking it last instead left it asked, where slots were free)."""
         runs = [a for a in self._runs_after_fix() if a.message_index not in exclude]
         for a in sorted(runs, key=lambda a: (self._failed_earlier(a) is None, -a.message_index)):
             out = self._out(a)
@@ -815,6 +823,8 @@ class RunReader:
             if verdicts:
                 question = f"What did `{named(a.command)}` print after the change?"
                 verdict = clip(self._best_verdict(verdicts, said, self._old_lines(a)), 160)
+                if self._run_name(a) == "-" and NAMES_NOTHING.fullmatch(verdict):
+                    continue
                 return [Fact("test_result", verdict, a.message_index + 1, question)]
         return []
 
