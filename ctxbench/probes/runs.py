@@ -126,8 +126,6 @@ SETUP_ERROR = re.compile(
     r"type object '(?:Mock|Fake|Dummy|Stub)\w*' has no attribute|No such device or address: '/dev/tty'"
 )
 CHANGED_MAX = 150  # a changed line longer than this is quoted around its change
-# A script named as the reproduction (reproduce_issue.py, repro.py, reproduce_bug.py): the run the agent meant to
-# show the bug, before its other scripts that ran as cleanly.
 # The agent putting an error on its own test or script: "There's a bug in my test.", "So my test might be wrong.",
 # "Let me fix the test script:", "I need to fix the test script.", "Let me simplify the test to avoid ...".
 OWN_FAULT = re.compile(
@@ -136,6 +134,8 @@ OWN_FAULT = re.compile(
     r"(?:fix|correct|simplify|adjust) (?:the|my) (?:test|script)(?: script)?\b)",
     re.IGNORECASE,
 )
+# A script named as the reproduction (reproduce_issue.py, repro.py, reproduce_bug.py): the run the agent meant to
+# show the bug, before its other scripts that ran as cleanly.
 REPRO_NAME = re.compile(r"(?:^|[/_.-])repro(?:duce|duction)?\w*\.\w+$", re.I)
 # Scripts named for looking around (debug_x.py, explore.py, inspect_y.py, examine_z.py): their errors are exploration.
 EXPLORATION_SCRIPT = re.compile(

@@ -49,7 +49,7 @@ ROOT_CAUSE = re.compile(
 CONSEQUENCE = (
     r"(?:truncat\w*|fail\w*|los(?:e|es|ing|t)|drop(?:s|ped|ping)?|break(?:s|ing)?|ignor\w*|skip\w*|discard\w*|"
     r"overwrit\w*|crash\w*|rais(?:e|es|ing)|caus(?:e|es|ing)|lead(?:s|ing)? to|result(?:s|ing)? in|wrong\w*|"
-    r"incorrect\w*|does ?n[o']t work|does not work)"
+    r"incorrect\w*|does ?n[o']t work)"
 )
 # What the current code does, with what that leads to ("The current implementation uses integer division, which
 # truncates the decimal part", "But the current code accepts lists and creates MultiValue, which then fails when
