@@ -2119,3 +2119,37 @@ def test_the_explanation_is_read_from_the_first_try_of_an_edit_the_editor_refuse
     ]
     causes = _causes(messages)
     assert [at for at, _ in causes] == [1] and "only divides by `base_unit`" in causes[0][1], causes
+
+
+def test_a_way_chosen_by_following_existing_code_for_consistency_is_a_decision():
+    """mini-swe-agent DeepSeek picks between two working ways by the precedent in the code base: "Since
+    `CheckboxSelectMultiple` uses empty string `''`, let me follow that pattern for consistency." (a tune-half
+    non-gold run). "let me" is no modal REASONED reads; following a pattern to look at something is no way chosen."""
+    decided = ["Since `CheckboxSelectMultiple` uses empty string `''`, let me follow that pattern for consistency."]
+    not_decided = ["Let me follow the pattern in `CheckboxSelectMultiple` to see how it renders labels."]
+    for said in decided + not_decided:
+        messages = [
+            Message(
+                "user",
+                "<pr_description>\nLabel for ReadOnlyPasswordHashWidget points to non-labelable element\n"
+                "</pr_description>",
+            ),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _edit(
+                "e",
+                "/r/django/contrib/auth/forms.py",
+                "    read_only = True\n",
+                "    read_only = True\n\n    def id_for_label(self, id_):\n        return ''\n",
+            ),
+            Message("tool", "The file /r/django/contrib/auth/forms.py has been edited.", tool_call_id="e"),
+            # submitted as a diff: the precedent names code the fix copies, not code it touches
+            _bash("d", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff", "Now let me submit:"),
+            _out(
+                "d",
+                "diff --git a/django/contrib/auth/forms.py b/django/contrib/auth/forms.py\n"
+                "+    def id_for_label(self, id_):\n+        return ''",
+            ),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([said] if said in decided else []), (said, got)

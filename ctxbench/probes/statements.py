@@ -248,6 +248,12 @@ LOOK_VERB = (
     r"(?:also |first |still |just )?(?:be careful|be sure|make sure|check|verify|test|see|look|consider|think|"
     r"search|find|locate|open|run|explore|examine|inspect|read)\b"
 )
+# A way taken from the code's precedent ("let me follow that pattern for consistency"): "let me" is a plan
+# only with that reason, else it leads in to a step. It names the code it copies, not code the fix touches.
+PRECEDENT = (
+    r"\blet me (?:follow|mirror|match|reuse) (?:that|this|the same|its|their) (?:pattern|convention|approach|style)\b"
+    r"[^.!?]*\bfor consistency\b"
+)
 # What the agent will do, with why ("But we should also fix `get_choices` for consistency", "`json_key` should
 # be computed before the try block since it's needed for the error message"): its own modal or a prescription
 # for the code ("should be <done>"), not a prediction ("this should work since ..."), then a reason.
@@ -257,7 +263,8 @@ REASONED = (
     r"[^.!?]*\b(?:since|because|for (?:consistency|completeness|safety|simplicity|clarity|robustness)|so that|"
     r"to avoid)\b|"
     # the fix widened, with what for ("we should also fix `write_OBvalue` ... to handle MultiValue")
-    r"\b(?:i|we) (?:should|will|need to|must) also (?!" + LOOK_VERB + r")\w+\b[^.!?]*\bto (?:handle|support|cover)\b"
+    r"\b(?:i|we) (?:should|will|need to|must) also (?!" + LOOK_VERB + r")\w+\b[^.!?]*\bto (?:handle|support|cover)\b|"
+    + PRECEDENT
 )
 REASONED_ONLY = re.compile(REASONED, re.IGNORECASE)
 # A conclusion drawn into what to do, naming the code ("So we should expand `~` in `_cache_normalize_path`:";
@@ -351,7 +358,8 @@ OPEN_ALTERNATIVE = re.compile(r"^or\b", re.IGNORECASE)
 # A decision against a way or to leave code as it is: it names code the fix does not touch by design.
 LEFT_ALONE = re.compile(
     "|".join((NOT_DOING, KEPT, SCOPED, KEPT_AS_IS, COSTLY, GIVEN_UP))
-    + r"|\b(?:stick with|abandon\w*|revert\w*|undo|too (?:complex|complicated|risky|hacky))\b",
+    + r"|\b(?:stick with|abandon\w*|revert\w*|undo|too (?:complex|complicated|risky|hacky))\b|"
+    + PRECEDENT,
     re.IGNORECASE,
 )
 # How many of its own decisions an agent working alone is asked: a third is often the way the fix goes,
