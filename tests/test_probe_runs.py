@@ -1794,3 +1794,18 @@ def test_an_inline_checks_verdict_that_names_nothing_is_not_asked():
     assert "Test passed!" not in answers
     named = [*messages[:-1], _out("e", "Test passed: parse(b'') raises HeaderError")]
     assert [a for a, _ in _facts(named, "test_result")][0] == "Test passed: parse(b'') raises HeaderError"
+
+
+def test_a_scripts_all_passed_is_its_verdict_not_one_of_its_marked_cases():
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    cases = "✓ PASS: empty header raises HeaderError\n✓ PASS: parse of a header with a value\n✅ All tests passed!"
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="b"),
+        _bash("c", "python check_header.py"),
+        _out("c", cases),
+        Message("assistant", "Done."),
+    ]
+    answers = [a for a, _ in _facts(messages, "test_result")]
+    assert "✅ All tests passed!" in answers and "✓ PASS: empty header raises HeaderError" not in answers

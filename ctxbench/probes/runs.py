@@ -190,6 +190,9 @@ READS_SOURCE = re.compile(
 )
 # One case's line: a quoted input and what came of it ("OK: 'user.1@x' -> ASCII: PASS", "'1e3' => 1000.0").
 CASE_RESULT = re.compile(r"""(?:'[^']*'|"[^"]*")\s*(?:->|=>|→)""")
+# A case's mark and label ahead of its name ("✓ PASS: Latin-1 with Unicode arrow"): several lines with the same head are
+# a script's cases, and its "All tests passed!" the run's verdict.
+CASE_HEAD = re.compile(r"^[^\w\s]*\s*[A-Za-z]+:")
 # A verdict that names nothing it checked ("Test passed!", "=== All checks passed! ===", "Success!").
 NAMES_NOTHING = re.compile(
     r"[\W_]*(?:(?:all|the|tests?|checks?|pass(?:ed|es)?|success(?:ful(?:ly)?)?|ok|done|fixed|works?|completed?|"
@@ -800,11 +803,16 @@ class RunReader:
         lines = [ln for ln in lines if ln.strip() not in old] or lines
         lines = [ln for ln in lines if norm_words(clip(ln, 160)) not in said] or lines
 
-        def rank(line: str) -> tuple[bool, bool, int, bool]:
+        heads = Counter(h.group(0) for ln in lines if (h := CASE_HEAD.match(ln.strip())))
+
+        def rank(line: str) -> tuple[bool, bool, bool, int, bool]:
             words = set(re.findall(r"\w+", line.lower()))
             overall = bool(VERDICT_WORD.search(line))
             case = bool(CASE_RESULT.search(line))  # one input's result ("'a.b@c' -> ASCII: PASS"), not the run's
-            return overall, not case, len(words & self.task_words), bool(re.search(r"\ball\b", line, re.I))
+            head = CASE_HEAD.match(line.strip())
+            series = head is not None and heads[head.group(0)] > 1  # "✓ PASS: <case>" one of several
+            everything = bool(re.search(r"\ball\b", line, re.I))
+            return overall, not case, everything or not series, len(words & self.task_words), everything
 
         return max(reversed(lines), key=rank)
 
