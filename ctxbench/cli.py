@@ -84,13 +84,11 @@ def _usage() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
-        print(_usage())
-        return 0
+        return _print(_usage())
     if args[0] in ("-V", "--version"):
         from ctxbench import __version__
 
-        print(f"ctxbench {__version__}")
-        return 0
+        return _print(f"ctxbench {__version__}")
     name, rest = args[0], args[1:]
     if name not in COMMANDS:
         print(f"ctxbench: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
@@ -112,8 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         if isinstance(exc, BrokenPipeError) or exc.errno not in _PLACE_ERRNOS:
             if isinstance(exc, BrokenPipeError):  # the reader went away (`ctxbench ls | head`): not an error
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-                return 0
+                return _reader_gone()
             return _internal_error(name)
         from ctxbench.atomic import reason
 
@@ -133,6 +130,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _internal_error(name)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _print(text: str) -> int:
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # `ctxbench --help | head -3`
+        return _reader_gone()
+    return 0
+
+
+def _reader_gone() -> int:
+    # Python flushes stdout again at exit and would print "Exception ignored ... BrokenPipeError": point it at null.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
 
 
 def _internal_error(name: str) -> int:

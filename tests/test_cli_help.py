@@ -1,6 +1,7 @@
 """Every command's --help: exit 0, plain text (no RST ``markup``, no literal %%), a description
 that is a whole sentence, and report --title with help (issue 18.7)."""
 
+import os
 import re
 import subprocess
 
@@ -27,3 +28,17 @@ def test_run_help_and_top_level_usage_name_the_exit_codes():
     assert "Exit codes: 0 done, 1 check failed (regression), 2 bad usage/config/input, 3 internal error" in top
     run = subprocess.run([*CTXBENCH, "run", "--help"], capture_output=True, text=True)
     assert run.returncode == 0 and "ctxbench run" in run.stdout
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["ls", "strategies"]])
+def test_a_reader_that_went_away_is_no_error(args):
+    # `ctxbench --help | head -3`: the pipe's reader closes before ctxbench writes. Closed here before the start,
+    # so every write meets EPIPE.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        out = subprocess.run([*CTXBENCH, *args], stdout=write_end, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(write_end)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr, out.stderr

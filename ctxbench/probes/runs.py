@@ -928,14 +928,43 @@ class RunReader:
         last run after it when that one still does."""
         ran = [a for a in suites if summaries[a.message_index] or failing_tests(self._out(a).text)]
         first = next((a for a in ran if 0 <= a.message_index < fix and failing_tests(self._out(a).text)), None)
-        last = [a for a in ran if a.message_index >= fix][-1:]
+        after = [a for a in ran if a.message_index >= fix]
+        last = after[-1:]
         out = []
         for a, when in ((first, "before"), (last[0] if last else None, "after")):
             ids = failing_tests(self._out(a).text) if a is not None else []
             if a is not None and ids:
                 question = f"Which test failed when the agent ran `{named(a.command)}` {when} the change?"
                 out.append(Fact("test_result", ids[0], a.message_index + 1, question))
+        between = self._failed_then_passed(after, summaries)
+        if between is not None:
+            question = (
+                f"Which test failed when the agent ran `{named(between.command)}` after the change, before it passed?"
+            )
+            out.append(
+                Fact("test_result", failing_tests(self._out(between).text)[0], between.message_index + 1, question)
+            )
         return out
+
+    def _failed_then_passed(self, after: list[Action], summaries: dict[int, str | None]) -> Action | None:
+        """Of the suite runs after the fix, the last that reported a failing test when a later run of the same suite
+        passed: the test a first version of the fix broke (or did not yet mend), which the finished fix made pass
+        (Django's "FAIL: test_parsing_year_less_than_70" between two "Ran 5 tests ... OK")."""
+        for n in range(len(after) - 2, -1, -1):
+            a = after[n]
+            ids = failing_tests(self._out(a).text)
+            if not ids:
+                continue
+            key = self._suite_key(a, summaries[a.message_index] or "")
+            if any(
+                self._suite_key(b, s := summaries[b.message_index] or "") == key
+                and s
+                and not FAILED_COUNT.search(s)
+                and not failing_tests(self._out(b).text)
+                for b in after[n + 1 :]
+            ):
+                return a
+        return None
 
     def _suite_not_run(self, suites: list[Action], summaries: dict[int, str | None]) -> list[tuple[Action, Fact]]:
         """The last run of the project's suite (a test runner's command) that could not start (an
