@@ -7,8 +7,9 @@
     .venv/bin/python scripts/probe_ab_dump.py score ab.json labels.json        # after labelling
 
 ``select``: mini-swe-agent DeepSeek runs of /work/nongold/output (no deepseek_reasoner run: their assistant text is
-empty; no instance of a gold file) and tau-bench trials of no gold file, drawn with a fixed seed. ``dump`` imports
-the runs (a file that cannot be read, such as an empty one, is skipped with a one-line warning naming it) and
+empty; no instance of a gold file) and tau-bench trials of no gold file, drawn with a fixed seed; with ``--others``,
+also every SWE-agent and OpenHands run of OTHERS in no gold file. ``dump`` imports the runs (a file that cannot be
+read, such as an empty one, is skipped with a one-line warning naming it) and
 extracts as a run does (boilerplate found across the runs given) with the ctxbench of ``--tree`` (run in a child
 process with PYTHONPATH set; the dump records which ctxbench it used). ``diff``: a probe is the same on both sides
 when its run, type and normalised answer are (the gold files' key, the run for the transcript: a rerun has the same
@@ -36,6 +37,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 GOLD = ROOT / "tests" / "data" / "probe_gold"
 NONGOLD = Path("/work/nongold/output")
+# Runs of other agents than mini-swe-agent and tau-bench (issue 23's held-out kinds), taken with --others.
+OTHERS = [Path("/work/nongold/swe-agent"), Path("/work/nongold/openhands-nunu/output.jsonl")]
 TAU = ROOT.parent / "shared" / "transcripts" / "tau-bench" / "historical_trajectories" / "gpt-4o-airline.json"
 VERDICTS = ("informative", "trivial", "wrong", "duplicate")
 
@@ -51,7 +54,7 @@ def gold_names() -> tuple[set[str], set[str]]:
     return instances, ids
 
 
-def select(mini: int, tau: int, seed: int) -> list[dict[str, str]]:
+def select(mini: int, tau: int, seed: int, others: bool = False) -> list[dict[str, str]]:
     instances, ids = gold_names()
     runs = sorted(
         p
@@ -62,7 +65,15 @@ def select(mini: int, tau: int, seed: int) -> list[dict[str, str]]:
     chosen = [{"path": str(p), "transcript": ""} for p in rng.sample(runs, min(mini, len(runs)))]
     trials = sorted(t for t in _transcript_ids(TAU) if t not in ids)
     chosen += [{"path": str(TAU), "transcript": t} for t in rng.sample(trials, min(tau, len(trials)))]
+    if others:  # after the draws above, so that the runs they draw do not change
+        chosen += _others(ids)
     return chosen
+
+
+def _others(ids: set[str]) -> list[dict[str, str]]:
+    """Every SWE-agent .traj and OpenHands run of OTHERS in no gold file."""
+    files = sorted(f for o in OTHERS for f in (sorted(o.glob("*.traj")) if o.is_dir() else [o]) if f.exists())
+    return [{"path": str(f), "transcript": t} for f in files for t in _transcript_ids(f) if t not in ids]
 
 
 def _transcript_ids(path: Path) -> list[str]:
@@ -166,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--mini", type=int, default=40)
     s.add_argument("--tau", type=int, default=15)
     s.add_argument("--seed", type=int, default=23)
+    s.add_argument("--others", action="store_true", help="add the SWE-agent and OpenHands runs of OTHERS")
     s.add_argument("-o", type=Path, required=True)
     d = sub.add_parser("dump")
     d.add_argument("runs", type=Path)
@@ -183,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("labels", type=Path)
     args = ap.parse_args(argv)
     if args.cmd == "select":
-        args.o.write_text(json.dumps(select(args.mini, args.tau, args.seed), indent=1))
+        args.o.write_text(json.dumps(select(args.mini, args.tau, args.seed, args.others), indent=1))
     elif args.cmd == "dump" and args.tree is not None:
         env = {**os.environ, "PYTHONPATH": str(args.tree.resolve())}
         return subprocess.call([sys.executable, __file__, "dump", str(args.runs), "-o", str(args.o)], env=env)

@@ -48,3 +48,18 @@ def test_dump_skips_an_unreadable_run_with_a_warning_naming_it(tmp_path, capsys)
     assert len(warnings) == 2 and "Traceback" not in "".join(warnings)
     assert str(empty) in warnings[1] and str(broken) in warnings[0]  # sorted by path: broken, empty
     assert all(line.startswith("warning: skipped ") for line in warnings)
+
+
+def test_select_others_adds_every_run_of_other_agents_in_no_gold_file(tmp_path, monkeypatch):
+    folder = tmp_path / "swe-agent"
+    folder.mkdir()
+    fixture = ROOT / "tests" / "fixtures" / "importers" / "minisweagent.traj.json"
+    (folder / "a.traj").write_text(fixture.read_text())
+    monkeypatch.setattr(ab_dump, "OTHERS", [folder, tmp_path / "missing.jsonl"])
+    monkeypatch.setattr(ab_dump, "NONGOLD", tmp_path / "none")
+    monkeypatch.setattr(ab_dump, "TAU", fixture)
+    assert ab_dump.select(0, 0, 23) == []
+    (only,) = ab_dump.select(0, 0, 23, others=True)
+    assert only["path"] == str(folder / "a.traj") and only["transcript"]  # a named run, not the whole file
+    monkeypatch.setattr(ab_dump, "gold_names", lambda: (set(), {only["transcript"]}))
+    assert ab_dump.select(0, 0, 23, others=True) == []  # a gold run is never drawn

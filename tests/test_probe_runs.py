@@ -381,6 +381,29 @@ def test_the_failing_test_before_the_change_and_one_still_failing_after_it():
     assert got["tests/test_io.py::test_roundtrip"].endswith("after the change?")
 
 
+def test_the_test_a_first_version_of_the_fix_broke_and_the_last_run_made_pass():
+    def edit(i: str, new: str) -> Message:
+        args = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "x", "new_str": new}
+        return Message("assistant", "", tool_calls=(ToolCall(i, "str_replace_editor", json.dumps(args)),))
+
+    run = "python -m unittest tests.test_http.HttpDateTests -v"
+    ok = "test_rfc850 (tests.test_http.HttpDateTests.test_rfc850) ... ok\n" + "-" * 70 + "\nRan 5 tests in 0.001s\n\nOK"
+    failed = (  # unittest's -v run, shaped as Django's tests print it
+        "test_year_less_than_70 (tests.test_http.HttpDateTests.test_year_less_than_70) ... FAIL\n\n" + "=" * 70 + "\n"
+        "FAIL: test_year_less_than_70 (tests.test_http.HttpDateTests.test_year_less_than_70)\n" + "-" * 70 + "\n"
+        "AssertionError: datetime.datetime(37, 11, 6) != datetime.datetime(2037, 11, 6)\n\n" + "-" * 70 + "\n"
+        "Ran 5 tests in 0.001s\n\nFAILED (failures=1)"
+    )
+    messages = [Message("user", TASK), edit("a", "y"), Message("tool", "The file was edited.", tool_call_id="a")]
+    messages += [_bash("b", run), _out("b", ok), edit("c", "z"), Message("tool", "edited.", tool_call_id="c")]
+    messages += [_bash("d", run), _out("d", failed, 1), edit("e", "y"), Message("tool", "edited.", tool_call_id="e")]
+    messages += [_bash("f", run), _out("f", ok), Message("assistant", "Done.")]
+    got = dict(_facts(messages, "test_result"))
+    assert "Ran 5 tests in 0.001s OK" in got
+    question = got["test_year_less_than_70 (tests.test_http.HttpDateTests.test_year_less_than_70)"]
+    assert question.endswith("after the change, before it passed?")
+
+
 def test_claude_codes_exit_code_header_and_reminders_are_the_harness_not_the_output():
     out = read_output("Exit code 127\n/bin/bash: line 1: python: command not found")
     assert out.exit_code == 127 and out.lines == ["/bin/bash: line 1: python: command not found"]
@@ -1771,3 +1794,18 @@ def test_an_inline_checks_verdict_that_names_nothing_is_not_asked():
     assert "Test passed!" not in answers
     named = [*messages[:-1], _out("e", "Test passed: parse(b'') raises HeaderError")]
     assert [a for a, _ in _facts(named, "test_result")][0] == "Test passed: parse(b'') raises HeaderError"
+
+
+def test_a_scripts_all_passed_is_its_verdict_not_one_of_its_marked_cases():
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    cases = "✓ PASS: empty header raises HeaderError\n✓ PASS: parse of a header with a value\n✅ All tests passed!"
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "", tool_calls=(ToolCall("b", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="b"),
+        _bash("c", "python check_header.py"),
+        _out("c", cases),
+        Message("assistant", "Done."),
+    ]
+    answers = [a for a, _ in _facts(messages, "test_result")]
+    assert "✅ All tests passed!" in answers and "✓ PASS: empty header raises HeaderError" not in answers

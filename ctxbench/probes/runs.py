@@ -190,6 +190,9 @@ READS_SOURCE = re.compile(
 )
 # One case's line: a quoted input and what came of it ("OK: 'user.1@x' -> ASCII: PASS", "'1e3' => 1000.0").
 CASE_RESULT = re.compile(r"""(?:'[^']*'|"[^"]*")\s*(?:->|=>|→)""")
+# A case's mark and label ahead of its name ("✓ PASS: Latin-1 with Unicode arrow"): several lines with the same head are
+# a script's cases, and its "All tests passed!" the run's verdict.
+CASE_HEAD = re.compile(r"^[^\w\s]*\s*[A-Za-z]+:")
 # A verdict that names nothing it checked ("Test passed!", "=== All checks passed! ===", "Success!").
 NAMES_NOTHING = re.compile(
     r"[\W_]*(?:(?:all|the|tests?|checks?|pass(?:ed|es)?|success(?:ful(?:ly)?)?|ok|done|fixed|works?|completed?|"
@@ -800,11 +803,16 @@ class RunReader:
         lines = [ln for ln in lines if ln.strip() not in old] or lines
         lines = [ln for ln in lines if norm_words(clip(ln, 160)) not in said] or lines
 
-        def rank(line: str) -> tuple[bool, bool, int, bool]:
+        heads = Counter(h.group(0) for ln in lines if (h := CASE_HEAD.match(ln.strip())))
+
+        def rank(line: str) -> tuple[bool, bool, bool, int, bool]:
             words = set(re.findall(r"\w+", line.lower()))
             overall = bool(VERDICT_WORD.search(line))
             case = bool(CASE_RESULT.search(line))  # one input's result ("'a.b@c' -> ASCII: PASS"), not the run's
-            return overall, not case, len(words & self.task_words), bool(re.search(r"\ball\b", line, re.I))
+            head = CASE_HEAD.match(line.strip())
+            series = head is not None and heads[head.group(0)] > 1  # "✓ PASS: <case>" one of several
+            everything = bool(re.search(r"\ball\b", line, re.I))
+            return overall, not case, everything or not series, len(words & self.task_words), everything
 
         return max(reversed(lines), key=rank)
 
@@ -928,14 +936,43 @@ class RunReader:
         last run after it when that one still does."""
         ran = [a for a in suites if summaries[a.message_index] or failing_tests(self._out(a).text)]
         first = next((a for a in ran if 0 <= a.message_index < fix and failing_tests(self._out(a).text)), None)
-        last = [a for a in ran if a.message_index >= fix][-1:]
+        after = [a for a in ran if a.message_index >= fix]
+        last = after[-1:]
         out = []
         for a, when in ((first, "before"), (last[0] if last else None, "after")):
             ids = failing_tests(self._out(a).text) if a is not None else []
             if a is not None and ids:
                 question = f"Which test failed when the agent ran `{named(a.command)}` {when} the change?"
                 out.append(Fact("test_result", ids[0], a.message_index + 1, question))
+        between = self._failed_then_passed(after, summaries)
+        if between is not None:
+            question = (
+                f"Which test failed when the agent ran `{named(between.command)}` after the change, before it passed?"
+            )
+            out.append(
+                Fact("test_result", failing_tests(self._out(between).text)[0], between.message_index + 1, question)
+            )
         return out
+
+    def _failed_then_passed(self, after: list[Action], summaries: dict[int, str | None]) -> Action | None:
+        """Of the suite runs after the fix, the last that reported a failing test when a later run of the same suite
+        passed: the test a first version of the fix broke (or did not yet mend), which the finished fix made pass
+        (Django's "FAIL: test_parsing_year_less_than_70" between two "Ran 5 tests ... OK")."""
+        for n in range(len(after) - 2, -1, -1):
+            a = after[n]
+            ids = failing_tests(self._out(a).text)
+            if not ids:
+                continue
+            key = self._suite_key(a, summaries[a.message_index] or "")
+            if any(
+                self._suite_key(b, s := summaries[b.message_index] or "") == key
+                and s
+                and not FAILED_COUNT.search(s)
+                and not failing_tests(self._out(b).text)
+                for b in after[n + 1 :]
+            ):
+                return a
+        return None
 
     def _suite_not_run(self, suites: list[Action], summaries: dict[int, str | None]) -> list[tuple[Action, Fact]]:
         """The last run of the project's suite (a test runner's command) that could not start (an

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxbench.errors import InputError
+from ctxbench.transcripts.formats import openhands_v1
 from ctxbench.transcripts.formats._common import Source, TranscriptWarning
 from ctxbench.transcripts.formats.claude_code import RECORD_TYPES as CLAUDE_CODE_TYPES
 from ctxbench.transcripts.formats.codex import is_rollout_line
@@ -343,7 +344,10 @@ def _sniff_object(doc: dict[str, Any]) -> str | None:
     contents = doc.get("contents")
     if is_cli_session(doc) or isinstance(contents, list) and contents and all(map(is_content, contents)):
         return "gemini"
-    if isinstance(doc.get("history"), list) and _openhands_history(doc["history"]):
+    history = doc.get("history")
+    if isinstance(history, list) and history and openhands_v1.is_event(history[0]):
+        return openhands_v1.FORMAT
+    if isinstance(history, list) and _openhands_history(history):
         return "openhands"
     if isinstance(doc.get("history"), list) or isinstance(doc.get("trajectory"), list):
         return "swe-agent"
@@ -382,6 +386,8 @@ def sniff(source: Source) -> str | None:
             items = [x for x in doc if x is not None]
             if items and all(isinstance(x, dict) and isinstance(x.get("traj"), list) for x in items):
                 return "tau-bench"
+            if items and sum(map(openhands_v1.is_event, items)) * 2 > len(items):
+                return openhands_v1.FORMAT
             if items and (all(_is_event(x) for x in items) or all(_is_pair(x) for x in items)):
                 return "openhands"
             if items and all(map(is_content, items)):
@@ -397,6 +403,8 @@ def sniff(source: Source) -> str | None:
         return "claude-code"
     if any(v.get("type") == "response_item" for v in values) and sum(map(is_rollout_line, values)) * 2 > len(values):
         return "codex"
+    if sum(map(openhands_v1.is_event, values)) * 2 > len(values):  # an SDK conversation, one event a line
+        return openhands_v1.FORMAT
     first = values[0]
     if isinstance(first.get("history"), list):
         return _sniff_object(first)

@@ -14,13 +14,25 @@ from ctxbench.transcripts.formats import (
     gemini,
     openai,
     openhands,
+    openhands_v1,
     react,
     sweagent,
     taubench,
 )
 from ctxbench.transcripts.formats._common import IMAGE_PLACEHOLDER, ParseContext, TranscriptWarning
 
-_MODULES: tuple[ModuleType, ...] = (openai, sweagent, openhands, taubench, claude_code, codex, gemini, anthropic, react)
+_MODULES: tuple[ModuleType, ...] = (
+    openai,
+    sweagent,
+    openhands,
+    openhands_v1,
+    taubench,
+    claude_code,
+    codex,
+    gemini,
+    anthropic,
+    react,
+)
 PARSERS: dict[str, Callable] = {m.FORMAT: m.parse for m in _MODULES}
 FORMAT_NAMES: tuple[str, ...] = tuple(PARSERS)
 PLUGIN_GROUP = "ctxbench.importers"
