@@ -263,7 +263,9 @@ REASONED = (
     r"[^.!?]*\b(?:since|because|for (?:consistency|completeness|safety|simplicity|clarity|robustness)|so that|"
     r"to avoid)\b|"
     # the fix widened, with what for ("we should also fix `write_OBvalue` ... to handle MultiValue")
-    r"\b(?:i|we) (?:should|will|need to|must) also (?!" + LOOK_VERB + r")\w+\b[^.!?]*\bto (?:handle|support|cover)\b|"
+    r"\b(?:i|we) (?:should|will|need to|must) also (?!"
+    + LOOK_VERB
+    + r")\w+\b[^.!?]*\bto (?:handle|support|cover)\b|"
     + PRECEDENT
 )
 REASONED_ONLY = re.compile(REASONED, re.IGNORECASE)
