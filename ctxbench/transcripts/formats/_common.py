@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ctxbench.errors import InputError
 from ctxbench.transcripts.model import Message, ToolCall, Transcript
 from ctxbench.transcripts.tool_schemas import TOOLS_KEY, valid_tools
 
@@ -321,6 +322,15 @@ def dedupe_ids(transcripts: list[Transcript], seen: set[str], where: str | None 
             )
         seen.add(t.id)
     return transcripts
+
+
+def rows_read(out: list[Transcript], failures: list[InputError], ctx: ParseContext) -> list[Transcript]:
+    """A file's transcripts, one per row read: a row that failed is a warning, unless no row was read (its error)."""
+    if failures and not out:
+        raise failures[0]
+    for failure in failures:
+        ctx.warn(failure.where, f"skipped, {failure.problem}")
+    return out
 
 
 def unique_ids(transcripts: list[Transcript]) -> list[Transcript]:

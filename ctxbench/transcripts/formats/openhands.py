@@ -40,6 +40,7 @@ from ctxbench.transcripts.formats._common import (
     normalize_usage,
     openai_tool_calls,
     recorded_tools,
+    rows_read,
     text_of,
     unique_ids,
 )
@@ -393,8 +394,4 @@ def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
             out.append(_instance(doc["history"], tid, ctx, prefix, doc))
         except Exception as exc:  # noqa: BLE001 - a shape no parser expects: this row is lost, not the file
             failures.append(InputError(source.path, prefix, f"not an OpenHands instance ({exception_text(exc)})"))
-    if failures and not out:
-        raise failures[0]
-    for failure in failures:
-        ctx.warn(failure.where, f"skipped, {failure.problem}")
-    return unique_ids(out)
+    return unique_ids(rows_read(out, failures, ctx))

@@ -26,6 +26,7 @@ from ctxbench.transcripts.formats._common import (
     exception_text,
     finish,
     normalize_usage,
+    rows_read,
     text_of,
     unique_ids,
 )
@@ -196,8 +197,4 @@ def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
             out.append(_events(events, tid, ctx, doc))
         except Exception as exc:  # noqa: BLE001 - an unexpected shape loses this row, not the file
             failures.append(InputError(source.path, prefix, f"not an OpenHands V1 row ({exception_text(exc)})"))
-    if failures and not out:
-        raise failures[0]
-    for failure in failures:
-        ctx.warn(failure.where, f"skipped, {failure.problem}")
-    return unique_ids(out)
+    return unique_ids(rows_read(out, failures, ctx))

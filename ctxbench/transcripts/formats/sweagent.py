@@ -28,6 +28,7 @@ from ctxbench.transcripts.formats._common import (
     finish,
     normalize_usage,
     openai_tool_calls,
+    rows_read,
     text_of,
 )
 from ctxbench.transcripts.model import OBSERVATION_OF, Message, Transcript
@@ -154,11 +155,7 @@ def parse(source: Source, ctx: ParseContext) -> list[Transcript]:
             out.append(_trajectory(doc, f"{stem}#{k}", ctx, prefix))
         except Exception as exc:  # noqa: BLE001 - a shape no parser expects: this row is lost, not the file
             failures.append(InputError(source.path, prefix, f"not a SWE-agent trajectory ({exception_text(exc)})"))
-    if failures and not out:
-        raise failures[0]
-    for failure in failures:
-        ctx.warn(failure.where, f"skipped, {failure.problem}")
-    return out
+    return rows_read(out, failures, ctx)
 
 
 def _trajectory(doc: dict[str, Any], tid: str, ctx: ParseContext, prefix: str) -> Transcript:
