@@ -404,6 +404,34 @@ def test_the_test_a_first_version_of_the_fix_broke_and_the_last_run_made_pass():
     assert question.endswith("after the change, before it passed?")
 
 
+def test_a_suite_run_with_the_change_stashed_is_asked_as_the_code_without_it():
+    # sqlfluff's shape: a test fails after the change; `git stash && pytest ...` shows it failing on the code without
+    # the change too (a failure there before), then `git stash pop` puts the change back.
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    run = "python -m pytest tests/test_cli.py::test_fix -q"
+    failed = "FAILED tests/test_cli.py::test_fix[L001] - AssertionError\n1 failed, 2 warnings in 0.03s"
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "", tool_calls=(ToolCall("a", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="a"),
+        _bash("b", "python -m pytest tests/test_hdr.py -q"),
+        _out("b", "12 passed in 0.05s"),
+        _bash("c", f"cd /r && {run}"),
+        _out("c", failed, 1),
+        _bash("d", f"cd /r && git stash && {run}"),
+        _out("d", "Saved working directory and index state WIP on main: a1005\n" + failed.replace("03s", "04s"), 1),
+        _bash("e", "cd /r && git stash pop"),
+        _out("e", "On branch main\nDropped refs/stash@{0} (e3c75a7)"),
+        Message("assistant", "Done."),
+    ]
+    got = [(a, q) for a, q in _facts(messages, "test_result")]
+    stashed = [q for a, q in got if "git stash" in q]
+    assert stashed and all(q.endswith("report with the change stashed?") for q in stashed), got
+    after = [(a, q) for a, q in got if q.endswith("after the change?")]
+    assert ("1 failed, 2 warnings in 0.03s", f"What did `cd /r && {run}` report after the change?") in after
+    assert not any("git stash" in q for _, q in after)
+
+
 def test_claude_codes_exit_code_header_and_reminders_are_the_harness_not_the_output():
     out = read_output("Exit code 127\n/bin/bash: line 1: python: command not found")
     assert out.exit_code == 127 and out.lines == ["/bin/bash: line 1: python: command not found"]

@@ -404,6 +404,27 @@ def moved_writes(actions: list[Action], files: list[str]) -> list[int]:
     return out
 
 
+def stashed_runs(shell: list[Action]) -> set[int]:
+    """The runs made with the change stashed: after a ``git stash`` (``push``, ``save``, or bare; in the same command
+    or an earlier one) and before the ``git stash pop`` or ``apply`` that puts it back. They run the code without the
+    change (the agent checking whether a failure was there before), not the change."""
+    out: set[int] = set()
+    on = False
+    for a in shell:
+        for segment in SEGMENT.split(strip_heredocs(a.command)):
+            words = segment.split()
+            at = next((n for n in range(len(words) - 1) if words[n : n + 2] == ["git", "stash"]), None)
+            if at is not None:
+                sub = words[at + 2] if len(words) > at + 2 else ""
+                if sub in ("pop", "apply"):
+                    on = False
+                elif sub in ("", "push", "save") or sub.startswith("-"):
+                    on = True
+            elif on and runs_tests(segment):
+                out.add(a.message_index)
+    return out
+
+
 class RunReader:
     """Reads what one transcript's runs printed; each method yields facts of one type, best first.
 
@@ -667,7 +688,10 @@ class RunReader:
         other suites' last runs."""
         fix = self.fix_at if self.fix_at is not None else -1
         when = "after the change" if fix >= 0 else "when the agent ran it"
-        suites = self._suites()
+        # a run with the change stashed ran the code without it: asked as such, neither after the change nor before
+        stash = stashed_runs(self.shell)
+        stashed = [a for a in self._suites() if a.message_index in stash and suite_summary(self._out(a).text)]
+        suites = [a for a in self._suites() if a.message_index not in stash]
         summaries = {a.message_index: suite_summary(self._out(a).text) for a in suites}
         last_runs: dict[str, Action] = {}
         for a in suites:  # the last run of each suite after the fix (its options and pipes aside): the verification
@@ -713,6 +737,15 @@ class RunReader:
         facts += [suite_facts[a.message_index] for a in [*widest[:1], *ranked[1:2]]]
         facts += self._verification({f.message_index - 1 for f in facts}, {norm_words(f.answer) for f in facts})
         facts += self._failing(suites, summaries, fix)
+        facts += [
+            Fact(
+                "test_result",
+                suite_summary(self._out(a).text) or "",
+                a.message_index + 1,
+                f"What did `{named(a.command)}` report with the change stashed?",
+            )
+            for a in stashed[-1:]
+        ]
         not_run = self._suite_not_run(suites, summaries)
         # a suite that could not start on a module the agent installed afterwards: the environment, mended (the
         # error reader's noise); why it verified otherwise only after what its checks printed
