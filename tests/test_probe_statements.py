@@ -232,6 +232,34 @@ def test_a_name_the_task_only_contains_is_still_new():
     assert [a for _, a in _causes(messages)] == ["So the issue is with `PersonName` class, not `PersonName3`."]
 
 
+def test_a_name_the_task_spells_in_a_dotted_path_is_no_new_name():
+    """A task asking to change `django.utils.html.json_script()` names `json_script`: a statement naming only
+    it and the task's words restates the request (a mini-swe-agent DeepSeek run: "The current `json_script`
+    function doesn't accept an `encoder` parameter."); one naming code the task does not is still a cause."""
+    restated = "Now I understand the issue. The current `json_script` function doesn't accept an `encoder` parameter."
+    found = "The issue is that `json_script` hardcodes `DjangoJSONEncoder` in its `json.dumps` call."
+    messages = [
+        Message(
+            "user", "<pr_description>\nAdd an encoder parameter to django.utils.html.json_script().\n</pr_description>"
+        ),
+        _bash("c", "grep -n 'def json_script' -A 12 django/utils/html.py", restated),
+        _out("c", "62:def json_script(value, element_id=None):"),
+        _bash("t", "grep -rn json_script django/template/defaultfilters.py", "Let me see how the filter calls it."),
+        _out("t", "85:    return _json_script(value, element_id)"),
+        _edit(
+            "e",
+            "/testbed/django/utils/html.py",
+            "def json_script(value, element_id=None):",
+            "def json_script(value, element_id=None, encoder=None):",
+        ),
+        Message("tool", "The file /testbed/django/utils/html.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert _causes(messages) == [], _causes(messages)
+    messages[1] = _bash("c", "grep -n 'def json_script' -A 12 django/utils/html.py", found)
+    assert [a for _, a in _causes(messages)] == [found]
+
+
 def test_an_explicit_statement_of_the_bug_comes_before_a_later_vague_one():
     """ "This is the bug!" names the cause; "the issue seems to be" closer to the fix only guesses.
     Among statements before the fix, the explicit ones are asked first."""
