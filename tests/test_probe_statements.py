@@ -167,6 +167,34 @@ def test_a_submitted_flag_is_the_outcome():
     assert got == {"flag{b3l0w_th3_r4dar}": (4, "What did the agent submit at the end?")}
 
 
+def test_a_sentence_about_a_command_printing_nothing_is_no_report():
+    """SWE-agent's demonstration ends "rm doesn't have any output when it deletes successfully, so that must have
+    worked. Now that we have fixed the issue, we should submit ... Let's submit the changes using the `submit`
+    command.": what `rm` printed is no outcome (its "successfully" read as a verdict), nor the submit said
+    (its `submit` read as code); a report that says what the fix did still is."""
+    messages = [
+        Message("user", "ISSUE:\nTimeDelta serialization precision\n\nINSTRUCTIONS:\nFix it."),
+        Message("assistant", "Run it again.\n```\npython reproduce.py\n```"),
+        Message("user", "345\n(Open file: src/marshmallow/fields.py)"),
+        Message("assistant", "The output has changed from 344 to 345. Let's remove it.\n```\nrm reproduce.py\n```"),
+        Message("user", "Your command ran successfully and did not produce any output.\n(Open file: n/a)"),
+        Message(
+            "assistant",
+            "rm doesn't have any output when it deletes successfully, so that must have worked. Now that we have "
+            "fixed the issue, we should submit our changes to the code base. Let's submit the changes using the "
+            "`submit` command.\n```\nsubmit\n```",
+        ),
+    ]
+    got = _outcomes(messages, {"format": "swe-agent"})
+    assert got == {}, got
+    messages[5] = Message(
+        "assistant", "The fix rounds `value.total_seconds()` to the nearest int, so 345 is printed.\n```\nsubmit\n```"
+    )
+    assert "The fix rounds `value.total_seconds()` to the nearest int, so 345 is printed." in _outcomes(
+        messages, {"format": "swe-agent"}
+    )
+
+
 def _causes(messages: list[Message]) -> list[tuple[int, str]]:
     probes = extract_probes(Transcript("t", messages))
     return [(p.message_index, p.answer) for p in probes if p.label == "root_cause"]

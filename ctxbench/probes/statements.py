@@ -866,6 +866,16 @@ HOUSEKEEPING = re.compile(
     r"\b(?:scripts?|test files?|temporary|scratch|reproduc\w*)\b.*\b(?:removed|deleted|cleaned up)\b",
     re.IGNORECASE,
 )
+# What a command printed, or that it printed nothing ("rm doesn't have any output when it deletes successfully"):
+# about the tool, not how the run ended.
+NO_OUTPUT = re.compile(
+    r"\b(?:does ?n[o']?t|did ?n[o']?t|does not|did not) (?:have|produce|print|give|return) any output\b|"
+    r"\b(?:produced|printed|prints|gave|gives|has|had) no output\b",
+    re.IGNORECASE,
+)
+# The agent saying it submits ("Let's submit the changes using the `submit` command."): the act, not what it
+# reports ("With the bug fixed and the cleanup complete, we can now submit" says the state it submits in).
+SUBMITTING = re.compile(r"^(?:(?:now|so|okay|ok),? )?(?:let'?s|let me|i(?:'ll| will)) (?:now )?submit\b", re.I)
 # A detail of a list ("Reservation ID:** HATHAT"): it holds a value, the sentence leading the list says what happened.
 KEY_VALUE = re.compile(r"^[\w ]{2,30}\**:\**\s")
 # What the end leaves undone: what a continuing engineer needs first.
@@ -1010,8 +1020,10 @@ def _report_sentence(text: str, new: set[str]) -> str | None:
         if len(sentence) < 20 or sentence.endswith((":", "?")) or PLEASANTRY.search(sentence) or sentence[0] in "`(":
             continue  # too short, a lead-in, a question, a pleasantry, a list item that is only code
         caveat = bool(CAVEAT.search(sentence))
-        if ABOUT_THE_DIFF.search(sentence) and not caveat:
-            continue  # the diff as shown, not what it changes
+        if (
+            ABOUT_THE_DIFF.search(sentence) or NO_OUTPUT.search(sentence) or SUBMITTING.search(sentence)
+        ) and not caveat:
+            continue  # the diff as shown, not what it changes; what a command printed; the submission itself
         says_change = bool(SAYS_CHANGE.search(sentence))
         specific = bool(CODE_ENTITY.search(sentence) or re.search(r"\d", sentence))
         valued = bool(specific or says_change or VALUE_WORDS.search(sentence) or VERDICT.search(sentence))
