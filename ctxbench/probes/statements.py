@@ -441,6 +441,8 @@ PLAIN_WORDS = {
 }  # fmt: skip
 
 
+# How many words of its own (not the task's) a cause naming only the task's code explains itself in.
+OWN_WORDS = 8
 # A "sentence" longer than this is a dump without a full stop (an answer is clipped to 300 characters anyway).
 STATEMENT_MAX = 1000
 
@@ -491,7 +493,7 @@ class StatementReader:
         """What the agent said in its own messages, matching ``pattern``: the sentence and the one
         after it (a cause is often stated in two: "The problem is in X. When ..., Y happens."),
         verbatim; naming code the task did not already name (``needs_code``)."""
-        task_names = set(_names(self.task.lower()))
+        task_names = _task_names(self.task)
         for i, m in enumerate(self.messages):
             if m.role != "assistant":
                 continue
@@ -499,7 +501,13 @@ class StatementReader:
                 yield from self._statements_in(text, i, label, pattern, needs_code, task_names)
 
     def _statements_in(
-        self, text: str, i: int, label: str, pattern: re.Pattern[str], needs_code: bool, task_names: set[str]
+        self,
+        text: str,
+        i: int,
+        label: str,
+        pattern: re.Pattern[str],
+        needs_code: bool,
+        task_names: tuple[set[str], set[str]],
     ) -> Iterator[Fact]:
         said = list(sentences_of(text))
         for k, sentence in enumerate(said):
@@ -566,14 +574,20 @@ class StatementReader:
             if label == "root_cause" and (wanted or OWN_WORK.search(sentence) or _reported(sentence)):
                 continue
             entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
-            # names nothing the task did not already say (names compare whole); a short quoted
-            # value the task does not spell (`e = 5`) is said of a cause, though it has no name
-            if (
-                needs_code
-                and all(set(_names(e)) <= task_names for e in entities)
-                and (label != "root_cause" or not (self._new_short_code(sentence) or self._said_outright(sentence)))
-            ):
-                continue
+            # names nothing the task did not already say (names compare whole); a short quoted value the task
+            # does not spell (`e = 5`) is said of a cause, though it has no name. A name the task spells only
+            # inside a dotted one (`json_script` of `django.utils.html.json_script()`) is the task's too, unless
+            # the cause explains itself in words of its own
+            whole, parts = task_names
+            if needs_code and all(set(_names(e)) <= parts for e in entities):
+                in_whole = all(set(_names(e)) <= whole for e in entities)
+                if label != "root_cause":
+                    if in_whole:
+                        continue
+                elif not (self._new_short_code(sentence) or self._said_outright(sentence)) and (
+                    in_whole or not self._own_words(sentence)
+                ):
+                    continue
             question = {
                 "root_cause": ROOT_CAUSE_QUESTION,
                 "decision": "What did the agent decide, and why?",
@@ -599,6 +613,16 @@ class StatementReader:
         words = [w for w in re.findall(r"[a-z]{4,}", said[0].lower()) if w not in PLAIN_WORDS]
         task_words = set(re.findall(r"[a-z]{4,}", self.task.lower()))
         return len(words) >= 5 and sum(w not in task_words for w in words) * 2 > len(words)
+
+    def _own_words(self, cause: str) -> bool:
+        """A cause explained in words the task does not hold, OWN_WORDS of them or more ("when a child class
+        overrides a field with choices, the `get_FOO_display` method from the parent class still references the
+        parent's field object"), not the request said back ("The current `json_script` function doesn't accept
+        an `encoder` parameter.")."""
+        said = " ".join(s for s in sentences_of(cause) if not DISCOVERY.match(s))
+        task_words = set(re.findall(r"[a-z]{4,}", self.task.lower()))
+        words = re.findall(r"[a-z]{4,}", said.lower())
+        return sum(w not in PLAIN_WORDS and w not in task_words for w in words) >= OWN_WORDS
 
     def _new_short_code(self, sentence: str) -> bool:
         """A backquoted bit of code with no name of three letters (`e = 5`, `x[0]`) the task does not hold."""
@@ -709,7 +733,7 @@ class StatementReader:
             if before is None or before not in self.rejected:
                 break
             at = before
-        task_names = set(_names(self.task.lower()))
+        task_names = _task_names(self.task)[0]
         for i in (at, *range(at - 1, max(at - 3, -1), -1)):
             m = self.messages[i]
             if m.role != "assistant":
@@ -880,6 +904,16 @@ HOUSEKEEPING = re.compile(
     r"\b(?:scripts?|test files?|temporary|scratch|reproduc\w*)\b.*\b(?:removed|deleted|cleaned up)\b",
     re.IGNORECASE,
 )
+# What a command printed, or that it printed nothing ("rm doesn't have any output when it deletes successfully"):
+# about the tool, not how the run ended.
+NO_OUTPUT = re.compile(
+    r"\b(?:does ?n[o']?t|did ?n[o']?t|does not|did not) (?:have|produce|print|give|return) any output\b|"
+    r"\b(?:produced|printed|prints|gave|gives|has|had) no output\b",
+    re.IGNORECASE,
+)
+# The agent saying it submits ("Let's submit the changes using the `submit` command."): the act, not what it
+# reports ("With the bug fixed and the cleanup complete, we can now submit" says the state it submits in).
+SUBMITTING = re.compile(r"^(?:(?:now|so|okay|ok),? )?(?:let'?s|let me|i(?:'ll| will)) (?:now )?submit\b", re.I)
 # A detail of a list ("Reservation ID:** HATHAT"): it holds a value, the sentence leading the list says what happened.
 KEY_VALUE = re.compile(r"^[\w ]{2,30}\**:\**\s")
 # What the end leaves undone: what a continuing engineer needs first.
@@ -1024,8 +1058,10 @@ def _report_sentence(text: str, new: set[str]) -> str | None:
         if len(sentence) < 20 or sentence.endswith((":", "?")) or PLEASANTRY.search(sentence) or sentence[0] in "`(":
             continue  # too short, a lead-in, a question, a pleasantry, a list item that is only code
         caveat = bool(CAVEAT.search(sentence))
-        if ABOUT_THE_DIFF.search(sentence) and not caveat:
-            continue  # the diff as shown, not what it changes
+        if (
+            ABOUT_THE_DIFF.search(sentence) or NO_OUTPUT.search(sentence) or SUBMITTING.search(sentence)
+        ) and not caveat:
+            continue  # the diff as shown, not what it changes; what a command printed; the submission itself
         says_change = bool(SAYS_CHANGE.search(sentence))
         specific = bool(CODE_ENTITY.search(sentence) or re.search(r"\d", sentence))
         valued = bool(specific or says_change or VALUE_WORDS.search(sentence) or VERDICT.search(sentence))
@@ -1137,6 +1173,13 @@ def _code_names(text: str) -> set[str]:
 def _names(text: str) -> list[str]:
     """The identifiers of a text (``obj.extra_tags``, ``PersonName3``), three characters or more."""
     return [n for n in re.findall(r"[A-Za-z_][\w.]*\w", text) if len(n) >= 3]
+
+
+def _task_names(task: str) -> tuple[set[str], set[str]]:
+    """The names the task spells whole, and those with each part of a dotted one (a task asking to change
+    ``django.utils.html.json_script()`` names ``json_script`` too)."""
+    names = set(_names(task.lower()))
+    return names, names | {part for n in names for part in n.split(".") if len(part) >= 3}
 
 
 def _prose(message: Message) -> list[str]:
