@@ -2209,3 +2209,58 @@ def test_a_way_chosen_by_following_existing_code_for_consistency_is_a_decision()
         ]
         got = [a for _, a in _decisions(messages)]
         assert got == ([said] if said in decided else []), (said, got)
+
+
+def test_other_code_found_to_need_no_change_after_the_last_fix_is_a_decision():
+    """mini-swe-agent DeepSeek checks other code after its edit and says why it leaves it alone, as a finding
+    rather than as "I'll ...": "Only the base class has this method, so our fix ... should cover all database
+    backends", "So we don't need `__rand__` ...", "The test failure is unrelated to our changes" (tune-half non-gold
+    runs). "our fix" there is what other code is measured against, not the fix judged ("Our fix is correct");
+    a pointer naming nothing ("This is a separate issue.") is asked with the sentence before it, or not at all."""
+    decided = [
+        "Only the base class has this method, so our fix in `base/creation.py` should cover all database backends.",
+        "So we don't need `__rand__` and `__ror__` in `Q`.",
+        "There's one test failure, but it's unrelated to our change (it's about `get_extra_radiation`, not `reindl`).",
+    ]
+    not_decided = [
+        "Our fix in `base/creation.py` is correct.",
+        "Let me run the tests again.\n\nThis is a separate issue.",
+    ]
+    for said in decided + not_decided:
+        messages = [
+            Message("user", "<pr_description>\nserialized_rollback fails on foreign keys\n</pr_description>"),
+            Message("assistant", "Let me look at `deserialize_db_from_string`."),
+            Message("user", "ok"),
+            _edit(
+                "e",
+                "/r/django/db/backends/base/creation.py",
+                "        for obj in serializers.deserialize('json', data):\n",
+                "        with transaction.atomic():\n            for obj in serializers.deserialize('json', data):\n",
+            ),
+            Message("tool", "The file /r/django/db/backends/base/creation.py has been edited.", tool_call_id="e"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _bash("r", "python tests/runtests.py backends", "Let me run the backend tests."),
+            _out("r", "Ran 12 tests in 0.2s\n\nOK"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([said] if said in decided else []), (said, got)
+    # "that" is what the sentence before named
+    messages = [
+        Message("user", "<pr_description>\nNDDataRef mask propagation fails when one operand has no mask\n"),
+        _edit("e", "/r/ndarithmetic.py", "        else:\n", "        elif operand.mask is None:\n"),
+        Message("tool", "The file /r/ndarithmetic.py has been edited.", tool_call_id="e"),
+        Message(
+            "assistant",
+            "The `_arithmetic_meta` method just calls `handle_meta` with both metas. That could have the same issue "
+            "if `handle_meta` is a callable that doesn't handle `None` values. But that's not part of the reported "
+            "issue, so the mask fix stays as it is.",
+        ),
+        Message("user", "ok"),
+        _bash("r", "python -m pytest astropy/nddata", "Let me run the tests."),
+        _out("r", "12 passed"),
+        Message("assistant", "Done."),
+    ]
+    got = [a for _, a in _decisions(messages)]
+    assert any(a.startswith("That could have the same issue") for a in got), got
