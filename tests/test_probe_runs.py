@@ -1837,3 +1837,34 @@ def test_a_scripts_all_passed_is_its_verdict_not_one_of_its_marked_cases():
     ]
     answers = [a for a, _ in _facts(messages, "test_result")]
     assert "✅ All tests passed!" in answers and "✓ PASS: empty header raises HeaderError" not in answers
+
+
+def test_an_argument_the_command_misnamed_is_a_slip_not_an_error_seen():
+    """pytest given a test id that does not exist (`ERROR: not found: .../test_filewriter.py::TestWriteFile::
+    test_write_OL_implicit_little`, the agent then grepped for the right name) or `cp` of a backup never made
+    (`cp: cannot stat 'django/utils/deconstruct.py.backup'`): the command named a thing wrongly, which says
+    nothing of the code (two mini-swe-agent DeepSeek runs). An error of the code the same run shows stays."""
+    node = "pydicom/tests/test_filewriter.py::TestWriteFile::test_write_OL_implicit_little"
+    messages = [
+        Message(
+            "user", "<pr_description>\nError : a bytes-like object is required, not 'MultiValue'\n</pr_description>"
+        ),
+        _bash("r", "cd /testbed && python reproduce.py"),
+        _out(
+            "r", "Traceback (most recent call last):\nTypeError: a bytes-like object is required, not 'MultiValue'", 1
+        ),
+        *_edit("e"),
+        _bash("t", f"cd /testbed && python -m pytest {node} -xvs 2>&1 | tail -50"),
+        _out(
+            "t",
+            f"collecting ... collected 0 items\n\nERROR: not found: /testbed/{node}\n(no match in any of [<Module>])",
+        ),
+        _bash("g", "grep -n 'def test_write_OL' pydicom/tests/test_filewriter.py"),
+        _out("g", "1320:    def test_write_OL_implicit_little(self):"),
+        _bash("c", "cd /testbed && cp django/utils/deconstruct.py.backup django/utils/deconstruct.py"),
+        _out("c", "cp: cannot stat 'django/utils/deconstruct.py.backup': No such file or directory", 1),
+        _bash("s", "cd /testbed && git status"),
+        _out("s", "On branch main"),
+    ]
+    got = _errors(messages)
+    assert got == ["TypeError: a bytes-like object is required, not 'MultiValue'"], got

@@ -47,6 +47,13 @@ INSTALL_FAILED = re.compile(
 )
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
 ERROR_MESSAGE = re.compile(ERROR_TYPE + r"\s*(.+)$")
+# A thing the command named that is not there: pytest's unknown test id or path, a file utility's or Python's
+# missing file ("cp: cannot stat 'x.backup'", "python: can't open file '/testbed/t.py'").
+MISNAMED = re.compile(
+    r"^ERROR: (?:not found|file or directory not found): (\S+)|"
+    r"^(?:cp|mv|rm|ln|cat|ls|chmod|touch): cannot (?:stat|access|remove|open) '([^']+)'|"
+    r"\bcan't open file '([^']+)'"
+)
 VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expected|got|actual|mismatch|fail\w*)\b|!=")
 # An empty collection printed as a value ("handlers: []", "Errors: {}"): a value like None, not punctuation.
 EMPTY_VALUE = re.compile(r"(?<![\w\]\[({])(?:\[\]|\{\}|set\(\))(?![\w\[\](){}])")
@@ -1141,6 +1148,9 @@ class RunReader:
         return not self._errs(b) and bool(b.result)
 
     def _noise(self, a: Action, line: str, installs: str) -> bool:
+        misnamed = MISNAMED.search(line)
+        if a.op == "shell" and misnamed and _base_name(next(g for g in misnamed.groups() if g)) in a.command:
+            return True  # a test id, file or backup the command named that is not there: its own slip
         missing = re.search(r"No module named '?([\w.]+)", line)
         if missing and missing.group(1).split(".")[0].replace("_", "-") in installs.replace("_", "-"):
             return True  # installed right after (lazy_object_proxy as lazy-object-proxy): the environment, fixed
@@ -1360,3 +1370,8 @@ class RunReader:
             or script.endswith((".py", ".js", ".sh", ".pony", ".rb"))
             or f"./{script}" in a.command  # a program it built or was given: ./a.out, ./rock
         )
+
+
+def _base_name(path: str) -> str:
+    """The last part of a path or test id as a command may spell it (`.../test_x.py::T::test_y` -> `test_y`)."""
+    return re.split(r"[/:]", path.rstrip("/"))[-1]
