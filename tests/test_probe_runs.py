@@ -1868,3 +1868,47 @@ def test_an_argument_the_command_misnamed_is_a_slip_not_an_error_seen():
     ]
     got = _errors(messages)
     assert got == ["TypeError: a bytes-like object is required, not 'MultiValue'"], got
+
+
+def test_a_check_that_reads_the_fixed_files_text_is_no_verdict_of_what_the_code_does():
+    # mini-swe-agent DeepSeek's shape: after the fix, a script opens the edited file and prints "✓ ..." for each string
+    # it finds there (`'from asgiref.sync import sync_to_async' in content`), another one reads a function's source
+    # (`inspect.getsource`): they say the edit is written, not what the fixed code does; the script that runs the code
+    # keeps its verdict.
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    grep = (
+        "cat > verify_fix.py << 'EOF'\nwith open('./src/hdr.py', 'r') as f:\n    content = f.read()\n"
+        "if 'raise HeaderError' in content:\n    print(\"✓ parse() raises HeaderError in the code\")\n"
+        'print("All checks passed!")\nEOF\npython verify_fix.py'
+    )
+    source = (
+        "cat > check_source.py << 'EOF'\nimport inspect\nimport hdr\nsource = inspect.getsource(hdr.parse)\n"
+        "if 'return None' not in source:\n    print(\"SUCCESS: parse no longer returns None\")\nEOF\n"
+        "python check_source.py"
+    )
+    run = (
+        "cat > test_empty.py << 'EOF'\nimport hdr\ntry:\n    hdr.parse('')\nexcept hdr.HeaderError:\n"
+        "    print(\"✓ parse('') raises HeaderError\")\nEOF\npython test_empty.py"
+    )
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "", tool_calls=(ToolCall("a", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="a"),
+        _bash("b", run),
+        _out("b", "✓ parse('') raises HeaderError"),
+        _bash("c", grep),
+        _out("c", "✓ parse() raises HeaderError in the code\nAll checks passed!"),
+        _bash("d", source),
+        _out("d", "SUCCESS: parse no longer returns None"),
+        _bash("e", "cd /r && git diff"),
+        _out(
+            "e",
+            "diff --git a/src/hdr.py b/src/hdr.py\n--- a/src/hdr.py\n+++ b/src/hdr.py\n"
+            "-    return None\n+    raise HeaderError",
+        ),
+        Message("assistant", "Done."),
+    ]
+    got = [a for a, _ in _facts(messages, "test_result")]
+    assert "✓ parse('') raises HeaderError" in got, got
+    assert not {"✓ parse() raises HeaderError in the code", "All checks passed!"} & set(got), got
+    assert "SUCCESS: parse no longer returns None" not in got, got

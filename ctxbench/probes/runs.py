@@ -45,6 +45,12 @@ PACKAGE_WORD = re.compile(r"[\w.-]+")
 INSTALL_FAILED = re.compile(
     r"timed out|No matching distribution|Could not find a version|^ERROR: (?!pip's dependency resolver)", re.M
 )
+# a script that reads a file's text (``with open('./django/x/handlers.py') as f: content = f.read()``,
+# ``Path('x.py').read_text()``) or a function's source (``inspect.getsource(f)``): its path
+READS_TEXT = re.compile(
+    r"""\bopen\(\s*[rRbBuU]?(['"])([^'"\n]+)\1[^\n]*(?:\n[^\n]*){0,2}?\.read(?:lines)?\(|"""
+    r"""Path\(\s*[rR]?(['"])([^'"\n]+)\3\s*\)\.read_text\(|\binspect\.getsource\("""
+)
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
 ERROR_MESSAGE = re.compile(ERROR_TYPE + r"\s*(.+)$")
 # A thing the command named that is not there: pytest's unknown test id or path, a file utility's or Python's
@@ -469,6 +475,7 @@ class RunReader:
         self.last_fix = at[-1] if at else None
         self._shell_edit_at = {(a.message_index, a.tool) for a in self.shell}
         self._script_runs: dict[int, bool] = {}
+        self._reads_text: dict[int, bool] = {}  # per run: its script reads a fixed file's text (``_reads_fixed_text``)
         self._failed_before: dict[int, Action | None] = {}  # per run: the failed run before it (``_failed_earlier``)
         # checks whose fact is a value they printed, no verdict: the agent's reading of them still says what it shows
         self.values_only: set[str] = set()
@@ -676,6 +683,17 @@ class RunReader:
                 parts.append(b.new_text)
         return "\n".join(parts)
 
+    def _reads_fixed_text(self, a: Action) -> bool:
+        """The run's script reads the text of a file of the fix (or a function's source) to check it: "✓ sync_to_async
+        is imported" when ``'from asgiref.sync import sync_to_async' in content``. It says the edit is written, which
+        the change's facts say already, not what the fixed code does (the rubric's trivial kind)."""
+        if a.message_index not in self._reads_text:
+            self._reads_text[a.message_index] = any(
+                (path := m.group(2) or m.group(4)) is None or any(same_file(path, f) for f in self.fix_paths)
+                for m in READS_TEXT.finditer(self._script_text(a))
+            )
+        return self._reads_text[a.message_index]
+
     def reproduction(self) -> Iterator[Fact]:
         if self._reproduction is not None:
             a, line = self._reproduction
@@ -788,13 +806,16 @@ class RunReader:
         ]
 
     def _runs_after_fix(self) -> list[Action]:
-        """The agent's own script runs after the fix, not those that wrote the fix."""
+        """The agent's own script runs after the fix, not those that wrote the fix or read its text."""
         if self.fix_at is None:
             return []
         return [
             a
             for a in self.shell
-            if a.message_index > self.fix_at and a.message_index not in self.fixes and self._is_script_run(a)
+            if a.message_index > self.fix_at
+            and a.message_index not in self.fixes
+            and self._is_script_run(a)
+            and not self._reads_fixed_text(a)
         ]
 
     def _rerun_fact(self) -> list[Fact]:
