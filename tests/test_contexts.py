@@ -14,11 +14,23 @@ from hypothesis import strategies as st
 
 from ctxbench.build import build_estimator, build_model, build_strategy
 from ctxbench.errors import InputError
-from ctxbench.replay.contexts import FILE, ContextRecorder, _moved, expand, noted_runs, runs
+from ctxbench.replay.contexts import (
+    FILE,
+    READ,
+    ContextRecorder,
+    _moved,
+    decoded,
+    expand,
+    noted_runs,
+    runs,
+    shared_end,
+    shared_start,
+)
 from ctxbench.replay.engine import replay
 from ctxbench.tokens.counting import TokenCounter
 from ctxbench.tokens.tokenizers import get_tokenizer
 from ctxbench.transcripts import write_transcripts
+from ctxbench.transcripts.canonical import load_transcripts
 from ctxbench.transcripts.model import ToolCall
 from ctxbench.view.data import prompt_of, read_contexts
 from tests.conftest import CTXBENCH, ROOT
@@ -255,3 +267,90 @@ def test_text_and_refs_of_tool_calls_pointers_and_other_scripts_are_json_dumps()
     _, _, recorder = _replayed(transcript, "strategy=dbgpt", *small)
     kinds = _text_and_refs_are_json_dumps(recorder)
     assert {"tool_calls", "tool_call_id", "name", "meta", "origin", "same", "index"} <= kinds, kinds
+
+
+# --- version 2: a message said against the one stored before it from the same transcript message --
+class Version1Recorder(ContextRecorder):
+    """The recorder as version 1 wrote: every derived text against its transcript message (no
+    ``base``), the header's format 1 (the rest of the recorder is version 1's, unchanged)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.header["format"] = READ[0]
+        self._lines[0] = (json.dumps(self.header, ensure_ascii=False) + "\n").encode()
+        self._derived = _Forgets()
+
+
+class _Forgets(dict):
+    def __setitem__(self, key, value):
+        pass  # no base is ever known
+
+
+def _prompts(rows):
+    """Each call's prompt as its entries (no references): what the viewer marks and shows."""
+    table, refs, out = {}, [], []
+    for row in rows[1:]:
+        table.update(row.get("new") or {})
+        if row.get("call") is not None:
+            refs = expand(row["refs"], refs)
+            out.append((row["call"], [table[r] for r in refs]))
+    return out, sorted((e["index"], e["text"]) for e in table.values() if "index" in e)
+
+
+@pytest.mark.parametrize("strategy", ["dbgpt", "five_layer", "observation_masking"])
+def test_version_2_decodes_to_what_version_1_stored(tmp_path, strategy):
+    """On a bundled transcript: each call's prompt, entry for entry, and the history, from a version 2
+    file (read as the viewer reads it) are version 1's; DB-GPT's rebuilt system prompt is stored
+    against the one before it, each its change, not its whole text again."""
+    (transcript,) = [t for t in load_transcripts([ROOT / "ctxbench/data/bundled"]) if t.id == "synth-sql_060k"]
+    cfg = composed(f"strategy={strategy}")
+    model = build_model(cfg)
+    counter = TokenCounter(get_tokenizer(model.tokenizer))
+    built = build_strategy(cfg)
+    new, old = ContextRecorder(transcript, counter, built, model), Version1Recorder(transcript, counter, built, model)
+    replay(transcript, built, build_estimator(cfg), model, counter, observers=[new, old])
+    (tmp_path / FILE).write_bytes(gzip.compress(new.data()))
+    read = read_contexts(tmp_path)
+    assert read["header"] == {**old.rows[0], "format": "ctxbench.contexts/2"}
+    assert _prompts([read["header"], *read["rows"]]) == _prompts(old.rows)
+    assert not any("base" in e for r in old.rows[1:] for e in r["new"].values())
+    assert decoded(old.rows) == old.rows  # a version 1 file's rows as they are
+    based = [e for r in new.rows[1:] for e in r["new"].values() if "base" in e]
+    if strategy == "dbgpt":
+        assert len(based) > 50
+        stored = [[e for r in f.rows[1:] for e in r["new"].values() if "origin" in e] for f in (new, old)]
+        derived = [sum(len(e["text"]) for e in entries) for entries in stored]  # the derived texts' characters
+        assert derived[0] < derived[1] / 10, derived
+        assert max(len(e["text"]) for e in based) < 1000  # a progress line, not the prompt
+    _text_and_refs_are_json_dumps(new)
+
+
+def test_a_version_1_file_an_earlier_run_wrote_reads_as_it_was(tmp_path):
+    """tests/data/contexts_v1_dbgpt_coding12.jsonl.gz: written by ctxbench at ed5d45a (version 1),
+    ``coding_transcript(rounds=12, lines_per_output=60, tid="coding")`` under ``strategy=dbgpt
+    model=gpt-4-32k strategy.params.max_context_tokens=6000`` (three Layer 1 cuts, the system prompt
+    rebuilt every call). Read as it is, and its prompts are those that run sent (their sha256 then)."""
+    data = (ROOT / "tests/data/contexts_v1_dbgpt_coding12.jsonl.gz").read_bytes()
+    (tmp_path / FILE).write_bytes(data)
+    read = read_contexts(tmp_path)
+    raw = [json.loads(line) for line in gzip.decompress(data).splitlines()]
+    assert read["header"]["format"] == "ctxbench.contexts/1" and [read["header"], *read["rows"]] == raw
+    sent = [[[e["role"], e["text"]] for e in prompt_of(read, call)] for call in range(13)]
+    digest = hashlib.sha256(json.dumps(sent, ensure_ascii=False).encode()).hexdigest()
+    assert digest == "ac76f73e6aca86bab3723fa939d2461d143f0c39db9c44d42eaff50d208e63e7"
+    with pytest.raises(KeyError):
+        prompt_of(read, 13)
+
+
+@settings(max_examples=400, deadline=None)
+@given(a=st.text("ab✅", max_size=300), b=st.text("ab✅", max_size=300), hint=st.integers(0, 320))
+def test_shared_start_and_end_are_the_simple_forms(a, b, hint):
+    start = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    assert shared_start(a, b) == shared_start(a, b, hint) == start  # a hint, right or wrong, changes nothing
+    limit = min(len(a), len(b)) - start
+    end = next((i for i in range(limit) if a[len(a) - 1 - i] != b[len(b) - 1 - i]), limit)
+    assert shared_end(a, b, limit) == shared_end(a, b, limit, hint) == end
+    long_a, long_b = a * 40, a * 40 + b  # past the first doubling steps
+    assert shared_start(long_a, long_b) == next(
+        (i for i, (x, y) in enumerate(zip(long_a, long_b)) if x != y), min(len(long_a), len(long_b))
+    )

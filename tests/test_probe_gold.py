@@ -54,4 +54,4 @@ def test_untuned_part_reported_apart(shared_transcripts):
     score = score_folder(GOLD, shared_transcripts, "untuned")
     print(score.table())
     assert sum(score.needed.values()) >= 80
-    assert score.recall() >= 0.675, score.table()
+    assert score.recall() >= 0.684, score.table()

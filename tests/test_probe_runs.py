@@ -404,6 +404,34 @@ def test_the_test_a_first_version_of_the_fix_broke_and_the_last_run_made_pass():
     assert question.endswith("after the change, before it passed?")
 
 
+def test_a_suite_run_with_the_change_stashed_is_asked_as_the_code_without_it():
+    # sqlfluff's shape: a test fails after the change; `git stash && pytest ...` shows it failing on the code without
+    # the change too (a failure there before), then `git stash pop` puts the change back.
+    edit = {"command": "str_replace", "path": "/r/src/hdr.py", "old_str": "return None", "new_str": "raise HeaderError"}
+    run = "python -m pytest tests/test_cli.py::test_fix -q"
+    failed = "FAILED tests/test_cli.py::test_fix[L001] - AssertionError\n1 failed, 2 warnings in 0.03s"
+    messages = [
+        Message("user", TASK),
+        Message("assistant", "", tool_calls=(ToolCall("a", "str_replace_editor", json.dumps(edit)),)),
+        Message("tool", "The file /r/src/hdr.py has been edited.", tool_call_id="a"),
+        _bash("b", "python -m pytest tests/test_hdr.py -q"),
+        _out("b", "12 passed in 0.05s"),
+        _bash("c", f"cd /r && {run}"),
+        _out("c", failed, 1),
+        _bash("d", f"cd /r && git stash && {run}"),
+        _out("d", "Saved working directory and index state WIP on main: a1005\n" + failed.replace("03s", "04s"), 1),
+        _bash("e", "cd /r && git stash pop"),
+        _out("e", "On branch main\nDropped refs/stash@{0} (e3c75a7)"),
+        Message("assistant", "Done."),
+    ]
+    got = [(a, q) for a, q in _facts(messages, "test_result")]
+    stashed = [q for a, q in got if "git stash" in q]
+    assert stashed and all(q.endswith("report with the change stashed?") for q in stashed), got
+    after = [(a, q) for a, q in got if q.endswith("after the change?")]
+    assert ("1 failed, 2 warnings in 0.03s", f"What did `cd /r && {run}` report after the change?") in after
+    assert not any("git stash" in q for _, q in after)
+
+
 def test_claude_codes_exit_code_header_and_reminders_are_the_harness_not_the_output():
     out = read_output("Exit code 127\n/bin/bash: line 1: python: command not found")
     assert out.exit_code == 127 and out.lines == ["/bin/bash: line 1: python: command not found"]
@@ -1809,3 +1837,34 @@ def test_a_scripts_all_passed_is_its_verdict_not_one_of_its_marked_cases():
     ]
     answers = [a for a, _ in _facts(messages, "test_result")]
     assert "✅ All tests passed!" in answers and "✓ PASS: empty header raises HeaderError" not in answers
+
+
+def test_an_argument_the_command_misnamed_is_a_slip_not_an_error_seen():
+    """pytest given a test id that does not exist (`ERROR: not found: .../test_filewriter.py::TestWriteFile::
+    test_write_OL_implicit_little`, the agent then grepped for the right name) or `cp` of a backup never made
+    (`cp: cannot stat 'django/utils/deconstruct.py.backup'`): the command named a thing wrongly, which says
+    nothing of the code (two mini-swe-agent DeepSeek runs). An error of the code the same run shows stays."""
+    node = "pydicom/tests/test_filewriter.py::TestWriteFile::test_write_OL_implicit_little"
+    messages = [
+        Message(
+            "user", "<pr_description>\nError : a bytes-like object is required, not 'MultiValue'\n</pr_description>"
+        ),
+        _bash("r", "cd /testbed && python reproduce.py"),
+        _out(
+            "r", "Traceback (most recent call last):\nTypeError: a bytes-like object is required, not 'MultiValue'", 1
+        ),
+        *_edit("e"),
+        _bash("t", f"cd /testbed && python -m pytest {node} -xvs 2>&1 | tail -50"),
+        _out(
+            "t",
+            f"collecting ... collected 0 items\n\nERROR: not found: /testbed/{node}\n(no match in any of [<Module>])",
+        ),
+        _bash("g", "grep -n 'def test_write_OL' pydicom/tests/test_filewriter.py"),
+        _out("g", "1320:    def test_write_OL_implicit_little(self):"),
+        _bash("c", "cd /testbed && cp django/utils/deconstruct.py.backup django/utils/deconstruct.py"),
+        _out("c", "cp: cannot stat 'django/utils/deconstruct.py.backup': No such file or directory", 1),
+        _bash("s", "cd /testbed && git status"),
+        _out("s", "On branch main"),
+    ]
+    got = _errors(messages)
+    assert got == ["TypeError: a bytes-like object is required, not 'MultiValue'"], got

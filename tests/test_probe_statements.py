@@ -167,6 +167,34 @@ def test_a_submitted_flag_is_the_outcome():
     assert got == {"flag{b3l0w_th3_r4dar}": (4, "What did the agent submit at the end?")}
 
 
+def test_a_sentence_about_a_command_printing_nothing_is_no_report():
+    """SWE-agent's demonstration ends "rm doesn't have any output when it deletes successfully, so that must have
+    worked. Now that we have fixed the issue, we should submit ... Let's submit the changes using the `submit`
+    command.": what `rm` printed is no outcome (its "successfully" read as a verdict), nor the submit said
+    (its `submit` read as code); a report that says what the fix did still is."""
+    messages = [
+        Message("user", "ISSUE:\nTimeDelta serialization precision\n\nINSTRUCTIONS:\nFix it."),
+        Message("assistant", "Run it again.\n```\npython reproduce.py\n```"),
+        Message("user", "345\n(Open file: src/marshmallow/fields.py)"),
+        Message("assistant", "The output has changed from 344 to 345. Let's remove it.\n```\nrm reproduce.py\n```"),
+        Message("user", "Your command ran successfully and did not produce any output.\n(Open file: n/a)"),
+        Message(
+            "assistant",
+            "rm doesn't have any output when it deletes successfully, so that must have worked. Now that we have "
+            "fixed the issue, we should submit our changes to the code base. Let's submit the changes using the "
+            "`submit` command.\n```\nsubmit\n```",
+        ),
+    ]
+    got = _outcomes(messages, {"format": "swe-agent"})
+    assert got == {}, got
+    messages[5] = Message(
+        "assistant", "The fix rounds `value.total_seconds()` to the nearest int, so 345 is printed.\n```\nsubmit\n```"
+    )
+    assert "The fix rounds `value.total_seconds()` to the nearest int, so 345 is printed." in _outcomes(
+        messages, {"format": "swe-agent"}
+    )
+
+
 def _causes(messages: list[Message]) -> list[tuple[int, str]]:
     probes = extract_probes(Transcript("t", messages))
     return [(p.message_index, p.answer) for p in probes if p.label == "root_cause"]
@@ -230,6 +258,34 @@ def test_a_name_the_task_only_contains_is_still_new():
         Message("assistant", "Done."),
     ]
     assert [a for _, a in _causes(messages)] == ["So the issue is with `PersonName` class, not `PersonName3`."]
+
+
+def test_a_name_the_task_spells_in_a_dotted_path_is_no_new_name():
+    """A task asking to change `django.utils.html.json_script()` names `json_script`: a statement naming only
+    it and the task's words restates the request (a mini-swe-agent DeepSeek run: "The current `json_script`
+    function doesn't accept an `encoder` parameter."); one naming code the task does not is still a cause."""
+    restated = "Now I understand the issue. The current `json_script` function doesn't accept an `encoder` parameter."
+    found = "The issue is that `json_script` hardcodes `DjangoJSONEncoder` in its `json.dumps` call."
+    messages = [
+        Message(
+            "user", "<pr_description>\nAdd an encoder parameter to django.utils.html.json_script().\n</pr_description>"
+        ),
+        _bash("c", "grep -n 'def json_script' -A 12 django/utils/html.py", restated),
+        _out("c", "62:def json_script(value, element_id=None):"),
+        _bash("t", "grep -rn json_script django/template/defaultfilters.py", "Let me see how the filter calls it."),
+        _out("t", "85:    return _json_script(value, element_id)"),
+        _edit(
+            "e",
+            "/testbed/django/utils/html.py",
+            "def json_script(value, element_id=None):",
+            "def json_script(value, element_id=None, encoder=None):",
+        ),
+        Message("tool", "The file /testbed/django/utils/html.py has been edited.", tool_call_id="e"),
+        Message("assistant", "Done."),
+    ]
+    assert _causes(messages) == [], _causes(messages)
+    messages[1] = _bash("c", "grep -n 'def json_script' -A 12 django/utils/html.py", found)
+    assert [a for _, a in _causes(messages)] == [found]
 
 
 def test_an_explicit_statement_of_the_bug_comes_before_a_later_vague_one():
@@ -2153,3 +2209,58 @@ def test_a_way_chosen_by_following_existing_code_for_consistency_is_a_decision()
         ]
         got = [a for _, a in _decisions(messages)]
         assert got == ([said] if said in decided else []), (said, got)
+
+
+def test_other_code_found_to_need_no_change_after_the_last_fix_is_a_decision():
+    """mini-swe-agent DeepSeek checks other code after its edit and says why it leaves it alone, as a finding
+    rather than as "I'll ...": "Only the base class has this method, so our fix ... should cover all database
+    backends", "So we don't need `__rand__` ...", "The test failure is unrelated to our changes" (tune-half non-gold
+    runs). "our fix" there is what other code is measured against, not the fix judged ("Our fix is correct");
+    a pointer naming nothing ("This is a separate issue.") is asked with the sentence before it, or not at all."""
+    decided = [
+        "Only the base class has this method, so our fix in `base/creation.py` should cover all database backends.",
+        "So we don't need `__rand__` and `__ror__` in `Q`.",
+        "There's one test failure, but it's unrelated to our change (it's about `get_extra_radiation`, not `reindl`).",
+    ]
+    not_decided = [
+        "Our fix in `base/creation.py` is correct.",
+        "Let me run the tests again.\n\nThis is a separate issue.",
+    ]
+    for said in decided + not_decided:
+        messages = [
+            Message("user", "<pr_description>\nserialized_rollback fails on foreign keys\n</pr_description>"),
+            Message("assistant", "Let me look at `deserialize_db_from_string`."),
+            Message("user", "ok"),
+            _edit(
+                "e",
+                "/r/django/db/backends/base/creation.py",
+                "        for obj in serializers.deserialize('json', data):\n",
+                "        with transaction.atomic():\n            for obj in serializers.deserialize('json', data):\n",
+            ),
+            Message("tool", "The file /r/django/db/backends/base/creation.py has been edited.", tool_call_id="e"),
+            Message("assistant", said),
+            Message("user", "ok"),
+            _bash("r", "python tests/runtests.py backends", "Let me run the backend tests."),
+            _out("r", "Ran 12 tests in 0.2s\n\nOK"),
+            Message("assistant", "Done."),
+        ]
+        got = [a for _, a in _decisions(messages)]
+        assert got == ([said] if said in decided else []), (said, got)
+    # "that" is what the sentence before named
+    messages = [
+        Message("user", "<pr_description>\nNDDataRef mask propagation fails when one operand has no mask\n"),
+        _edit("e", "/r/ndarithmetic.py", "        else:\n", "        elif operand.mask is None:\n"),
+        Message("tool", "The file /r/ndarithmetic.py has been edited.", tool_call_id="e"),
+        Message(
+            "assistant",
+            "The `_arithmetic_meta` method just calls `handle_meta` with both metas. That could have the same issue "
+            "if `handle_meta` is a callable that doesn't handle `None` values. But that's not part of the reported "
+            "issue, so the mask fix stays as it is.",
+        ),
+        Message("user", "ok"),
+        _bash("r", "python -m pytest astropy/nddata", "Let me run the tests."),
+        _out("r", "12 passed"),
+        Message("assistant", "Done."),
+    ]
+    got = [a for _, a in _decisions(messages)]
+    assert any(a.startswith("That could have the same issue") for a in got), got

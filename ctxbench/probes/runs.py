@@ -47,6 +47,13 @@ INSTALL_FAILED = re.compile(
 )
 TEST_TARGET = re.compile(r"::|\btests?/\S*test\w*\.py|\btest_\w+\.py|\s-k\s")
 ERROR_MESSAGE = re.compile(ERROR_TYPE + r"\s*(.+)$")
+# A thing the command named that is not there: pytest's unknown test id or path, a file utility's or Python's
+# missing file ("cp: cannot stat 'x.backup'", "python: can't open file '/testbed/t.py'").
+MISNAMED = re.compile(
+    r"^ERROR: (?:not found|file or directory not found): (\S+)|"
+    r"^(?:cp|mv|rm|ln|cat|ls|chmod|touch): cannot (?:stat|access|remove|open) '([^']+)'|"
+    r"\bcan't open file '([^']+)'"
+)
 VALUE_WORDS = re.compile(r"\b(?:None|True|False|null|nan|NaN|error|wrong|expected|got|actual|mismatch|fail\w*)\b|!=")
 # An empty collection printed as a value ("handlers: []", "Errors: {}"): a value like None, not punctuation.
 EMPTY_VALUE = re.compile(r"(?<![\w\]\[({])(?:\[\]|\{\}|set\(\))(?![\w\[\](){}])")
@@ -404,6 +411,27 @@ def moved_writes(actions: list[Action], files: list[str]) -> list[int]:
     return out
 
 
+def stashed_runs(shell: list[Action]) -> set[int]:
+    """The runs made with the change stashed: after a ``git stash`` (``push``, ``save``, or bare; in the same command
+    or an earlier one) and before the ``git stash pop`` or ``apply`` that puts it back. They run the code without the
+    change (the agent checking whether a failure was there before), not the change."""
+    out: set[int] = set()
+    on = False
+    for a in shell:
+        for segment in SEGMENT.split(strip_heredocs(a.command)):
+            words = segment.split()
+            at = next((n for n in range(len(words) - 1) if words[n : n + 2] == ["git", "stash"]), None)
+            if at is not None:
+                sub = words[at + 2] if len(words) > at + 2 else ""
+                if sub in ("pop", "apply"):
+                    on = False
+                elif sub in ("", "push", "save") or sub.startswith("-"):
+                    on = True
+            elif on and runs_tests(segment):
+                out.add(a.message_index)
+    return out
+
+
 class RunReader:
     """Reads what one transcript's runs printed; each method yields facts of one type, best first.
 
@@ -667,7 +695,10 @@ class RunReader:
         other suites' last runs."""
         fix = self.fix_at if self.fix_at is not None else -1
         when = "after the change" if fix >= 0 else "when the agent ran it"
-        suites = self._suites()
+        # a run with the change stashed ran the code without it: asked as such, neither after the change nor before
+        stash = stashed_runs(self.shell)
+        stashed = [a for a in self._suites() if a.message_index in stash and suite_summary(self._out(a).text)]
+        suites = [a for a in self._suites() if a.message_index not in stash]
         summaries = {a.message_index: suite_summary(self._out(a).text) for a in suites}
         last_runs: dict[str, Action] = {}
         for a in suites:  # the last run of each suite after the fix (its options and pipes aside): the verification
@@ -713,6 +744,15 @@ class RunReader:
         facts += [suite_facts[a.message_index] for a in [*widest[:1], *ranked[1:2]]]
         facts += self._verification({f.message_index - 1 for f in facts}, {norm_words(f.answer) for f in facts})
         facts += self._failing(suites, summaries, fix)
+        facts += [
+            Fact(
+                "test_result",
+                suite_summary(self._out(a).text) or "",
+                a.message_index + 1,
+                f"What did `{named(a.command)}` report with the change stashed?",
+            )
+            for a in stashed[-1:]
+        ]
         not_run = self._suite_not_run(suites, summaries)
         # a suite that could not start on a module the agent installed afterwards: the environment, mended (the
         # error reader's noise); why it verified otherwise only after what its checks printed
@@ -1108,6 +1148,9 @@ class RunReader:
         return not self._errs(b) and bool(b.result)
 
     def _noise(self, a: Action, line: str, installs: str) -> bool:
+        misnamed = MISNAMED.search(line)
+        if a.op == "shell" and misnamed and _base_name(next(g for g in misnamed.groups() if g)) in a.command:
+            return True  # a test id, file or backup the command named that is not there: its own slip
         missing = re.search(r"No module named '?([\w.]+)", line)
         if missing and missing.group(1).split(".")[0].replace("_", "-") in installs.replace("_", "-"):
             return True  # installed right after (lazy_object_proxy as lazy-object-proxy): the environment, fixed
@@ -1327,3 +1370,8 @@ class RunReader:
             or script.endswith((".py", ".js", ".sh", ".pony", ".rb"))
             or f"./{script}" in a.command  # a program it built or was given: ./a.out, ./rock
         )
+
+
+def _base_name(path: str) -> str:
+    """The last part of a path or test id as a command may spell it (`.../test_x.py::T::test_y` -> `test_y`)."""
+    return re.split(r"[/:]", path.rstrip("/"))[-1]

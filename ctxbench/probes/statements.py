@@ -289,7 +289,15 @@ SCOPED = (
     r"\b(?:outside|beyond) (?:the |our )?scope\b|\bnot part of (?:the |this )?(?:reported |original )?"
     r"(?:issue|pr|task|fix|problem)\b|\b(?:a|is|as) separate (?:issue|concern|problem)\b|\bknown limitation\b|"
     r"\bfocus on (?:what|fixing|the (?:reported|original|specific))\b|"
-    r"\b(?:not related|unrelated) to (?:our|the|this|my) (?:fix|change|issue|pr|task)\b"
+    r"\b(?:not related|unrelated) to (?:our|the|this|my) (?:fix|change|issue|pr|task)(?:e?s)?\b"
+)
+# Other code found to need no change, said as a finding, not as "I'll ...": the place fixed is the only one
+# ("Only the base class has this method, so our fix ... should cover all database backends"), or the agent needs
+# none of it ("So we don't need `__rand__` and `__ror__` in `Q`"). Not changed by design: not to be redone.
+FOUND_ALONE = (
+    r"\b(?:is|are) the only (?:one|place|class|method|function|caller|call|file|handler|occurrence|usage)s?\b|"
+    r"\bonly the base class\b|\bthe only place\b|"
+    r"\b(?:we|i|`[^`\n]+`) (?:do|does|will) ?n[o']t (?:really |actually )?need (?:the |an? )?`"
 )
 # A way weighed by what it costs or risks ("But changing that would be a bigger change.", "This is actually a
 # breaking change!", "to keep backward compatibility", "the minimal change").
@@ -313,7 +321,8 @@ KEPT_AS_IS = (
 THOUGHT_OUT = r"\bi think (?:i|we) (?:should|need to)\b(?! (?:first |also |now )?" + LOOK_VERB + r")[^.!?]*`"
 # A guard added to be safe ("But to be safe, we should handle the case.").
 GUARDED = r"\b(?:to be (?:safe|defensive)|just in case)\b"
-JUDGEMENTS = "|".join((SCOPED, COSTLY, KEPT_AS_IS, GUARDED, THOUGHT_OUT))
+WAYS_JUDGED = "|".join((COSTLY, KEPT_AS_IS, GUARDED, THOUGHT_OUT))
+JUDGEMENTS = "|".join((SCOPED, WAYS_JUDGED, FOUND_ALONE))
 # A cost or a limit said alone: what is done instead is the plan said next, often leading in to its code.
 WEIGHED_ONLY = re.compile(f"{SCOPED}|{COSTLY}", re.IGNORECASE)
 # A decision leading in to the code or list that carries it out: the way named, a conclusion or the fix revised
@@ -359,7 +368,7 @@ UNDECIDED = re.compile(
 OPEN_ALTERNATIVE = re.compile(r"^or\b", re.IGNORECASE)
 # A decision against a way or to leave code as it is: it names code the fix does not touch by design.
 LEFT_ALONE = re.compile(
-    "|".join((NOT_DOING, KEPT, SCOPED, KEPT_AS_IS, COSTLY, GIVEN_UP))
+    "|".join((NOT_DOING, KEPT, SCOPED, KEPT_AS_IS, COSTLY, GIVEN_UP, FOUND_ALONE))
     + r"|\b(?:stick with|abandon\w*|revert\w*|undo|too (?:complex|complicated|risky|hacky))\b|"
     + PRECEDENT,
     re.IGNORECASE,
@@ -370,7 +379,7 @@ LEFT_ALONE = re.compile(
 AGENT_DECISIONS = 3
 # Tactical steps are no decisions: installing, retrying a tool, fixing a typo, navigating.
 TACTICAL = re.compile(r"\b(?:install|pip|apt|typo|retry|view command|navigate|scroll|open the file|look at)\b", re.I)
-DECISION = re.compile(
+WAY_CHOSEN = re.compile(
     r"\b(?:the (?:best|correct|right|simplest|cleanest|proper|minimal|safest|better) (?:fix|approach|solution|way)|"
     r"the (?:fix|solution) (?:is|should be|would be|will be) to|instead of|rather than|i(?:'ll| will) go with|"
     r"i(?:'ve| have)? decided|(?:is|gets?|getting) too (?:complex|complicated|risky|broad)|stick with|"
@@ -383,9 +392,12 @@ DECISION = re.compile(
     r"(?:should|must|need to)\b[^.!?]*\binstead(?=\s*[.!:]*$))\b|"
     + NOT_DOING
     + "|"
-    + "|".join((WHY_FIRST, REASONED, CONCLUDED, KEPT, GIVEN_UP, REVISED, JUDGEMENTS)),
+    + "|".join((WHY_FIRST, REASONED, CONCLUDED, KEPT, GIVEN_UP, REVISED, WAYS_JUDGED)),
     re.IGNORECASE,
 )
+# A decision: a way chosen, or the line drawn around the change (code out of its scope or found to need none).
+OTHER_CODE = f"{SCOPED}|{FOUND_ALONE}"
+DECISION = re.compile(f"{WAY_CHOSEN.pattern}|{OTHER_CODE}", re.IGNORECASE)
 # The agent judging its own fix after making it ("Our fix for `X` is the right fix", "my change should work").
 JUDGED = re.compile(
     r"\b(?:our|my|the|this) (?:fix|change|patch|implementation|solution|approach)(?:es|s)?\b(?! is to\b)", re.I
@@ -429,6 +441,8 @@ PLAIN_WORDS = {
 }  # fmt: skip
 
 
+# How many words of its own (not the task's) a cause naming only the task's code explains itself in.
+OWN_WORDS = 8
 # A "sentence" longer than this is a dump without a full stop (an answer is clipped to 300 characters anyway).
 STATEMENT_MAX = 1000
 
@@ -479,7 +493,7 @@ class StatementReader:
         """What the agent said in its own messages, matching ``pattern``: the sentence and the one
         after it (a cause is often stated in two: "The problem is in X. When ..., Y happens."),
         verbatim; naming code the task did not already name (``needs_code``)."""
-        task_names = set(_names(self.task.lower()))
+        task_names = _task_names(self.task)
         for i, m in enumerate(self.messages):
             if m.role != "assistant":
                 continue
@@ -487,7 +501,13 @@ class StatementReader:
                 yield from self._statements_in(text, i, label, pattern, needs_code, task_names)
 
     def _statements_in(
-        self, text: str, i: int, label: str, pattern: re.Pattern[str], needs_code: bool, task_names: set[str]
+        self,
+        text: str,
+        i: int,
+        label: str,
+        pattern: re.Pattern[str],
+        needs_code: bool,
+        task_names: tuple[set[str], set[str]],
     ) -> Iterator[Fact]:
         said = list(sentences_of(text))
         for k, sentence in enumerate(said):
@@ -530,6 +550,18 @@ class StatementReader:
             if sentence.rstrip().endswith(":") and not (label == "decision" and WAY_LEAD_IN.search(sentence)):
                 continue  # a lead-in ("The issue is that config.py:"): its list says it, not this
             joined = _with_neighbour(text, sentence)
+            if (
+                label == "decision"
+                and POINTER.match(sentence)
+                and not CODE_ENTITY.search(sentence)
+                and re.search(OTHER_CODE, _code_masked(sentence), re.IGNORECASE)
+            ):
+                # "But that's not part of the reported issue.": what "that" is, the sentence before says
+                before = _with_before(text, sentence)
+                reached_back = joined != sentence and joined.endswith(sentence)
+                joined = before if before != sentence and not reached_back else joined
+                if not CODE_ENTITY.search(joined):
+                    continue  # "This is a separate issue.": of what, it does not say
             if label == "decision" and WEIGHED_ONLY.search(sentence):
                 if joined == sentence:
                     joined = _with_plan_after(text, sentence)  # "... a bigger change. For now, let me fix `x`:"
@@ -542,14 +574,20 @@ class StatementReader:
             if label == "root_cause" and (wanted or OWN_WORK.search(sentence) or _reported(sentence)):
                 continue
             entities = [e.strip("`").lower() for e in CODE_ENTITY.findall(sentence)]
-            # names nothing the task did not already say (names compare whole); a short quoted
-            # value the task does not spell (`e = 5`) is said of a cause, though it has no name
-            if (
-                needs_code
-                and all(set(_names(e)) <= task_names for e in entities)
-                and (label != "root_cause" or not (self._new_short_code(sentence) or self._said_outright(sentence)))
-            ):
-                continue
+            # names nothing the task did not already say (names compare whole); a short quoted value the task
+            # does not spell (`e = 5`) is said of a cause, though it has no name. A name the task spells only
+            # inside a dotted one (`json_script` of `django.utils.html.json_script()`) is the task's too, unless
+            # the cause explains itself in words of its own
+            whole, parts = task_names
+            if needs_code and all(set(_names(e)) <= parts for e in entities):
+                in_whole = all(set(_names(e)) <= whole for e in entities)
+                if label != "root_cause":
+                    if in_whole:
+                        continue
+                elif not (self._new_short_code(sentence) or self._said_outright(sentence)) and (
+                    in_whole or not self._own_words(sentence)
+                ):
+                    continue
             question = {
                 "root_cause": ROOT_CAUSE_QUESTION,
                 "decision": "What did the agent decide, and why?",
@@ -575,6 +613,16 @@ class StatementReader:
         words = [w for w in re.findall(r"[a-z]{4,}", said[0].lower()) if w not in PLAIN_WORDS]
         task_words = set(re.findall(r"[a-z]{4,}", self.task.lower()))
         return len(words) >= 5 and sum(w not in task_words for w in words) * 2 > len(words)
+
+    def _own_words(self, cause: str) -> bool:
+        """A cause explained in words the task does not hold, OWN_WORDS of them or more ("when a child class
+        overrides a field with choices, the `get_FOO_display` method from the parent class still references the
+        parent's field object"), not the request said back ("The current `json_script` function doesn't accept
+        an `encoder` parameter.")."""
+        said = " ".join(s for s in sentences_of(cause) if not DISCOVERY.match(s))
+        task_words = set(re.findall(r"[a-z]{4,}", self.task.lower()))
+        words = re.findall(r"[a-z]{4,}", said.lower())
+        return sum(w not in PLAIN_WORDS and w not in task_words for w in words) >= OWN_WORDS
 
     def _new_short_code(self, sentence: str) -> bool:
         """A backquoted bit of code with no name of three letters (`e = 5`, `x[0]`) the task does not hold."""
@@ -685,7 +733,7 @@ class StatementReader:
             if before is None or before not in self.rejected:
                 break
             at = before
-        task_names = set(_names(self.task.lower()))
+        task_names = _task_names(self.task)[0]
         for i in (at, *range(at - 1, max(at - 3, -1), -1)):
             m = self.messages[i]
             if m.role != "assistant":
@@ -771,14 +819,28 @@ class StatementReader:
         stated = (
             f
             for f in self.statements("decision", DECISION, needs_code=False)
-            if f.message_index <= last or not JUDGED.search(f.answer)
+            if f.message_index <= last or not JUDGED.search(f.answer) or self._left_by_design(f)
         )
         # ranked where the choice was first made: a revision takes the place of what it revised
         said = [(f, at) for f, at in _revised(stated, self.fix_edits) if not self._abandoned(f, last)]
-        said.sort(key=lambda x: (not CHOICE.search(x[0].answer), -x[1]))
+        # code found to need no change ranks after the ways chosen: it fills the slots they leave
+        said.sort(key=lambda x: (not CHOICE.search(x[0].answer), self._found_alone(x[0]), -x[1]))
         facts = [f for f, _ in said]
         for fact in facts[:AGENT_DECISIONS]:
             yield self._asked_about(fact)
+
+    @staticmethod
+    def _left_by_design(fact: Fact) -> bool:
+        """Code other than the fix, judged to need no change or out of the change's scope, naming it: "our fix"
+        is what it is measured against ("not related to our fix", "so our fix ... should cover all")."""
+        read = _code_masked(fact.answer)
+        return bool(re.search(OTHER_CODE, read, re.IGNORECASE) and CODE_ENTITY.search(fact.answer))
+
+    @staticmethod
+    def _found_alone(fact: Fact) -> bool:
+        """Other code found to need no change or out of scope, with no way chosen."""
+        read = _code_masked(fact.answer)
+        return bool(re.search(OTHER_CODE, read, re.IGNORECASE)) and not WAY_CHOSEN.search(read)
 
     def _abandoned(self, fact: Fact, last: int) -> bool:
         """A way of fixing the code planned before the last fix that the submitted fix did not take: the
@@ -842,6 +904,16 @@ HOUSEKEEPING = re.compile(
     r"\b(?:scripts?|test files?|temporary|scratch|reproduc\w*)\b.*\b(?:removed|deleted|cleaned up)\b",
     re.IGNORECASE,
 )
+# What a command printed, or that it printed nothing ("rm doesn't have any output when it deletes successfully"):
+# about the tool, not how the run ended.
+NO_OUTPUT = re.compile(
+    r"\b(?:does ?n[o']?t|did ?n[o']?t|does not|did not) (?:have|produce|print|give|return) any output\b|"
+    r"\b(?:produced|printed|prints|gave|gives|has|had) no output\b",
+    re.IGNORECASE,
+)
+# The agent saying it submits ("Let's submit the changes using the `submit` command."): the act, not what it
+# reports ("With the bug fixed and the cleanup complete, we can now submit" says the state it submits in).
+SUBMITTING = re.compile(r"^(?:(?:now|so|okay|ok),? )?(?:let'?s|let me|i(?:'ll| will)) (?:now )?submit\b", re.I)
 # A detail of a list ("Reservation ID:** HATHAT"): it holds a value, the sentence leading the list says what happened.
 KEY_VALUE = re.compile(r"^[\w ]{2,30}\**:\**\s")
 # What the end leaves undone: what a continuing engineer needs first.
@@ -986,8 +1058,10 @@ def _report_sentence(text: str, new: set[str]) -> str | None:
         if len(sentence) < 20 or sentence.endswith((":", "?")) or PLEASANTRY.search(sentence) or sentence[0] in "`(":
             continue  # too short, a lead-in, a question, a pleasantry, a list item that is only code
         caveat = bool(CAVEAT.search(sentence))
-        if ABOUT_THE_DIFF.search(sentence) and not caveat:
-            continue  # the diff as shown, not what it changes
+        if (
+            ABOUT_THE_DIFF.search(sentence) or NO_OUTPUT.search(sentence) or SUBMITTING.search(sentence)
+        ) and not caveat:
+            continue  # the diff as shown, not what it changes; what a command printed; the submission itself
         says_change = bool(SAYS_CHANGE.search(sentence))
         specific = bool(CODE_ENTITY.search(sentence) or re.search(r"\d", sentence))
         valued = bool(specific or says_change or VALUE_WORDS.search(sentence) or VERDICT.search(sentence))
@@ -1099,6 +1173,13 @@ def _code_names(text: str) -> set[str]:
 def _names(text: str) -> list[str]:
     """The identifiers of a text (``obj.extra_tags``, ``PersonName3``), three characters or more."""
     return [n for n in re.findall(r"[A-Za-z_][\w.]*\w", text) if len(n) >= 3]
+
+
+def _task_names(task: str) -> tuple[set[str], set[str]]:
+    """The names the task spells whole, and those with each part of a dotted one (a task asking to change
+    ``django.utils.html.json_script()`` names ``json_script`` too)."""
+    names = set(_names(task.lower()))
+    return names, names | {part for n in names for part in n.split(".") if len(part) >= 3}
 
 
 def _prose(message: Message) -> list[str]:
@@ -1259,6 +1340,22 @@ def _with_plan_after(content: str, sentence: str) -> str:
     if not plan or not INTENT_WORDS.search(plan) or not CODE_ENTITY.search(plan):
         return sentence
     return f"{sentence} {plan.rstrip(':')}"
+
+
+# A sentence about what the one before named ("That's not related to our fix.", "However, this is a separate issue").
+POINTER = re.compile(r"^(?:(?:but|however|and|so|again|also),? )?(?:this|that|these|those|it)\b", re.IGNORECASE)
+
+
+def _with_before(content: str, sentence: str) -> str:
+    """The sentence with the one before it in its paragraph, when that one names code; else the sentence."""
+    at = content.find(sentence)
+    head = content[:at].rstrip() if at >= 0 else ""
+    breaks = list(SENTENCE_BREAK.finditer(head))
+    start = breaks[-1].end() if breaks else 0
+    before = head[start:]
+    if not before or "\n\n" in content[start:at] or "```" in before or not CODE_ENTITY.search(before):
+        return sentence
+    return " ".join(content[start : at + len(sentence)].split())
 
 
 def _with_neighbour(content: str, sentence: str) -> str:

@@ -1,18 +1,32 @@
 """Record what each call sent, compactly: the cell's ``contexts.jsonl.gz`` (read by ``ctxbench view``).
 
-Every message is stored once, content-addressed (a hash of its role, text, tool calls and where it
-came from), at the call it first appears; each call is then a list of references, said against
-the call before's (``runs``: ``[start, length]`` for a stretch of the call before's list, a
+Every message is stored once, content-addressed (a hash of its entry: its role, text, tool calls and
+where it came from), at the call it first appears; each call is then a list of references, said
+against the call before's (``runs``: ``[start, length]`` for a stretch of the call before's list, a
 reference for a message that was not in it), so a prompt that grew by two messages costs three
-items. A message a layer derived from a transcript message (a
-cut observation, a masked tool result, a snapshot pointer appended) is stored as its transcript
-message's index (``origin``), the characters it shares with it (``same``) and the text after them
-(``text``): a cut observation costs its notice, not a copy. Transcript messages are stored as they
-arrive, sent or not, so the whole history a prompt is marked against is in the file.
+items. A message a layer derived from a transcript message (a cut observation, a masked tool result,
+a snapshot pointer appended, DB-GPT's system prompt rebuilt with its progress block) names its
+transcript message's index (``origin``) and the characters it starts with alike (``same``). Its text
+is said one of two ways, whichever is shorter:
 
-The first line says what the file is and the token levels the strategy acts at (``thresholds``,
-from its steps and budget: the levels its events were computed against). The work per call is a
-dictionary look-up per message sent; the text of each message is hashed once.
+- against the transcript message: ``text`` is what follows those ``same`` characters (a cut
+  observation costs its notice, not a copy);
+- against the message last stored from the same transcript message (``base``, its reference, stored
+  in an earlier row or earlier in the same row): the whole text is the base's first ``keep[0]``
+  characters, then ``text``, then the base's last ``keep[1]`` (whole texts, each made whole the same
+  way). DB-GPT's system prompt, rebuilt every call with one more progress line before its fixed
+  tail, costs that line, not the whole prompt again (version 1 stored it whole every call: its
+  text grew with every call).
+
+``decoded`` gives each entry in version 1's form (``text`` after ``same`` characters of the
+transcript message, no ``base``): what the viewer reads, from either version's files. Transcript
+messages are stored as they arrive, sent or not, so the whole history a prompt is marked against
+is in the file.
+
+The first line says what the file is (``format``: FORMAT; READ lists the versions read) and the
+token levels the strategy acts at (``thresholds``, from its steps and budget: the levels its events
+were computed against). The work per call is a dictionary look-up per message sent; the text of
+each message is hashed once, a text said against its base only its change.
 """
 
 from __future__ import annotations
@@ -32,7 +46,8 @@ from ctxbench.transcripts.running import SeenPrefix
 if TYPE_CHECKING:
     from _hashlib import HASH
 
-FORMAT = "ctxbench.contexts/1"
+FORMAT = "ctxbench.contexts/2"
+READ = ("ctxbench.contexts/1", FORMAT)  # the versions ``decoded`` reads (1: no ``base``)
 FILE = "contexts.jsonl.gz"  # gzip, two members (results/store.py: gzip_lines)
 METADATA_KEPT = ("compacted_by", "snapshot", "summarised_messages")  # what the viewer shows of metadata
 # An entry's values are encoded once each and put together (``ContextRecorder._ref``): the text is
@@ -53,6 +68,9 @@ def _string(value: Any) -> bytes:
 
 
 _ROLES = {role: _encode(role) for role in ROLES}
+# A text is said against a base when that saves more characters than its keys take (``"base": "<16
+# hex>", "keep": [n, n], ``: 48 for a text of 99,999 characters).
+_BASE_KEYS = 64
 _sha256 = hashlib.sha256
 
 
@@ -84,18 +102,58 @@ def strategy_thresholds(strategy: Any, model: ModelSpec) -> list[dict[str, Any]]
     return out
 
 
-def shared_start(a: str, b: str) -> int:
-    """How many characters ``a`` and ``b`` start with alike. Slices compared in C, halving: the
-    character loop of ``os.path.commonprefix`` took a third of a DB-GPT replay's time."""
+def shared_start(a: str, b: str, hint: int = 0) -> int:
+    """How many characters ``a`` and ``b`` start with alike. Slices compared in C, doubling then
+    halving (only the stretch not yet known alike is compared): the character loop of
+    ``os.path.commonprefix`` took a third of a DB-GPT replay's time, and halving over whole
+    prefixes copied a long system prompt a dozen times a call. ``hint``: a guess (a text edited
+    where the one before it was): checked in one comparison, then the search starts there."""
     if b.startswith(a):
         return len(a)  # sent whole, something added after it (a snapshot pointer)
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
+    limit = min(len(a), len(b))
+    low, step = 0, 64  # a[:low] == b[:low]
+    if 0 < hint <= limit:
+        if b.startswith(a[:hint]):
+            low, step = hint, 1
+        else:
+            limit = hint - 1
+    while low < limit:
+        high = min(low + step, limit)
+        if a[low:high] != b[low:high]:
+            limit = high - 1  # they differ within [low, high)
+            break
+        low, step = high, step * 2
+    while low < limit:  # alike up to low, differ before limit + 1
+        mid = (low + limit + 1) // 2
+        if a[low:mid] == b[low:mid]:
             low = mid
         else:
-            high = mid - 1
+            limit = mid - 1
+    return low
+
+
+def shared_end(a: str, b: str, limit: int, hint: int = 0) -> int:
+    """How many characters ``a`` and ``b`` end with alike, at most ``limit`` (each at least that long),
+    as ``shared_start`` finds it from the other end (``hint`` likewise)."""
+    size_a, size_b = len(a), len(b)
+    low, step = 0, 64  # a[size_a - low :] == b[size_b - low :]
+    if 0 < hint <= limit:
+        if b.endswith(a[size_a - hint :]):
+            low, step = hint, 1
+        else:
+            limit = hint - 1
+    while low < limit:
+        high = min(low + step, limit)
+        if a[size_a - high : size_a - low] != b[size_b - high : size_b - low]:
+            limit = high - 1
+            break
+        low, step = high, step * 2
+    while low < limit:
+        mid = (low + limit + 1) // 2
+        if a[size_a - mid : size_a - low] == b[size_b - mid : size_b - low]:
+            low = mid
+        else:
+            limit = mid - 1
     return low
 
 
@@ -237,6 +295,36 @@ def expand(items: list[Any], before: list[str]) -> list[str]:
     return refs
 
 
+def decoded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A file's rows (its header first, of a version in READ) with each entry in version 1's form: a
+    text said against a ``base`` made whole and given as what follows its ``same`` characters of its
+    transcript message (``base`` and ``keep`` left out). A version 1 file's rows as they are."""
+    if not rows or rows[0].get("format") == READ[0]:
+        return rows
+    texts = {e["index"]: e["text"] for row in rows[1:] for e in (row.get("new") or {}).values() if "index" in e}
+    whole: dict[str, str] = {}  # reference -> whole text, of each entry derived from a transcript message
+    out = [rows[0]]
+    for row in rows[1:]:
+        entries = row.get("new")
+        if not entries:
+            out.append(row)
+            continue
+        fixed = {}
+        for ref, entry in entries.items():
+            if "origin" in entry:
+                if "base" in entry:
+                    earlier, (head, tail) = whole[entry["base"]], entry["keep"]
+                    text = earlier[:head] + entry["text"] + earlier[len(earlier) - tail :]
+                    entry = {k: v for k, v in entry.items() if k != "base" and k != "keep"}
+                    entry["text"] = text[entry["same"] :]
+                else:
+                    text = texts.get(entry["origin"], "")[: entry["same"]] + entry["text"]
+                whole[ref] = text
+            fixed[ref] = entry
+        out.append({**row, "new": fixed})
+    return out
+
+
 class ContextRecorder:
     """A replay observer: one row per call into ``rows`` (written as the cell's contexts.jsonl.gz)."""
 
@@ -254,6 +342,10 @@ class ContextRecorder:
         self._where: dict[str, int] | None = None  # the first place of each reference in _last, if known
         self._unsent: set[str] = set()  # references stored but not sent in any prompt yet
         self._arrived = 0  # transcript messages stored so far
+        # Per transcript message, the reference and text of the message last stored derived from it:
+        # the ``base`` the next one derived from it is said against (DB-GPT's previous system prompt),
+        # and the characters it kept of its own base's end (0 without one): where the next edit is guessed.
+        self._derived: dict[int, tuple[str, str, int]] = {}
         # The file's first line: what the file is, the setting's token levels.
         self.header: dict[str, Any] = {
             "format": FORMAT,
@@ -388,26 +480,32 @@ class ContextRecorder:
         ref = self._refs.get(id(message))
         if ref is not None:  # the message is kept alive in _kept: its id is not reused
             return ref
-        plain, hashed = self._entry(message)
+        plain, hashed, origin, tail = self._entry(message)
         ref = hashed.hexdigest()[:16]
         self._refs[id(message)] = ref
+        if origin is not None:  # the next message derived from the same one is said against this one
+            self._derived[origin] = (ref, message.content, tail)
         self._kept.append(message)
         if ref not in self._stored:
             self._stored.add(ref)
             new[ref] = plain
         return ref
 
-    def _entry(self, message: Message) -> tuple[bytes, HASH]:
+    def _entry(self, message: Message) -> tuple[bytes, HASH, int | None, int]:
         """The JSON of the message's entry (``json.dumps(entry)``'s text: what ``data`` writes) and
         the sha256 of its JSON with sorted keys (``json.dumps(entry, sort_keys=True)``'s: its
         reference is that hash), in UTF-8, each value encoded once and the two put together piece by piece
         (a generic walk over the entry's keys, twice, was most of the recorder's time on a growing
         prompt; the text's bytes are orjson's, used as they are for the hash and the file). The
         entry: role, index (a transcript message) or origin and same (a layer's copy of one: the
-        characters it shares with it), text, tool_calls, tool_call_id, name, meta, tokens."""
+        characters it shares with it) and, when its text is said against the message stored last
+        from the same one, base and keep; text, tool_calls, tool_call_id, name, meta, tokens. The
+        origin's index too (None for a transcript message or one without an origin) and the
+        characters kept of its base's end (0 without a base)."""
         role, content = message.role, message.content
         index = self._index.get(id(message))
         text: str = content
+        derived, kept = None, 0
         if index is not None and self.transcript.messages[index] is message:
             where = b'"index": %d, ' % index  # an int of enumerate's: its text is its repr
             first, before, after = where, b"", b""  # the keys sorting first, before "role", between it and "text"
@@ -415,10 +513,23 @@ class ContextRecorder:
             origin = message.origin
             at = self._index.get(id(origin)) if origin is not None else None
             if origin is not None and at is not None and self.transcript.messages[at] is origin:
+                derived = at
                 same = shared_start(origin.content, content)
                 text = content[same:]
                 first, before, after = b"", b'"origin": %d, ' % at, b'"same": %d, ' % same
                 where = before + after
+                base = self._derived.get(at)
+                if base is not None:  # said against it when its change is shorter than the text after ``same``
+                    # Edited where it was edited itself (as far from the end): DB-GPT's next progress line.
+                    ref, earlier, was = base
+                    head = shared_start(earlier, content, len(earlier) - was if was else 0)
+                    tail = shared_end(earlier, content, min(len(earlier), len(content)) - head, was)
+                    # Only when that is shorter by more than the keys it takes, and not for a copy alike.
+                    if len(content) - head - tail + _BASE_KEYS < len(text) and earlier != content:
+                        text = content[head : len(content) - tail]
+                        first = b'"base": "%s", "keep": [%d, %d], ' % (ref.encode(), head, tail)  # sorting first
+                        where += first
+                        kept = tail
             else:
                 where = first = before = after = b""
         code_role = _ROLES.get(role) or _encode(role)
@@ -448,7 +559,7 @@ class ContextRecorder:
         hashed = _sha256(b"".join((b"{", first, before, b'"role": ', code_role, b", ", after, b'"text": ')))
         hashed.update(code_text)
         hashed.update(b"".join((b', "tokens": ', code_tokens, hashed_end, b"}")))
-        return b"".join(plain), hashed
+        return b"".join(plain), hashed, derived, kept
 
     def on_end(self, working: Sequence[Message], ctx: StrategyContext) -> None:
         new: dict[str, bytes] = {}

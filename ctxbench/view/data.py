@@ -13,8 +13,8 @@ from typing import Any
 
 from ctxbench.errors import InputError
 from ctxbench.replay.contexts import FILE as CONTEXTS_FILE
-from ctxbench.replay.contexts import FORMAT as CONTEXTS_FORMAT
-from ctxbench.replay.contexts import expand
+from ctxbench.replay.contexts import READ as CONTEXTS_READ
+from ctxbench.replay.contexts import decoded, expand
 
 METRICS = (
     "calls",
@@ -51,13 +51,16 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def read_contexts(cell_dir: Path) -> dict[str, Any] | None:
-    """The cell's recorded prompts: ``{"header": ..., "rows": [...]}``, or None if not recorded."""
+    """The cell's recorded prompts: ``{"header": ..., "rows": [...]}``, each entry in version 1's form
+    (``replay.contexts.decoded``: what the page rebuilds prompts from), or None if not recorded."""
     path = cell_dir / CONTEXTS_FILE
     rows = read_rows(path)
     if not rows:
         return None
-    if rows[0].get("format") != CONTEXTS_FORMAT:
-        raise InputError(path, "line 1", f"not a {CONTEXTS_FORMAT} file (format {rows[0].get('format')!r})")
+    if rows[0].get("format") not in CONTEXTS_READ:
+        wanted = " or ".join(CONTEXTS_READ)
+        raise InputError(path, "line 1", f"not a {wanted} file (format {rows[0].get('format')!r})")
+    rows = decoded(rows)
     return {"header": rows[0], "rows": rows[1:]}
 
 
