@@ -126,7 +126,13 @@ class DeterministicJudge:
             # longer; the same pointer notices): read line by line, the lines seen remembered. An
             # anchor holds no whitespace and a pointer never spans a line break (SnapshotSource).
             pointers: tuple[str, ...] = ()
-            if rest is not None:
+            if rest is not None and "\n" not in rest:
+                # One line (DB-GPT's pointer notice after an observation: a new path each time, its
+                # base new too): its facts as _LineFacts reads a single new line, not remembered.
+                anchors = anchors | index.anchors_in(rest.casefold())
+                if self.snapshots is not None:
+                    pointers = tuple(self.snapshots.pointers(rest))
+            elif rest is not None:
                 rest_anchors, pointers = self._line_facts().of_grown(rest, base)
                 anchors = anchors | rest_anchors
             facts = _Facts(message, found.anchors | anchors, EMPTY)
@@ -149,7 +155,8 @@ class DeterministicJudge:
         text = _raw_text(message)
         folded = text.casefold()
         anchors = index.anchors_in(folded)
-        facts = _Facts(message, anchors, index.golds_in(anchors, lambda: normalise(text)))
+        # normalise(text), from the text folded already
+        facts = _Facts(message, anchors, index.golds_in(anchors, lambda: " ".join(folded.split())))
         if text is message.content:
             self._content_anchors[id(text)] = (text, anchors)
             # The pointer search takes the folded text when the source can (no second lowering).

@@ -198,12 +198,12 @@ class PrefixCache:
         if extends_last and self._extends_alone(now):
             return self._extend_last(messages, prompt_tokens, sizes or functools.partial(map, size))
         # Without a time nothing expires (see ``_alive``).
-        live = list(self._chains) if now is None else [c for c in self._chains if not _expired_all(c, now)]
+        live = list(self._chains) if now is None else _live(self._chains, now)
         sizes = sizes or functools.partial(map, size)
         best, shared, read_end, read = None, 0, 0, 0
         last, last_k = self._last, None  # last_k: how many messages this request shares with the previous one
         stops = self._breakpoints(messages)
-        grown_from = _GrownFrom(messages)
+        grown_from: _GrownFrom | None = None  # made when a grown message is first compared
         first = messages[0] if messages else None
         since_last = self._since_last(messages)
         for chain in live:
@@ -211,11 +211,8 @@ class PrefixCache:
                 k = last_k = len(chain.messages)
             else:
                 # The first message differs from every cached one's when a view rewrites it each call.
-                k = (
-                    0
-                    if chain.messages and chain.messages[0] is not first
-                    else self._shared(chain, messages, since_last)
-                )
+                kept = chain.messages
+                k = 0 if kept and kept[0] is not first else self._shared(chain, messages, since_last)
                 if chain is last:
                     last_k = k
             chain.seen = (messages, k)
@@ -224,11 +221,13 @@ class PrefixCache:
                 continue
             # Past the chain's end only by DeepSeek's reply, which this request carries as message ``end - 1``.
             tokens = chain.tokens(end, sizes) if end <= len(chain.messages) else chain.total + size(messages[end - 1])
-            if rules.provider != "anthropic" and end == k < min(len(chain.messages), len(messages)):
+            if end == k < len(chain.messages) and k < len(messages) and rules.provider != "anthropic":
                 old = chain.messages[k]
                 # Two different messages neither grown from another share no start (most do not:
                 # a masked or compacted result is a fresh message), so their ancestors are not walked.
                 if old.appended_to is not None or messages[k].appended_to is not None:
+                    if grown_from is None:
+                        grown_from = _GrownFrom(messages)
                     tokens += _shared_start(old, grown_from(k), size)
             if tokens > read or best is None:
                 best, shared, read_end, read = chain, k, end, tokens
@@ -244,22 +243,14 @@ class PrefixCache:
         chain = self._new_chain(best, shared, messages, size, sizes, extended, last_k)
         # The expected read when the provider serves only a share of the hits it could (hit_rate).
         served = read if rules.hit_rate >= 1.0 else int(read * rules.hit_rate)
-        cached = min(self._billable_read(served, prompt_tokens), prompt_tokens)
+        billable = self._billable_read(served, prompt_tokens)
+        cached = billable if billable < prompt_tokens else prompt_tokens
         write = 0
         expiry = now + rules.ttl_seconds if now is not None and rules.ttl_seconds is not None else None
         if rules.provider == "anthropic":
             if best is not None and cached:
                 best.ends[read_end] = expiry  # a hit refreshes the entry's lifetime
-            earlier = best.ends if best is not None else {}
-            # Copied whole in C when the request extends the chain (which holds an end per call before it).
-            if earlier and max(earlier) > shared:
-                earlier = {e: t for e, t in earlier.items() if e <= shared}
-            chain.ends = dict(earlier)
-            at_stops = [(b, chain.tokens(b, sizes)) for b in stops]
-            written = [(b, t) for b, t in at_stops if t >= rules.min_tokens and t > cached]
-            if written:
-                write = min(written[-1][1], prompt_tokens) - cached
-                chain.ends.update(dict.fromkeys((b for b, _ in written), expiry))
+            write = self._write_at_stops(chain, best, shared, stops, cached, prompt_tokens, expiry, sizes)
         else:
             chain.ends = {len(messages): expiry}
             if rules.cache_reply:
@@ -268,6 +259,32 @@ class PrefixCache:
         chain.seen = self._request = (messages, len(messages))
         self._remember(chain, best, extended)
         return CacheUsage(cached, write, uncached, lost)
+
+    def _write_at_stops(
+        self,
+        chain: _Chain,
+        best: _Chain | None,
+        shared: int,
+        stops: list[int],
+        cached: int,
+        prompt_tokens: int,
+        expiry: float | None,
+        sizes: Callable[[Iterable[Message]], Iterable[int]],
+    ) -> int:
+        """Anthropic: the new chain's ends (best's up to the shared part, and the breakpoints it
+        writes), and the tokens written. Apart from ``request`` (as are ``_near_ends``) because a
+        comprehension's variables are cells, made at every call of the function holding them."""
+        earlier = best.ends if best is not None else {}
+        # Copied whole in C when the request extends the chain (which holds an end per call before it).
+        if earlier and max(earlier) > shared:
+            earlier = {e: t for e, t in earlier.items() if e <= shared}
+        chain.ends = dict(earlier)
+        at_stops = [(b, chain.tokens(b, sizes)) for b in stops]
+        written = [(b, t) for b, t in at_stops if t >= self.rules.min_tokens and t > cached]
+        if not written:
+            return 0
+        chain.ends.update(dict.fromkeys((b for b, _ in written), expiry))
+        return min(written[-1][1], prompt_tokens) - cached
 
     def _extends_alone(self, now: float | None) -> bool:
         """Whether a request that extends the last one (``extends_last``) can only read all of it:
@@ -325,7 +342,7 @@ class PrefixCache:
         if since_last is not None and seen is not None and self._request is not None and seen[0] is self._request[0]:
             before = seen[1]
             if before != since_last or before == len(chain.messages):
-                return min(before, since_last)
+                return before if before < since_last else since_last
         return common_prefix(chain.messages, messages)
 
     def _breakpoints(self, messages: Sequence[Message]) -> list[int]:
@@ -345,17 +362,8 @@ class PrefixCache:
         self, chain: _Chain, k: int, messages: Sequence[Message], stops: list[int], now: float | None
     ) -> int | None:
         """The longest prefix of ``chain`` that this request can read (message count), or None."""
-        rules = self.rules
-        if rules.provider == "anthropic":
-            ends, lookback = chain.ends, rules.lookback_blocks
-            if len(ends) > (lookback + 1) * len(stops):
-                # A chain grown call after call keeps an end per call: look up the few positions a
-                # breakpoint can read instead of testing every end (O(calls) per request).
-                near = {e for b in stops for e in range(max(0, b - lookback), min(b, k) + 1) if e in ends}
-            else:
-                near = {e for e in ends if e <= k and any(b - lookback <= e <= b for b in stops)}
-            ok = [e for e in near if _alive(ends[e], now)]
-            return max(ok) if ok else None
+        if self.rules.provider == "anthropic":
+            return _anthropic_end(chain.ends, self.rules.lookback_blocks, k, stops, now)
         ends = chain.ends
         end, expiry = next(iter(ends.items()))
         if not _alive(expiry, now):
@@ -404,10 +412,10 @@ class PrefixCache:
             cum = best.cum[: shared + 1]
         if len(messages) - shared <= SUMMED_LIMIT:
             extend_running(cum, sizes(messages[shared:]))  # few: later requests will read them
-            return _Chain(list(messages), cum, cum[-1], {})
+            return _Chain(_copy(messages), cum, cum[-1], {})
         known = self._total_from_last(messages, size, sizes, last_k)
         total = cum[-1] + sum(sizes(messages[shared:])) if known is None else known
-        return _Chain(list(messages), cum, total, {})
+        return _Chain(_copy(messages), cum, total, {})
 
     def _total_from_last(
         self,
@@ -433,7 +441,9 @@ class PrefixCache:
                 changed = [last_k, *islice(compress(count(last_k + 1), map(is_not, *after)), REPLACED_LIMIT)]
             if len(changed) > REPLACED_LIMIT:
                 return None
-            replaced = sum(size(messages[i]) - size(old[i]) for i in changed)
+            replaced = 0
+            for i in changed:  # a loop, not a generator: its variables would be cells, made every call
+                replaced += size(messages[i]) - size(old[i])
         else:
             replaced = 0
         return last.total + replaced + sum(sizes(messages[len(old) :]))
@@ -478,6 +488,12 @@ def _shared_start(old: Message, new_grown_from: set[int], size: Callable[[Messag
     return max(0, size(node) - CLOSING_TOKENS) if node is not None else 0
 
 
+def _copy(messages: Sequence[Message]) -> list[Message]:
+    """``list(messages)``; a list's subclass (``DerivedList``) copied by slicing, in one step in C
+    (``list()`` iterates over a subclass's items one by one)."""
+    return messages[:] if isinstance(messages, list) else list(messages)
+
+
 def extend_running(cum: list[int], counts: Iterable[int]) -> None:
     """Append the running sums of ``counts`` to ``cum`` (from its last value)."""
     rest = accumulate(counts, initial=cum[-1])
@@ -485,8 +501,28 @@ def extend_running(cum: list[int], counts: Iterable[int]) -> None:
     cum.extend(rest)
 
 
+def _anthropic_end(
+    ends: dict[int, float | None], lookback: int, k: int, stops: list[int], now: float | None
+) -> int | None:
+    """``PrefixCache._readable_end`` with Anthropic's rules: the longest live end within
+    ``lookback`` blocks before a breakpoint, at most ``k``."""
+    if len(ends) > (lookback + 1) * len(stops):
+        # A chain grown call after call keeps an end per call: look up the few positions a
+        # breakpoint can read instead of testing every end (O(calls) per request).
+        near = {e for b in stops for e in range(max(0, b - lookback), min(b, k) + 1) if e in ends}
+    else:
+        near = {e for e in ends if e <= k and any(b - lookback <= e <= b for b in stops)}
+    ok = [e for e in near if _alive(ends[e], now)]
+    return max(ok) if ok else None
+
+
 def _alive(expiry: float | None, now: float | None) -> bool:
     return expiry is None or now is None or now <= expiry
+
+
+def _live(chains: list[_Chain], now: float) -> list[_Chain]:
+    """The chains with an end not expired at ``now``."""
+    return [c for c in chains if not _expired_all(c, now)]
 
 
 def _expired_all(chain: _Chain, now: float | None) -> bool:
